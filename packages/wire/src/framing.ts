@@ -1,0 +1,256 @@
+/**
+ * Line framing: one JSON value per `\n`-terminated UTF-8 line, over any Node stream.
+ *
+ * The decoder works on bytes, not strings, so a chunk boundary inside a multi-byte character can
+ * never corrupt a frame: bytes are only decoded once their whole line has arrived. An oversize line
+ * is dropped piece by piece as it streams in, so a peer cannot make us buffer more than the limit.
+ */
+import { isUtf8 } from "node:buffer";
+import type { Writable } from "node:stream";
+import { ConnectionClosedError, FrameTooLargeError } from "./errors.js";
+
+/** 1 MiB: the cap every nexo SDK and the host apply to an inbound line (its newline excluded). */
+export const DEFAULT_MAX_FRAME_BYTES = 1 << 20;
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** What the decoder reports besides good frames. */
+export type FrameProblem =
+  | { kind: "oversize"; bytes: number; maxBytes: number }
+  | { kind: "invalid_utf8"; bytes: number };
+
+export interface LineSink {
+  /** A complete, non-empty line, decoded as UTF-8, without its terminator. */
+  frame(line: string): void;
+  /** A line that was dropped; decoding continues with the next line. */
+  problem(problem: FrameProblem): void;
+}
+
+export interface LineDecoderOptions {
+  /** The largest accepted line in bytes, excluding `\n` or `\r\n`. Default 1 MiB. */
+  maxFrameBytes?: number;
+}
+
+export class LineDecoder {
+  readonly maxFrameBytes: number;
+  private readonly sink: LineSink;
+  private pieces: Buffer[] = [];
+  private pendingBytes = 0;
+  /** Set while the current line has grown past the limit: its bytes are counted, not kept. */
+  private discarding = false;
+  private discardedBytes = 0;
+
+  constructor(sink: LineSink, options: LineDecoderOptions = {}) {
+    this.sink = sink;
+    this.maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+    if (!Number.isInteger(this.maxFrameBytes) || this.maxFrameBytes < 1) {
+      throw new RangeError(`maxFrameBytes must be a positive integer, got ${options.maxFrameBytes}`);
+    }
+  }
+
+  /** Feeds one chunk; every line it completes is delivered before this returns. */
+  push(chunk: Buffer): void {
+    let start = 0;
+    const length = chunk.length;
+    while (start < length) {
+      const newline = chunk.indexOf(LF, start);
+      if (newline === -1) {
+        this.keep(chunk, start, length);
+        return;
+      }
+      if (this.pendingBytes === 0 && !this.discarding) {
+        this.emitSlice(chunk, start, newline); // fast path: the whole line is inside this chunk
+      } else {
+        this.keep(chunk, start, newline);
+        this.finishLine();
+      }
+      start = newline + 1;
+    }
+  }
+
+  /** The stream ended: a last line without a newline is still delivered (or reported). */
+  end(): void {
+    if (this.pendingBytes > 0 || this.discarding) this.finishLine();
+  }
+
+  /** Bytes of the current, still incomplete line held in memory. Never above the limit + 1. */
+  get bufferedBytes(): number {
+    return this.pendingBytes;
+  }
+
+  private keep(chunk: Buffer, start: number, end: number): void {
+    const n = end - start;
+    if (n === 0) return;
+    if (this.discarding) {
+      this.discardedBytes += n;
+      return;
+    }
+    // One byte of slack: a `\r` that turns out to belong to the terminator does not count.
+    if (this.pendingBytes + n > this.maxFrameBytes + 1) {
+      this.discarding = true;
+      this.discardedBytes = this.pendingBytes + n;
+      this.pieces = [];
+      this.pendingBytes = 0;
+      return;
+    }
+    this.pieces.push(chunk.subarray(start, end));
+    this.pendingBytes += n;
+  }
+
+  private finishLine(): void {
+    if (this.discarding) {
+      const bytes = this.discardedBytes;
+      this.discarding = false;
+      this.discardedBytes = 0;
+      this.sink.problem({ kind: "oversize", bytes, maxBytes: this.maxFrameBytes });
+      return;
+    }
+    const line = this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces, this.pendingBytes);
+    this.pieces = [];
+    this.pendingBytes = 0;
+    this.emitSlice(line, 0, line.length);
+  }
+
+  private emitSlice(buf: Buffer, start: number, end: number): void {
+    if (end > start && buf[end - 1] === CR) end -= 1;
+    if (isBlank(buf, start, end)) return;
+    const bytes = end - start;
+    if (bytes > this.maxFrameBytes) {
+      this.sink.problem({ kind: "oversize", bytes, maxBytes: this.maxFrameBytes });
+      return;
+    }
+    if (!isUtf8(buf.subarray(start, end))) {
+      this.sink.problem({ kind: "invalid_utf8", bytes });
+      return;
+    }
+    this.sink.frame(buf.toString("utf8", start, end));
+  }
+}
+
+function isBlank(buf: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const b = buf[i];
+    if (b !== 0x20 && b !== 0x09 && b !== CR) return false;
+  }
+  return true;
+}
+
+export interface FrameWriterOptions {
+  /** Refuse to send a frame larger than this (bytes, newline excluded). Default: no limit. */
+  maxFrameBytes?: number;
+  /**
+   * Reject values JSON cannot represent (NaN, ±Infinity, BigInt, undefined at the top level)
+   * instead of letting `JSON.stringify` turn them into `null`. The SDK turns this on.
+   */
+  strictJson?: boolean;
+}
+
+interface QueuedWrite {
+  line: string;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+const RESOLVED = Promise.resolve();
+
+/**
+ * Serializes frames onto a writable stream. Each frame is one `write` call, so frames never
+ * interleave; when the stream signals backpressure, later frames wait (in order) for `drain`.
+ * Frames written in the same tick are coalesced into one system call with cork/uncork.
+ */
+export class FrameWriter {
+  private readonly stream: Writable;
+  private readonly maxFrameBytes: number;
+  private readonly strictJson: boolean;
+  private readonly queue: QueuedWrite[] = [];
+  private blocked = false;
+  private corked = false;
+  private closedError: Error | undefined;
+
+  constructor(stream: Writable, options: FrameWriterOptions = {}) {
+    this.stream = stream;
+    this.maxFrameBytes = options.maxFrameBytes ?? Number.POSITIVE_INFINITY;
+    this.strictJson = options.strictJson ?? false;
+  }
+
+  /** Serializes and sends one value. Resolves once the stream has accepted the frame. */
+  write(value: unknown): Promise<void> {
+    let line: string;
+    try {
+      line = this.serialize(value);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.writeLine(line);
+  }
+
+  /** Sends an already serialized frame (no newline inside, none at the end). */
+  writeLine(json: string): Promise<void> {
+    if (this.closedError) return Promise.reject(this.closedError);
+    // A UTF-16 code unit never takes more than 3 bytes, so most frames skip the exact count.
+    if (json.length * 3 > this.maxFrameBytes) {
+      const bytes = Buffer.byteLength(json, "utf8");
+      if (bytes > this.maxFrameBytes)
+        return Promise.reject(new FrameTooLargeError(bytes, this.maxFrameBytes));
+    }
+    const line = `${json}\n`;
+    if (!this.blocked) {
+      this.put(line);
+      return RESOLVED;
+    }
+    return new Promise<void>((resolve, reject) => this.queue.push({ line, resolve, reject }));
+  }
+
+  /** Frames waiting for `drain`. */
+  get queuedFrames(): number {
+    return this.queue.length;
+  }
+
+  /** Fails every queued frame and refuses new ones. */
+  close(error: Error = new ConnectionClosedError("writer closed")): void {
+    if (this.closedError) return;
+    this.closedError = error;
+    for (const item of this.queue.splice(0)) item.reject(error);
+  }
+
+  serialize(value: unknown): string {
+    const json = this.strictJson ? JSON.stringify(value, rejectUnrepresentable) : JSON.stringify(value);
+    if (json === undefined) throw new TypeError("value cannot be represented as JSON");
+    return json;
+  }
+
+  private put(line: string): void {
+    if (!this.corked) {
+      this.corked = true;
+      this.stream.cork();
+      process.nextTick(this.uncork);
+    }
+    if (!this.stream.write(line)) {
+      this.blocked = true;
+      this.stream.once("drain", this.onDrain);
+    }
+  }
+
+  private readonly uncork = (): void => {
+    this.corked = false;
+    this.stream.uncork();
+  };
+
+  private readonly onDrain = (): void => {
+    this.blocked = false;
+    while (!this.blocked && this.queue.length > 0 && !this.closedError) {
+      const item = this.queue.shift()!;
+      this.put(item.line);
+      item.resolve();
+    }
+  };
+}
+
+function rejectUnrepresentable(_key: string, value: unknown): unknown {
+  if (typeof value === "number" && !Number.isFinite(value)) {
+    throw new TypeError(`${value} cannot be represented in JSON`);
+  }
+  if (typeof value === "bigint") throw new TypeError("BigInt cannot be represented in JSON");
+  return value;
+}

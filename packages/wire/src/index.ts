@@ -1,0 +1,3 @@
+export * from "./errors.js";
+export * from "./framing.js";
+export * from "./peer.js";
