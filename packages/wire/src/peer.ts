@@ -128,7 +128,7 @@ export class JsonRpcPeer {
   private readonly endOutputOnClose: boolean;
 
   private readonly pending = new Map<JsonRpcId, Pending>();
-  private readonly running = new Set<AbortController>();
+  private readonly running = new Set<IncomingRequest>();
   private readonly requestHandlers = new Map<string, RequestHandler>();
   private readonly notificationHandlers = new Map<string, NotificationHandler>();
   private readonly deltaMethods = new Map<string, number>();
@@ -268,7 +268,7 @@ export class JsonRpcPeer {
       this.settle(entry);
       entry.reject(error);
     }
-    for (const controller of this.running) controller.abort(error);
+    for (const request of this.running) request.abort(error);
     this.running.clear();
     this.writer.close(error);
     if (this.endOutputOnClose && !this.output.writableEnded && !this.output.destroyed) {
@@ -497,19 +497,13 @@ export class JsonRpcPeer {
       this.replyError(id, MethodNotFoundError.forMethod(method));
       return;
     }
-    const controller = new AbortController();
-    this.running.add(controller);
-    const ctx: RequestContext = {
-      id,
-      method,
-      signal: controller.signal,
-      sendDelta: (deltaMethod, deltaParams) => this.notify(deltaMethod, { request_id: id, ...deltaParams }),
-    };
+    const ctx = new IncomingRequest(this, id, method);
+    this.running.add(ctx);
     let outcome: unknown;
     try {
       outcome = handler ? handler(params, ctx) : fallback!(method, params, ctx);
     } catch (error) {
-      this.running.delete(controller);
+      this.running.delete(ctx);
       this.replyError(id, toRpcError(error));
       return;
     }
@@ -520,16 +514,16 @@ export class JsonRpcPeer {
     ) {
       (outcome as Promise<unknown>).then(
         (result) => {
-          this.running.delete(controller);
+          this.running.delete(ctx);
           this.replyResult(id, result);
         },
         (error: unknown) => {
-          this.running.delete(controller);
+          this.running.delete(ctx);
           this.replyError(id, toRpcError(error));
         },
       );
     } else {
-      this.running.delete(controller);
+      this.running.delete(ctx);
       this.replyResult(id, outcome);
     }
   }
@@ -554,6 +548,38 @@ export class JsonRpcPeer {
         .write({ jsonrpc: "2.0", id, error: { code: error.code, message: error.message } })
         .catch(() => undefined);
     });
+  }
+}
+
+/**
+ * The context of one incoming request. Its AbortController is created only when a handler asks
+ * for the signal: creating one per request cost about a tenth of the echo benchmark's CPU.
+ */
+class IncomingRequest implements RequestContext {
+  private controller: AbortController | undefined;
+  private abortedWith: Error | undefined;
+
+  constructor(
+    private readonly peer: JsonRpcPeer,
+    readonly id: JsonRpcId | null,
+    readonly method: string,
+  ) {}
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.abortedWith) this.controller.abort(this.abortedWith);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: Error): void {
+    this.abortedWith = reason;
+    this.controller?.abort(reason);
+  }
+
+  sendDelta(method: string, params: Record<string, unknown>): Promise<void> {
+    return this.peer.notify(method, { request_id: this.id, ...params });
   }
 }
 

@@ -1,0 +1,69 @@
+/**
+ * The benchmark harness' shared vocabulary. A benchmark measures several contenders side by side in
+ * one run (ours, a bare baseline, the library a user would pick instead), interleaving their
+ * repetitions so that a noisy neighbour hurts them all alike, and reports medians and ratios.
+ */
+
+export interface BenchResult {
+  /** The benchmark file, e.g. "wire". */
+  benchmark: string;
+  /** What was measured, e.g. "roundtrip small c=1 nexo". */
+  name: string;
+  /** e.g. "round trips per second". */
+  metric: string;
+  /** The median over repetitions. */
+  value: number;
+  unit: string;
+  /** Every repetition's value, for judging noise. */
+  samples: number[];
+  /** Named ratios against other contenders, e.g. {"vs_bare": 0.93}. */
+  ratios?: Record<string, number>;
+  /** A goal from the issue and whether this run met it. */
+  goal?: { ratio: string; min?: number; max?: number; met: boolean };
+}
+
+export interface BenchContext {
+  /** Repetitions per contender (BENCH_REPS, default 5). */
+  reps: number;
+  /** Seconds per repetition (BENCH_SECONDS, default 1). */
+  seconds: number;
+  record(result: BenchResult): void;
+  log(line: string): void;
+}
+
+export type Benchmark = (ctx: BenchContext) => Promise<void>;
+
+export function median(values: number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[idx]!;
+}
+
+export function round(value: number, digits = 2): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+/**
+ * Runs each contender `reps` times, interleaved (a b c a b c …), and returns every contender's
+ * samples in order.
+ */
+export async function interleave<K extends string>(
+  reps: number,
+  contenders: Record<K, () => Promise<number>>,
+): Promise<Record<K, number[]>> {
+  const keys = Object.keys(contenders) as K[];
+  const samples = Object.fromEntries(keys.map((k) => [k, [] as number[]])) as Record<K, number[]>;
+  for (let r = 0; r < reps; r++) {
+    for (const k of keys) samples[k].push(await contenders[k]());
+  }
+  return samples;
+}

@@ -1,0 +1,58 @@
+/**
+ * `npm run bench`: runs every bench/*.bench.ts (or those whose name contains an argument), prints a
+ * table and writes bench/results/latest.json.
+ *   BENCH_REPS=5 BENCH_SECONDS=1 npm run bench -- wire
+ */
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { basename, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type { Benchmark, BenchResult } from "./lib.js";
+
+const here = fileURLToPath(new URL(".", import.meta.url));
+const filters = process.argv.slice(2);
+const files = readdirSync(here)
+  .filter((f) => f.endsWith(".bench.ts"))
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .sort();
+
+const results: BenchResult[] = [];
+const ctx = {
+  reps: Number(process.env.BENCH_REPS ?? 5),
+  seconds: Number(process.env.BENCH_SECONDS ?? 1),
+  record: (r: BenchResult) => results.push(r),
+  log: (line: string) => process.stderr.write(`${line}\n`),
+};
+
+for (const file of files) {
+  const name = basename(file, ".bench.ts");
+  ctx.log(`\n== ${name}`);
+  const mod = (await import(pathToFileURL(join(here, file)).href)) as { default: Benchmark };
+  await mod.default(ctx);
+}
+
+const table = results.map((r) => ({
+  benchmark: r.benchmark,
+  name: r.name,
+  median: `${r.value} ${r.unit}`,
+  ratios: r.ratios
+    ? Object.entries(r.ratios)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(" ")
+    : "",
+  goal: r.goal
+    ? `${r.goal.ratio}${r.goal.min !== undefined ? ` >= ${r.goal.min}` : ""}${r.goal.max !== undefined ? ` <= ${r.goal.max}` : ""}: ${r.goal.met ? "met" : "MISSED"}`
+    : "",
+}));
+console.table(table);
+
+mkdirSync(join(here, "results"), { recursive: true });
+const out = {
+  generatedAt: new Date().toISOString(),
+  node: process.version,
+  machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown", memoryBytes: totalmem() },
+  settings: { reps: ctx.reps, seconds: ctx.seconds },
+  results,
+};
+writeFileSync(join(here, "results", "latest.json"), `${JSON.stringify(out, null, 2)}\n`);
+console.log(`wrote bench/results/latest.json (${results.length} results)`);

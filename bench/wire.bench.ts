@@ -1,0 +1,138 @@
+/**
+ * Request round trips over a child process's stdio, same payloads, same run:
+ *   bare   — a JSON-lines echo child and a hand-written client (readline + JSON.parse/stringify): the floor
+ *   nexo   — our JsonRpcPeer on both ends
+ *   vscode — vscode-jsonrpc on both ends
+ * Goal (issue 2): nexo >= 0.8 x bare and nexo >= 1.5 x vscode.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { JsonRpcPeer } from "@nexo/wire";
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node.js";
+import { type BenchContext, interleave, median, round } from "./lib.js";
+
+type Call = (params: unknown) => Promise<unknown>;
+interface Client {
+  call: Call;
+  close(): void;
+}
+
+function child(script: string): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, [fileURLToPath(new URL(`./wire/${script}`, import.meta.url))], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+}
+
+function bareClient(): Client {
+  const proc = child("echo-bare.mjs");
+  const waiting = new Map<number, (v: unknown) => void>();
+  let next = 0;
+  createInterface({ input: proc.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) => {
+    const msg = JSON.parse(line) as { id: number; result: unknown };
+    const resolve = waiting.get(msg.id);
+    waiting.delete(msg.id);
+    resolve?.(msg.result);
+  });
+  return {
+    call: (params) =>
+      new Promise((resolve) => {
+        const id = ++next;
+        waiting.set(id, resolve);
+        proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method: "echo", params })}\n`);
+      }),
+    close: () => proc.kill(),
+  };
+}
+
+function nexoClient(): Client {
+  const proc = child("echo-nexo.mjs");
+  const peer = new JsonRpcPeer({ input: proc.stdout, output: proc.stdin, name: "bench-client" });
+  return {
+    call: (params) => peer.request("echo", params),
+    close: () => {
+      peer.close();
+      proc.kill();
+    },
+  };
+}
+
+function vscodeClient(): Client {
+  const proc = child("echo-vscode.mjs");
+  const connection = createMessageConnection(
+    new StreamMessageReader(proc.stdout),
+    new StreamMessageWriter(proc.stdin),
+  );
+  connection.listen();
+  return {
+    call: (params) => connection.sendRequest("echo", params),
+    close: () => {
+      connection.dispose();
+      proc.kill();
+    },
+  };
+}
+
+/** Keeps `concurrency` calls in flight for `seconds`; returns completed calls per second. */
+async function drive(client: Client, params: unknown, concurrency: number, seconds: number): Promise<number> {
+  const deadline = performance.now() + seconds * 1000;
+  let done = 0;
+  const lane = async () => {
+    while (performance.now() < deadline) {
+      await client.call(params);
+      done++;
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, lane));
+  return done / ((performance.now() - start) / 1000);
+}
+
+export default async function wire(ctx: BenchContext): Promise<void> {
+  const clients = { bare: bareClient(), nexo: nexoClient(), vscode: vscodeClient() };
+  const payloads = { small: { text: "hello", n: 1 }, "64KiB": { text: "x".repeat(64 * 1024) } };
+  try {
+    for (const [size, params] of Object.entries(payloads)) {
+      for (const concurrency of [1, 16]) {
+        for (const c of Object.values(clients)) await drive(c, params, concurrency, 0.2); // warm-up
+        const samples = await interleave(ctx.reps, {
+          bare: () => drive(clients.bare, params, concurrency, ctx.seconds),
+          nexo: () => drive(clients.nexo, params, concurrency, ctx.seconds),
+          vscode: () => drive(clients.vscode, params, concurrency, ctx.seconds),
+        });
+        const m = { bare: median(samples.bare), nexo: median(samples.nexo), vscode: median(samples.vscode) };
+        const vsBare = round(m.nexo / m.bare);
+        const vsVscode = round(m.nexo / m.vscode);
+        ctx.log(
+          `${size} c=${concurrency}: bare ${Math.round(m.bare)}/s  nexo ${Math.round(m.nexo)}/s  vscode ${Math.round(m.vscode)}/s  nexo/bare ${vsBare}  nexo/vscode ${vsVscode}`,
+        );
+        for (const who of ["bare", "vscode"] as const) {
+          ctx.record({
+            benchmark: "wire",
+            name: `roundtrip ${size} c=${concurrency} ${who}`,
+            metric: "round trips per second",
+            value: Math.round(m[who]),
+            unit: "rt/s",
+            samples: samples[who].map((v) => Math.round(v)),
+          });
+        }
+        ctx.record({
+          benchmark: "wire",
+          name: `roundtrip ${size} c=${concurrency} nexo`,
+          metric: "round trips per second",
+          value: Math.round(m.nexo),
+          unit: "rt/s",
+          samples: samples.nexo.map((v) => Math.round(v)),
+          ratios: { "nexo/bare": vsBare, "nexo/vscode": vsVscode },
+          goal: {
+            ratio: "nexo/bare >= 0.8 and nexo/vscode >= 1.5",
+            min: 0.8,
+            met: vsBare >= 0.8 && vsVscode >= 1.5,
+          },
+        });
+      }
+    }
+  } finally {
+    for (const c of Object.values(clients)) c.close();
+  }
+}

@@ -1,0 +1,202 @@
+import assert from "node:assert/strict";
+import { PassThrough, Writable } from "node:stream";
+import { describe, test } from "node:test";
+import { type FrameProblem, FrameTooLargeError, FrameWriter, LineDecoder } from "@nexo/wire";
+import fc from "fast-check";
+
+function collect(maxFrameBytes?: number) {
+  const frames: string[] = [];
+  const problems: FrameProblem[] = [];
+  const decoder = new LineDecoder(
+    { frame: (line) => frames.push(line), problem: (p) => problems.push(p) },
+    maxFrameBytes === undefined ? {} : { maxFrameBytes },
+  );
+  return { frames, problems, decoder };
+}
+
+/** Splits `buf` at the given (sorted, deduplicated) offsets. */
+function splitAt(buf: Buffer, cuts: number[]): Buffer[] {
+  const points = [...new Set(cuts.map((c) => c % (buf.length + 1)))].sort((a, b) => a - b);
+  const out: Buffer[] = [];
+  let prev = 0;
+  for (const p of points) {
+    out.push(buf.subarray(prev, p));
+    prev = p;
+  }
+  out.push(buf.subarray(prev));
+  return out;
+}
+
+describe("LineDecoder", () => {
+  test("delivers complete lines, tolerates CRLF and skips blank lines", () => {
+    const { frames, problems, decoder } = collect();
+    decoder.push(Buffer.from('{"a":1}\r\n\n   \r\n{"b":2}\n'));
+    assert.deepEqual(frames, ['{"a":1}', '{"b":2}']);
+    assert.deepEqual(problems, []);
+  });
+
+  test("a multi-byte character split across chunks survives", () => {
+    const { frames, decoder } = collect();
+    const bytes = Buffer.from('{"t":"héllo 🌍"}\n');
+    const cut = bytes.indexOf(0xf0) + 2; // inside the 4-byte emoji
+    decoder.push(bytes.subarray(0, cut));
+    decoder.push(bytes.subarray(cut));
+    assert.deepEqual(frames, ['{"t":"héllo 🌍"}']);
+  });
+
+  test("an unterminated last line is delivered at end()", () => {
+    const { frames, decoder } = collect();
+    decoder.push(Buffer.from('{"a":1}\n{"b"'));
+    decoder.push(Buffer.from(":2}"));
+    assert.deepEqual(frames, ['{"a":1}']);
+    decoder.end();
+    assert.deepEqual(frames, ['{"a":1}', '{"b":2}']);
+  });
+
+  test("a line of exactly the limit passes; one byte more is dropped and reported", () => {
+    const { frames, problems, decoder } = collect(8);
+    decoder.push(Buffer.from("12345678\n123456789\nok\n"));
+    assert.deepEqual(frames, ["12345678", "ok"]);
+    assert.deepEqual(problems, [{ kind: "oversize", bytes: 9, maxBytes: 8 }]);
+  });
+
+  test("CRLF does not count toward the limit", () => {
+    const { frames, decoder } = collect(8);
+    decoder.push(Buffer.from("1234"));
+    decoder.push(Buffer.from("5678\r"));
+    decoder.push(Buffer.from("\n"));
+    assert.deepEqual(frames, ["12345678"]);
+  });
+
+  test("an oversize line is never buffered whole, and decoding resumes after it", () => {
+    const { frames, problems, decoder } = collect(1024);
+    const piece = Buffer.alloc(4096, 0x61);
+    let maxBuffered = 0;
+    for (let i = 0; i < 256; i++) {
+      decoder.push(piece); // 1 MiB in total, no newline yet
+      maxBuffered = Math.max(maxBuffered, decoder.bufferedBytes);
+    }
+    decoder.push(Buffer.from('aaa\n{"next":true}\n'));
+    assert.ok(maxBuffered <= 1025, `buffered ${maxBuffered} bytes`);
+    assert.deepEqual(frames, ['{"next":true}']);
+    assert.deepEqual(problems, [{ kind: "oversize", bytes: 256 * 4096 + 3, maxBytes: 1024 }]);
+  });
+
+  test("invalid UTF-8 is reported, not decoded into replacement characters", () => {
+    const { frames, problems, decoder } = collect();
+    decoder.push(Buffer.from([0x7b, 0xff, 0xfe, 0x7d, 0x0a, 0x31, 0x0a]));
+    assert.deepEqual(frames, ["1"]);
+    assert.deepEqual(problems, [{ kind: "invalid_utf8", bytes: 4 }]);
+  });
+
+  test("property: any chunking of any frame sequence yields the same frames", () => {
+    const frameArb = fc
+      .array(fc.jsonValue({ maxDepth: 3 }), { minLength: 0, maxLength: 20 })
+      .map((values) => values.map((v) => JSON.stringify(v)));
+    fc.assert(
+      fc.property(frameArb, fc.array(fc.nat(), { maxLength: 30 }), fc.boolean(), (lines, cuts, crlf) => {
+        const wire = Buffer.from(lines.map((l) => l + (crlf ? "\r\n" : "\n")).join(""), "utf8");
+        const { frames, problems, decoder } = collect();
+        for (const chunk of splitAt(wire, cuts)) decoder.push(chunk);
+        decoder.end();
+        assert.deepEqual(problems, []);
+        assert.deepEqual(frames, lines);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test("property: oversize lines are dropped exactly, whatever the chunking", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.string({ unit: "grapheme", maxLength: 40 }).filter((s) => !/[\n\r]/.test(s) && s.trim() !== ""),
+          {
+            maxLength: 15,
+          },
+        ),
+        fc.array(fc.nat(), { maxLength: 20 }),
+        fc.integer({ min: 1, max: 64 }),
+        (lines, cuts, limit) => {
+          const wire = Buffer.from(lines.map((l) => `${l}\n`).join(""), "utf8");
+          const { frames, problems, decoder } = collect(limit);
+          for (const chunk of splitAt(wire, cuts)) decoder.push(chunk);
+          decoder.end();
+          const expectedFrames = lines.filter((l) => Buffer.byteLength(l) <= limit);
+          const expectedDropped = lines
+            .filter((l) => Buffer.byteLength(l) > limit)
+            .map((l) => Buffer.byteLength(l));
+          assert.deepEqual(frames, expectedFrames);
+          assert.deepEqual(
+            problems.map((p) => p.bytes),
+            expectedDropped,
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  test("property: random bytes never throw out of the decoder", () => {
+    fc.assert(
+      fc.property(fc.array(fc.uint8Array({ maxLength: 200 }), { maxLength: 10 }), (chunks) => {
+        const { decoder } = collect(64);
+        for (const c of chunks) decoder.push(Buffer.from(c));
+        decoder.end();
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe("FrameWriter", () => {
+  test("each frame is one newline-terminated JSON line", async () => {
+    const out = new PassThrough();
+    const writer = new FrameWriter(out);
+    await writer.write({ a: 1 });
+    await writer.write("é");
+    out.end();
+    const text = (await out.toArray()).map(String).join("");
+    assert.equal(text, '{"a":1}\n"é"\n');
+  });
+
+  test("refuses frames over its limit and unrepresentable values in strict mode", async () => {
+    const writer = new FrameWriter(new PassThrough(), { maxFrameBytes: 10, strictJson: true });
+    await assert.rejects(writer.write("x".repeat(20)), FrameTooLargeError);
+    await assert.rejects(writer.write({ n: Number.NaN }), /NaN cannot be represented/);
+    await assert.rejects(writer.write({ n: Number.POSITIVE_INFINITY }), /Infinity cannot be represented/);
+    await assert.rejects(writer.write(undefined), /cannot be represented/);
+  });
+
+  test("respects backpressure: waits for drain and keeps frame order", async () => {
+    const received: string[] = [];
+    let release: (() => void) | undefined;
+    const slow = new Writable({
+      highWaterMark: 16,
+      write(chunk, _enc, cb) {
+        received.push(String(chunk));
+        release = cb; // completes only when the test says so
+      },
+    });
+    const writer = new FrameWriter(slow);
+    const writes = Array.from({ length: 5 }, (_, i) => writer.write({ i, pad: "xxxxxxxxxxxxxxxx" }));
+    await new Promise((r) => setImmediate(r));
+    assert.ok(writer.queuedFrames > 0, "later frames wait behind backpressure");
+    while (received.length < 5) {
+      const r = release;
+      release = undefined;
+      r?.();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    release?.();
+    await Promise.all(writes);
+    const joined = received.join("");
+    assert.deepEqual(
+      joined
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).i),
+      [0, 1, 2, 3, 4],
+    );
+  });
+});

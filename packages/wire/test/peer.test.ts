@@ -1,0 +1,364 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { PassThrough } from "node:stream";
+import { describe, test } from "node:test";
+import {
+  ConnectionClosedError,
+  InvalidParamsError,
+  JsonRpcPeer,
+  type PeerOptions,
+  type ProtocolProblem,
+  RequestCancelledError,
+  RpcError,
+  TimeoutError,
+  ToolUnavailableError,
+} from "@nexo/wire";
+import fc from "fast-check";
+
+/** Two peers wired back to back over in-memory streams. */
+function pair(aOptions: Partial<PeerOptions> = {}, bOptions: Partial<PeerOptions> = {}) {
+  const a2b = new PassThrough();
+  const b2a = new PassThrough();
+  const a = new JsonRpcPeer({ input: b2a, output: a2b, name: "a", ...aOptions });
+  const b = new JsonRpcPeer({ input: a2b, output: b2a, name: "b", ...bOptions });
+  return { a, b, a2b, b2a };
+}
+
+/** A peer plus the raw other end, to send arbitrary bytes and read exact frames. */
+function rawPeer(options: Partial<PeerOptions> = {}) {
+  const toPeer = new PassThrough();
+  const fromPeer = new PassThrough();
+  const problems: ProtocolProblem[] = [];
+  const peer = new JsonRpcPeer({
+    input: toPeer,
+    output: fromPeer,
+    onProtocolProblem: (p) => problems.push(p),
+    ...options,
+  });
+  const lines: unknown[] = [];
+  let buffered = "";
+  const waiters: Array<() => void> = [];
+  fromPeer.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString("utf8");
+    let nl = buffered.indexOf("\n");
+    while (nl !== -1) {
+      lines.push(JSON.parse(buffered.slice(0, nl)));
+      buffered = buffered.slice(nl + 1);
+      nl = buffered.indexOf("\n");
+    }
+    for (const w of waiters.splice(0)) w();
+  });
+  async function nextLines(count: number): Promise<unknown[]> {
+    while (lines.length < count) await new Promise<void>((r) => waiters.push(r));
+    return lines.splice(0, count);
+  }
+  return { peer, toPeer, fromPeer, problems, nextLines, lines };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe("JsonRpcPeer", () => {
+  test("requests, results and typed errors cross both ways", async () => {
+    const { a, b } = pair();
+    b.onRequest("echo", (p) => p);
+    b.onRequest("fail", () => {
+      throw new InvalidParamsError("bad things", { field: "x" });
+    });
+    b.onRequest("busy", () => {
+      throw new ToolUnavailableError("later", 1500);
+    });
+    a.onRequest("whoami", () => "a");
+    assert.deepEqual(await a.request("echo", { x: [1, "é"] }), { x: [1, "é"] });
+    assert.equal(await b.request("whoami"), "a");
+    await assert.rejects(a.request("fail"), (e: unknown) => {
+      assert.ok(e instanceof InvalidParamsError);
+      assert.equal(e.code, -32602);
+      assert.deepEqual(e.data, { field: "x" });
+      return true;
+    });
+    await assert.rejects(a.request("busy"), (e: unknown) => {
+      assert.ok(e instanceof ToolUnavailableError);
+      assert.equal(e.retryAfterMs, 1500);
+      return true;
+    });
+    await assert.rejects(a.request("nope"), (e: unknown) => e instanceof RpcError && e.code === -32601);
+  });
+
+  test("a plain exception becomes -32603 with its message", async () => {
+    const { a, b } = pair();
+    b.onRequest("boom", async () => {
+      throw new Error("kaput");
+    });
+    await assert.rejects(
+      a.request("boom"),
+      (e: unknown) => e instanceof RpcError && e.code === -32603 && e.message === "kaput",
+    );
+  });
+
+  test("notifications reach their handler; handler failures do not break the peer", async () => {
+    const { a, b } = pair();
+    const got: unknown[] = [];
+    b.onNotification("note", (p) => {
+      got.push(p);
+      if ((p as { boom?: boolean }).boom) throw new Error("handler failure");
+    });
+    b.onRequest("ping", () => "pong");
+    await a.notify("note", { n: 1 });
+    await a.notify("note", { boom: true });
+    await a.notify("note", { n: 2 });
+    assert.equal(await a.request("ping"), "pong");
+    assert.deepEqual(got, [{ n: 1 }, { boom: true }, { n: 2 }]);
+  });
+
+  test("a slow handler never blocks the reader: replies come in completion order", async () => {
+    const { a, b } = pair();
+    let releaseSlow!: () => void;
+    b.onRequest("slow", () => new Promise((r) => (releaseSlow = () => r("slow"))));
+    b.onRequest("fast", () => "fast");
+    const order: string[] = [];
+    const slow = a.request("slow").then((v) => order.push(v as string));
+    const fast = a.request("fast").then((v) => order.push(v as string));
+    await fast;
+    assert.deepEqual(order, ["fast"]);
+    releaseSlow();
+    await slow;
+    assert.deepEqual(order, ["fast", "slow"]);
+  });
+
+  test("timeouts fail exactly the request that timed out", async () => {
+    const { a, b } = pair({ requestTimeoutMs: 50 });
+    b.onRequest("never", () => new Promise(() => {}));
+    b.onRequest("quick", () => 1);
+    const never = a.request("never");
+    assert.equal(await a.request("quick"), 1);
+    await assert.rejects(never, (e: unknown) => e instanceof TimeoutError && e.timeoutMs === 50);
+    assert.equal(a.pendingRequests, 0);
+    assert.equal(await a.request("quick", undefined, { timeoutMs: 0 }), 1);
+  });
+
+  test("a late reply after a timeout is reported as an unknown id, not delivered", async () => {
+    const { peer, toPeer, fromPeer, problems } = rawPeer({ requestTimeoutMs: 20 });
+    const frames: string[] = [];
+    fromPeer.on("data", (c: Buffer) => frames.push(c.toString()));
+    await assert.rejects(peer.request("x"), TimeoutError);
+    const id = JSON.parse(frames.join("").trim()).id;
+    toPeer.write(`${JSON.stringify({ jsonrpc: "2.0", id, result: 1 })}\n`);
+    await tick();
+    assert.deepEqual(problems, [{ kind: "unknown_response_id", id }]);
+  });
+
+  test("an AbortSignal cancels one request", async () => {
+    const { a, b } = pair();
+    b.onRequest("never", () => new Promise(() => {}));
+    const controller = new AbortController();
+    const p = a.request("never", undefined, { signal: controller.signal });
+    controller.abort(new Error("user pressed stop"));
+    await assert.rejects(
+      p,
+      (e: unknown) => e instanceof RequestCancelledError && /user pressed stop/.test(e.message),
+    );
+    assert.equal(a.pendingRequests, 0);
+    await assert.rejects(a.request("never", undefined, { signal: controller.signal }), RequestCancelledError);
+  });
+
+  test("when the stream ends every pending request fails at once, and handlers are aborted", async () => {
+    const { a, b, b2a } = pair({ requestTimeoutMs: 0 });
+    let handlerSignal: AbortSignal | undefined;
+    a.onRequest("hang", (_p, ctx) => {
+      handlerSignal = ctx.signal;
+      return new Promise(() => {});
+    });
+    b.onRequest("hang", () => new Promise(() => {}));
+    void b.request("hang").catch(() => {});
+    const pending = [a.request("hang"), a.request("hang"), a.request("hang")];
+    await tick();
+    assert.equal(a.pendingRequests, 3);
+    b2a.end();
+    const results = await Promise.allSettled(pending);
+    for (const r of results) {
+      assert.equal(r.status, "rejected");
+      assert.ok((r as PromiseRejectedResult).reason instanceof ConnectionClosedError);
+    }
+    assert.equal((await a.closed).reason, "input ended");
+    assert.equal(handlerSignal?.aborted, true);
+    await assert.rejects(a.request("hang"), ConnectionClosedError);
+    await assert.rejects(a.notify("x"), ConnectionClosedError);
+  });
+
+  test("a real child process that dies fails its pending requests with ConnectionClosedError", async () => {
+    const child = spawn(process.execPath, ["-e", "process.stdin.once('data', () => process.exit(3))"], {
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    const peer = new JsonRpcPeer({ input: child.stdout, output: child.stdin, requestTimeoutMs: 10_000 });
+    await assert.rejects(peer.request("anything"), ConnectionClosedError);
+  });
+
+  test("streamed replies: deltas correlated by request_id, then the final result", async () => {
+    const { a, b } = pair();
+    b.onRequest("llm.complete", async (params, ctx) => {
+      for (const chunk of (params as { words: string[] }).words) {
+        await ctx.sendDelta("llm.complete.delta", { chunk });
+      }
+      return { finish_reason: "stop" };
+    });
+    const chunksA: string[] = [];
+    const chunksB: string[] = [];
+    const [ra, rb] = await Promise.all([
+      a.requestStream(
+        "llm.complete",
+        { words: ["he", "llo"] },
+        {
+          deltaMethod: "llm.complete.delta",
+          onDelta: (d: { chunk: string }) => chunksA.push(d.chunk),
+        },
+      ),
+      a.requestStream(
+        "llm.complete",
+        { words: ["wor", "ld", "!"] },
+        {
+          deltaMethod: "llm.complete.delta",
+          onDelta: (d: { chunk: string }) => chunksB.push(d.chunk),
+        },
+      ),
+    ]);
+    assert.deepEqual(ra, { finish_reason: "stop" });
+    assert.deepEqual(rb, { finish_reason: "stop" });
+    assert.deepEqual(chunksA, ["he", "llo"]);
+    assert.deepEqual(chunksB, ["wor", "ld", "!"]);
+  });
+
+  test("a delta for no pending stream is dropped and reported", async () => {
+    const { peer, toPeer, problems, fromPeer } = rawPeer();
+    const frames: string[] = [];
+    fromPeer.on("data", (c: Buffer) => frames.push(c.toString()));
+    const p = peer.requestStream("s", {}, { deltaMethod: "s.delta", onDelta: () => {} });
+    await tick();
+    const id = JSON.parse(frames.join("").trim()).id;
+    toPeer.write(`${JSON.stringify({ method: "s.delta", params: { request_id: 999, chunk: "x" } })}\n`);
+    toPeer.write(`${JSON.stringify({ id, result: {} })}\n`);
+    await p;
+    assert.deepEqual(problems, [{ kind: "orphan_delta", method: "s.delta", requestId: 999 }]);
+  });
+
+  test("malformed input, reply policy: -32700 / -32600 with id null, and the peer keeps serving", async () => {
+    const { peer, toPeer, nextLines, problems } = rawPeer({ malformed: "reply", maxFrameBytes: 64 });
+    peer.onRequest("ping", () => "pong");
+    toPeer.write("{not json\n");
+    toPeer.write("[1,2]\n");
+    toPeer.write("42\n");
+    toPeer.write('{"jsonrpc":"2.0","id":7}\n');
+    toPeer.write(`{"pad":"${"x".repeat(100)}"}\n`);
+    toPeer.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+    const replies = (await nextLines(6)) as Array<{
+      id: unknown;
+      error?: { code: number };
+      result?: unknown;
+    }>;
+    assert.deepEqual(
+      replies.map((r) => [r.id, r.error?.code ?? r.result]),
+      [
+        [null, -32700],
+        [null, -32600],
+        [null, -32600],
+        [7, -32600],
+        [null, -32600],
+        [1, "pong"],
+      ],
+    );
+    assert.equal(problems.length, 5);
+  });
+
+  test("malformed input, ignore policy: nothing is written back", async () => {
+    const { peer, toPeer, nextLines, lines } = rawPeer({ malformed: "ignore" });
+    peer.onRequest("ping", () => "pong");
+    toPeer.write("{not json\n[]\n\n");
+    toPeer.write('{"id":1,"method":"ping"}\n');
+    const [reply] = (await nextLines(1)) as Array<{ id: number; result: string }>;
+    assert.deepEqual(reply, { jsonrpc: "2.0", id: 1, result: "pong" });
+    await tick();
+    assert.equal(lines.length, 0);
+  });
+
+  test("id strategies: integers, uuid and prefixed strings", async () => {
+    for (const [ids, check] of [
+      ["integer", (id: unknown) => typeof id === "number"],
+      ["uuid", (id: unknown) => typeof id === "string" && /^[0-9a-f-]{36}$/.test(id)],
+      [{ prefix: "app:" }, (id: unknown) => typeof id === "string" && id.startsWith("app:")],
+    ] as const) {
+      const { peer, fromPeer, toPeer } = rawPeer({ ids });
+      const frames: string[] = [];
+      fromPeer.on("data", (c: Buffer) => frames.push(c.toString()));
+      const p = peer.request("m");
+      await tick();
+      const sent = JSON.parse(frames.join("").trim());
+      assert.ok(check(sent.id), `bad id ${sent.id} for ${JSON.stringify(ids)}`);
+      toPeer.write(`${JSON.stringify({ id: sent.id, result: "ok" })}\n`);
+      assert.equal(await p, "ok");
+    }
+  });
+
+  test("property: ids never collide under concurrency, every reply reaches its caller", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ value: fc.jsonValue({ maxDepth: 2 }), delay: fc.integer({ min: 0, max: 3 }) }), {
+          minLength: 1,
+          maxLength: 60,
+        }),
+        fc.constantFrom<"integer" | "uuid">("integer", "uuid"),
+        async (calls, ids) => {
+          const { a, b } = pair({ ids });
+          const seen = new Set<unknown>();
+          b.onRequest("echo", async (params, ctx) => {
+            assert.ok(!seen.has(ctx.id), `id ${String(ctx.id)} reused`);
+            seen.add(ctx.id);
+            const { value, delay } = params as { value: unknown; delay: number };
+            for (let i = 0; i < delay; i++) await tick();
+            return { value };
+          });
+          const results = await Promise.all(calls.map((c) => a.request<{ value: unknown }>("echo", c)));
+          assert.deepEqual(
+            results.map((r) => r.value),
+            calls.map((c) => JSON.parse(JSON.stringify(c.value))),
+          );
+          a.close();
+          b.close();
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  test("property: timeouts and close fail exactly the pending calls", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.boolean(), { minLength: 1, maxLength: 30 }), async (answers) => {
+        const { a, b, b2a } = pair({ requestTimeoutMs: 0 });
+        b.onRequest("maybe", (p) => ((p as { answer: boolean }).answer ? "done" : new Promise(() => {})));
+        const calls = answers.map((answer) => a.request("maybe", { answer }));
+        const answered = await Promise.all(calls.filter((_, i) => answers[i]));
+        assert.ok(answered.every((v) => v === "done"));
+        assert.equal(a.pendingRequests, answers.filter((x) => !x).length);
+        b2a.end();
+        const settled = await Promise.allSettled(calls);
+        settled.forEach((s, i) => {
+          if (answers[i]) assert.equal(s.status, "fulfilled");
+          else assert.ok(s.status === "rejected" && s.reason instanceof ConnectionClosedError);
+        });
+        assert.equal(a.pendingRequests, 0);
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  test("strictJson refuses to send NaN instead of turning it into null", async () => {
+    const { a, b } = pair({ strictJson: true });
+    b.onRequest("x", () => 1);
+    await assert.rejects(a.request("x", { n: Number.NaN }), /NaN cannot be represented/);
+    assert.equal(a.pendingRequests, 0);
+  });
+
+  test("a handler result that cannot be serialized still gets an error reply", async () => {
+    const { a, b } = pair({}, { strictJson: true });
+    b.onRequest("bad", () => ({ n: Number.POSITIVE_INFINITY }));
+    await assert.rejects(a.request("bad"), (e: unknown) => e instanceof RpcError && e.code === -32603);
+  });
+});
