@@ -1,0 +1,18 @@
+/**
+ * The `nexo` command. Each subcommand lives in its own file under cli/ and registers itself here;
+ * this file only assembles them. Output for humans goes to stdout, logs to stderr.
+ */
+import { Command } from "commander";
+import { NEXO_VERSION } from "../version.js";
+import { registerDoctor } from "./doctor.js";
+
+export function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name("nexo")
+    .description("nexo: an agent daemon that runs LLM agents and hosts out-of-process extensions")
+    .version(NEXO_VERSION, "-V, --version", "print the nexo version")
+    .showHelpAfterError("(run nexo --help for usage)");
+  registerDoctor(program);
+  return program;
+}

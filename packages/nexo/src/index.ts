@@ -1,0 +1,2 @@
+export { createLogger, type Logger } from "./log.js";
+export { NEXO_VERSION } from "./version.js";

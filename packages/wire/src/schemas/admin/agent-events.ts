@@ -1,0 +1,158 @@
+/**
+ * The agent event firehose: events pushed live as `nexo/notify/agent_event` and queried back with
+ * `nexo/admin/agent_events/*` (capability transcripts_read). Events are a tagged union on `kind`
+ * that grows without breaking readers, so kinds this version does not know pass through as-is.
+ *
+ * Bodies are redacted before the event exists; nothing here ever carries a raw transcript line.
+ */
+import { z } from "zod";
+import {
+  CountSchema,
+  EpochMsSchema,
+  NonEmptyStringSchema,
+  TenantIdSchema,
+  TranscriptRoleSchema,
+} from "./common.js";
+import { EscalationReasonSchema, EscalationUrgencySchema, ResolvedBySchema } from "./escalations.js";
+import { openDiscriminatedUnion } from "./open-union.js";
+import { ProcessingControlStateSchema, ProcessingScopeSchema } from "./processing-shapes.js";
+
+/** Owning tenant; `null` on single-tenant deployments. */
+const EventTenantSchema = z.string().nullable().optional();
+
+/** One transcript line appended; `seq` counts per session, live and backfill agree on it. */
+export const TranscriptAppendedEventSchema = z.looseObject({
+  kind: z.literal("transcript_appended"),
+  agent_id: NonEmptyStringSchema,
+  session_id: NonEmptyStringSchema,
+  seq: CountSchema,
+  role: TranscriptRoleSchema,
+  body: z.string(),
+  sent_at_ms: EpochMsSchema,
+  sender_id: z.string().optional(),
+  /** The channel that produced or received the line (`whatsapp`, `internal`, `intervention:<channel>`…). */
+  source_plugin: NonEmptyStringSchema,
+  tenant_id: EventTenantSchema,
+});
+export type TranscriptAppendedEvent = z.infer<typeof TranscriptAppendedEventSchema>;
+
+/** A scope was paused or resumed (idempotent retries emit nothing). */
+export const ProcessingStateChangedEventSchema = z.looseObject({
+  kind: z.literal("processing_state_changed"),
+  agent_id: NonEmptyStringSchema,
+  scope: ProcessingScopeSchema,
+  prev_state: ProcessingControlStateSchema,
+  new_state: ProcessingControlStateSchema,
+  at_ms: EpochMsSchema,
+  tenant_id: EventTenantSchema,
+});
+export type ProcessingStateChangedEvent = z.infer<typeof ProcessingStateChangedEventSchema>;
+
+/** The pause buffer was full and evicted its oldest inbound(s); the agent will never see them. */
+export const PendingInboundsDroppedEventSchema = z.looseObject({
+  kind: z.literal("pending_inbounds_dropped"),
+  agent_id: NonEmptyStringSchema,
+  scope: ProcessingScopeSchema,
+  dropped: z.number().int().positive(),
+  at_ms: EpochMsSchema,
+  tenant_id: EventTenantSchema,
+});
+export type PendingInboundsDroppedEvent = z.infer<typeof PendingInboundsDroppedEventSchema>;
+
+export const EscalationRequestedEventSchema = z.looseObject({
+  kind: z.literal("escalation_requested"),
+  agent_id: NonEmptyStringSchema,
+  scope: ProcessingScopeSchema,
+  summary: z.string(),
+  reason: EscalationReasonSchema,
+  urgency: EscalationUrgencySchema,
+  requested_at_ms: EpochMsSchema,
+  tenant_id: EventTenantSchema,
+});
+export type EscalationRequestedEvent = z.infer<typeof EscalationRequestedEventSchema>;
+
+/** Pairs with its escalation_requested through `(agent_id, scope)`. */
+export const EscalationResolvedEventSchema = z.looseObject({
+  kind: z.literal("escalation_resolved"),
+  agent_id: NonEmptyStringSchema,
+  scope: ProcessingScopeSchema,
+  resolved_at_ms: EpochMsSchema,
+  by: ResolvedBySchema,
+  tenant_id: EventTenantSchema,
+});
+export type EscalationResolvedEvent = z.infer<typeof EscalationResolvedEventSchema>;
+
+export const AgentEventSchema = openDiscriminatedUnion("kind", [
+  TranscriptAppendedEventSchema,
+  ProcessingStateChangedEventSchema,
+  PendingInboundsDroppedEventSchema,
+  EscalationRequestedEventSchema,
+  EscalationResolvedEventSchema,
+]);
+export type AgentEvent = z.infer<typeof AgentEventSchema>;
+
+export const AGENT_EVENT_KINDS = [
+  "transcript_appended",
+  "processing_state_changed",
+  "pending_inbounds_dropped",
+  "escalation_requested",
+  "escalation_resolved",
+] as const;
+export type AgentEventKind = (typeof AGENT_EVENT_KINDS)[number];
+
+/** `agent_events/list` defaults: 30 days back, 500 events, never more than 1000 (clamped). */
+export const AGENT_EVENTS_LIST_DEFAULT_WINDOW_MS = 30 * 24 * 60 * 60 * 1000;
+export const AGENT_EVENTS_LIST_DEFAULT_LIMIT = 500;
+export const AGENT_EVENTS_LIST_MAX_LIMIT = 1000;
+
+export const AgentEventsListParamsSchema = z.looseObject({
+  agent_id: NonEmptyStringSchema,
+  kind: z.string().min(1).optional(),
+  since_ms: EpochMsSchema.optional(),
+  limit: CountSchema.optional(),
+  /** Cross-tenant queries come back empty rather than revealing that events exist. */
+  tenant_id: TenantIdSchema.optional(),
+});
+export type AgentEventsListParams = z.infer<typeof AgentEventsListParamsSchema>;
+
+/** Newest first. */
+export const AgentEventsListResultSchema = z.looseObject({ events: z.array(AgentEventSchema) });
+export type AgentEventsListResult = z.infer<typeof AgentEventsListResultSchema>;
+
+/**
+ * One session's events after `since_seq` (exclusive), oldest first. A microapp that missed live
+ * frames resyncs with `since_seq` = the last seq it saw. An unknown session yields `events: []`.
+ */
+export const AgentEventsReadParamsSchema = z.looseObject({
+  agent_id: NonEmptyStringSchema,
+  session_id: NonEmptyStringSchema,
+  since_seq: CountSchema.optional(),
+  limit: CountSchema.optional(),
+});
+export type AgentEventsReadParams = z.infer<typeof AgentEventsReadParamsSchema>;
+
+export const AgentEventsReadResultSchema = z.looseObject({ events: z.array(AgentEventSchema) });
+export type AgentEventsReadResult = z.infer<typeof AgentEventsReadResultSchema>;
+
+/** Full-text search over redacted bodies; the query is matched as text, not as FTS syntax. */
+export const AgentEventsSearchParamsSchema = z.looseObject({
+  agent_id: NonEmptyStringSchema,
+  query: NonEmptyStringSchema,
+  kind: z.string().min(1).optional(),
+  limit: CountSchema.optional(),
+});
+export type AgentEventsSearchParams = z.infer<typeof AgentEventsSearchParamsSchema>;
+
+export const AgentEventSearchHitSchema = z.looseObject({
+  session_id: NonEmptyStringSchema,
+  timestamp_ms: EpochMsSchema,
+  role: TranscriptRoleSchema,
+  source_plugin: z.string(),
+  /** Excerpt with the matches marked. */
+  snippet: z.string(),
+});
+export type AgentEventSearchHit = z.infer<typeof AgentEventSearchHitSchema>;
+
+/** Best match first. */
+export const AgentEventsSearchResultSchema = z.looseObject({ hits: z.array(AgentEventSearchHitSchema) });
+export type AgentEventsSearchResult = z.infer<typeof AgentEventsSearchResultSchema>;

@@ -1,0 +1,42 @@
+/**
+ * Small shapes every admin domain reuses. Field names are snake_case exactly as on the wire.
+ */
+import { z } from "zod";
+
+/** A non-empty string: ids, names and keys the daemon looks up by value. */
+export const NonEmptyStringSchema = z.string().min(1, { message: "must not be empty" });
+
+/** Milliseconds since the Unix epoch. */
+export const EpochMsSchema = z.number().int().nonnegative();
+
+/** A count, cap or offset. */
+export const CountSchema = z.number().int().nonnegative();
+
+/**
+ * A tenant id in a filter or a write target. An empty string is rejected rather than read as
+ * "global": absence means global, so `""` can only be a caller bug.
+ */
+export const TenantIdSchema = z
+  .string()
+  .min(1, { message: "tenant_id must not be empty (omit it for global)" });
+
+/**
+ * The Phase 82.12 token hash: the first 16 hex chars of the sha256 of a bearer token. Operator
+ * identity travels in this form so audits can correlate without holding the token.
+ */
+export const TOKEN_HASH_PATTERN = /^[0-9a-f]{16}$/;
+export const OperatorTokenHashSchema = z
+  .string()
+  .regex(TOKEN_HASH_PATTERN, { message: "must be 16 lowercase hex chars (sha256 prefix of the token)" });
+export type OperatorTokenHash = z.infer<typeof OperatorTokenHashSchema>;
+
+/** Speaker of a transcript entry. */
+export const TranscriptRoleSchema = z.enum(["user", "assistant", "tool", "system"]);
+export type TranscriptRole = z.infer<typeof TranscriptRoleSchema>;
+
+/** Params of methods that take none: absent, or an object whose members are ignored. */
+export const NoParamsSchema = z.looseObject({}).optional();
+export type NoParams = z.infer<typeof NoParamsSchema>;
+
+/** An arbitrary JSON object (opaque payloads, free-form metadata). */
+export const JsonRecordSchema = z.record(z.string(), z.unknown());

@@ -1,0 +1,102 @@
+/**
+ * The plugin contract (contract_version 1.10.0): every message schema, the manifest schema, and
+ * the method tables hosts and SDKs dispatch and validate against.
+ */
+import type { z } from "zod";
+import { method, notification } from "../jsonrpc.js";
+import { BrokerEventParamsSchema, BrokerPublishParamsSchema } from "./broker.js";
+import {
+  ChannelSendOutboundParamsSchema,
+  ChannelSendOutboundResultSchema,
+  ChannelStartParamsSchema,
+  ChannelStartResultSchema,
+  ChannelStopParamsSchema,
+  ChannelStopResultSchema,
+} from "./channel.js";
+import { HookOnHookParamsSchema, HookOnHookResultSchema } from "./hook.js";
+import {
+  InitializeParamsSchema,
+  InitializeResultSchema,
+  ShutdownParamsSchema,
+  ShutdownResultSchema,
+} from "./lifecycle.js";
+import { LlmChatDeltaParamsSchema, LlmChatParamsSchema, LlmChatResultSchema } from "./llm.js";
+import {
+  VectorDeleteParamsSchema,
+  VectorDeleteResultSchema,
+  VectorSearchParamsSchema,
+  VectorSearchResultSchema,
+  VectorUpsertParamsSchema,
+  VectorUpsertResultSchema,
+} from "./memory.js";
+import {
+  LlmCompleteDeltaParamsSchema,
+  LlmCompleteParamsSchema,
+  LlmCompleteResultSchema,
+  MemoryRecallParamsSchema,
+  MemoryRecallResultSchema,
+} from "./services.js";
+import { ToolInvokeParamsSchema, ToolInvokeResultSchema } from "./tool.js";
+
+export * from "./broker.js";
+export * from "./channel.js";
+export * from "./common.js";
+export * from "./error-data.js";
+export * from "./hook.js";
+export * from "./lifecycle.js";
+export * from "./llm.js";
+export * from "./manifest.js";
+export * from "./memory.js";
+export * from "./sandbox-paths.js";
+export * from "./services.js";
+export * from "./tool.js";
+
+/** The contract version these schemas implement. */
+export const PLUGIN_CONTRACT_VERSION = "1.10.0";
+
+/** Requests the host sends and the plugin answers. */
+export const pluginMethods = {
+  initialize: method(InitializeParamsSchema, InitializeResultSchema),
+  shutdown: method(ShutdownParamsSchema, ShutdownResultSchema),
+  "channel.start": method(ChannelStartParamsSchema, ChannelStartResultSchema),
+  "channel.stop": method(ChannelStopParamsSchema, ChannelStopResultSchema),
+  "channel.send_outbound": method(ChannelSendOutboundParamsSchema, ChannelSendOutboundResultSchema),
+  "llm.chat": method(LlmChatParamsSchema, LlmChatResultSchema),
+  "hook.on_hook": method(HookOnHookParamsSchema, HookOnHookResultSchema),
+  "memory.vector_upsert": method(VectorUpsertParamsSchema, VectorUpsertResultSchema),
+  "memory.vector_search": method(VectorSearchParamsSchema, VectorSearchResultSchema),
+  "memory.vector_delete": method(VectorDeleteParamsSchema, VectorDeleteResultSchema),
+  "tool.invoke": method(ToolInvokeParamsSchema, ToolInvokeResultSchema),
+} as const;
+export type PluginMethodName = keyof typeof pluginMethods;
+
+/** Requests the plugin sends and the host answers. */
+export const pluginChildMethods = {
+  "memory.recall": method(MemoryRecallParamsSchema, MemoryRecallResultSchema),
+  "llm.complete": method(LlmCompleteParamsSchema, LlmCompleteResultSchema),
+} as const;
+export type PluginChildMethodName = keyof typeof pluginChildMethods;
+
+/**
+ * Notifications in both directions. `broker.event` and `llm.complete.delta` go host → child;
+ * `broker.publish` and `llm.chat.delta` go child → host.
+ */
+export const pluginNotifications = {
+  "broker.event": notification(BrokerEventParamsSchema),
+  "broker.publish": notification(BrokerPublishParamsSchema),
+  "llm.complete.delta": notification(LlmCompleteDeltaParamsSchema),
+  "llm.chat.delta": notification(LlmChatDeltaParamsSchema),
+} as const;
+export type PluginNotificationName = keyof typeof pluginNotifications;
+
+export type PluginMethodParams<M extends PluginMethodName> = z.infer<(typeof pluginMethods)[M]["params"]>;
+export type PluginMethodResult<M extends PluginMethodName> = z.infer<(typeof pluginMethods)[M]["result"]>;
+export type PluginChildMethodParams<M extends PluginChildMethodName> = z.infer<
+  (typeof pluginChildMethods)[M]["params"]
+>;
+export type PluginChildMethodResult<M extends PluginChildMethodName> = z.infer<
+  (typeof pluginChildMethods)[M]["result"]
+>;
+export type PluginNotificationParams<M extends PluginNotificationName> = z.infer<
+  (typeof pluginNotifications)[M]["params"]
+>;

@@ -1,0 +1,80 @@
+/**
+ * Plugin lifecycle (plugin contract §4): the `initialize` handshake with its optional tool catalog
+ * (§4.1.1) and the graceful `shutdown` request. Both are host → child requests.
+ */
+import { z } from "zod";
+import { JsonObjectSchema, OkResultSchema, optionalParams } from "./common.js";
+
+/**
+ * `initialize` params. The host always sends `nexo_version`, but the reference SDKs ignore it and
+ * the conformance kit sends `{}`, so a child must not insist on it.
+ */
+export const InitializeParamsSchema = optionalParams(
+  z.looseObject({
+    nexo_version: z.string().optional(),
+  }),
+);
+export type InitializeParams = z.infer<typeof InitializeParamsSchema>;
+
+/**
+ * One entry of the initialize-reply tool catalog (`RemoteToolDef`, §4.1.1). The SDKs serialize a
+ * missing schema as `{}`, so an absent `input_schema` reads the same way.
+ */
+export const RemoteToolDefSchema = z.looseObject({
+  name: z.string().min(1),
+  description: z.string(),
+  input_schema: JsonObjectSchema.default({}),
+});
+export type RemoteToolDef = z.infer<typeof RemoteToolDefSchema>;
+
+/**
+ * The manifest a child echoes back. Only `plugin.id` matters to the handshake (the host compares
+ * it with the id it registered the plugin under); the rest is the child's whole TOML document
+ * converted to JSON, which SDKs render differently (e.g. TOML datetimes become strings), so it is
+ * deliberately not validated against the manifest schema here.
+ */
+export const EchoedManifestSchema = z.looseObject({
+  plugin: z.looseObject({
+    id: z.string().min(1),
+  }),
+});
+export type EchoedManifest = z.infer<typeof EchoedManifestSchema>;
+
+/**
+ * `initialize` result. `tools` is absent when the plugin declares no tools; whether it must be
+ * present, and whether every name is declared in `[plugin.extends].tools`, depends on the host's
+ * copy of the manifest and is checked there.
+ */
+export const InitializeResultSchema = z
+  .looseObject({
+    manifest: EchoedManifestSchema,
+    server_version: z.string(),
+    tools: z.array(RemoteToolDefSchema).optional(),
+  })
+  .superRefine((result, ctx) => {
+    const seen = new Set<string>();
+    result.tools?.forEach((tool, index) => {
+      if (seen.has(tool.name)) {
+        ctx.addIssue({
+          code: "custom",
+          message: `tool "${tool.name}" is advertised more than once`,
+          path: ["tools", index, "name"],
+        });
+      }
+      seen.add(tool.name);
+    });
+  });
+export type InitializeResult = z.infer<typeof InitializeResultSchema>;
+export type InitializeResultInput = z.input<typeof InitializeResultSchema>;
+
+/** `shutdown` params; the conformance kit omits them entirely. */
+export const ShutdownParamsSchema = optionalParams(
+  z.looseObject({
+    reason: z.string().optional(),
+  }),
+);
+export type ShutdownParams = z.infer<typeof ShutdownParamsSchema>;
+
+/** `shutdown` result: `{ ok: true }`. A failed shutdown is an error reply, not `ok: false`. */
+export const ShutdownResultSchema = OkResultSchema;
+export type ShutdownResult = z.infer<typeof ShutdownResultSchema>;
