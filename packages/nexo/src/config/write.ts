@@ -1,0 +1,176 @@
+/**
+ * Writing config files safely.
+ *
+ * `writeFileAtomic` never exposes a partial file: it writes a temp file next to the target
+ * (`.<name>.tmp-<pid>-<random>`, see temp-name.ts), flushes it to disk, renames it over the target
+ * and flushes the directory, so after a crash the target holds either the old or the new bytes.
+ *
+ * `editYamlFile` is the only way the daemon changes a YAML config: read, let the caller edit the
+ * yaml Document, optionally validate, write atomically, all under a per-path lock. Comments, key
+ * order and the operator's formatting of untouched lines survive (see yaml-layout.ts).
+ */
+import { constants } from "node:fs";
+import { type FileHandle, open, readFile, realpath, rename, stat, unlink } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { type Document, parseDocument, type ToStringOptions } from "yaml";
+import type { z } from "zod";
+import { ConfigError } from "./errors.js";
+import { parseConfigText } from "./load.js";
+import { withPathLock } from "./path-lock.js";
+import type { Env } from "./substitute.js";
+import { tempPathFor } from "./temp-name.js";
+import { detectYamlStyle, mergeLayout } from "./yaml-layout.js";
+import { parseYamlDocument, YAML_OPTIONS } from "./yaml-source.js";
+
+export interface WriteFileAtomicOptions {
+  /**
+   * Mode for a file that does not exist yet (an existing file keeps its own). Default 0o600,
+   * owner-only, because config files tend to hold credentials.
+   */
+  readonly mode?: number;
+}
+
+/**
+ * Replaces `path` with `data` atomically. An existing target keeps its permission bits (and, when
+ * running as root, its owner); a symlinked target is written through, leaving the link in place.
+ * On failure the temp file is removed and the target is untouched.
+ */
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  options: WriteFileAtomicOptions = {},
+): Promise<void> {
+  const target = await resolveTarget(path);
+  const existing = await stat(target).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return undefined;
+    throw error;
+  });
+  const mode = existing === undefined ? (options.mode ?? 0o600) : existing.mode & 0o7777;
+  const temp = tempPathFor(target);
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600);
+    // Set the final mode explicitly: the umask would otherwise strip bits the original had.
+    await handle.chmod(mode);
+    if (existing !== undefined && process.getuid?.() === 0) {
+      await handle.chown(existing.uid, existing.gid);
+    }
+    await handle.writeFile(data);
+    await handle.sync();
+    await handle.close();
+    handle = undefined;
+    await rename(temp, target);
+  } catch (error) {
+    await handle?.close().catch(() => undefined);
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  await syncDirectory(dirname(target));
+}
+
+export interface EditYamlOptions<S extends z.ZodType> {
+  /** Checked against the edited document (after `${...}` substitution) before anything is written. */
+  readonly validate?: { readonly schema: S; readonly env: Env };
+  /** Start from an empty document when the file does not exist (otherwise that is an `io` error). */
+  readonly createIfMissing?: boolean;
+}
+
+export interface EditYamlResult {
+  /** False when the edit left the document as it was; nothing was written then. */
+  readonly changed: boolean;
+  /** The file's text after the edit (the unchanged text when `changed` is false). */
+  readonly text: string;
+}
+
+/**
+ * Edits a YAML config file in place. `edit` receives the parsed yaml Document (use `setIn`,
+ * `deleteIn`, `addIn`, ...). If `validate` is given and the result does not pass, a `ConfigError`
+ * is thrown and the file is left byte-identical. Calls on the same path in this process run one
+ * after another, each seeing the previous one's result.
+ */
+export function editYamlFile<S extends z.ZodType>(
+  path: string,
+  edit: (doc: Document.Parsed) => void | Promise<void>,
+  options: EditYamlOptions<S> = {},
+): Promise<EditYamlResult> {
+  return withConfigFileLock(path, (target) => editLocked(path, target, edit, options));
+}
+
+/**
+ * Runs `task` holding the same per-file lock `editYamlFile` takes, keyed by the real file behind
+ * `path` (so two symlinks to one file share it). Other read-modify-write cycles on config files,
+ * a TOML edit say, use this to stay serialized with YAML edits of the same file.
+ */
+export async function withConfigFileLock<T>(path: string, task: (target: string) => Promise<T>): Promise<T> {
+  const target = await resolveTarget(path);
+  return withPathLock(target, () => task(target));
+}
+
+async function editLocked<S extends z.ZodType>(
+  path: string,
+  target: string,
+  edit: (doc: Document.Parsed) => void | Promise<void>,
+  options: EditYamlOptions<S>,
+): Promise<EditYamlResult> {
+  const source = await readSource(path, target, options.createIfMissing === true);
+  const { doc } = parseYamlDocument(source, path);
+  const style = detectYamlStyle(source);
+  const before = doc.toString(style);
+  await edit(doc);
+  const after = doc.toString(style);
+  if (after === before) return { changed: false, text: source };
+
+  const text = keepLayout(source, before, after, style);
+  if (options.validate !== undefined) {
+    // Validate the exact text about to be written, so what passes here is what the loader will read.
+    parseConfigText(text, "yaml", options.validate.schema, { file: path, env: options.validate.env });
+  }
+  await writeFileAtomic(target, text);
+  return { changed: true, text };
+}
+
+/** The merged text if it provably means the same as the edited document, else the plain rendering. */
+function keepLayout(source: string, before: string, after: string, style: ToStringOptions): string {
+  const merged = mergeLayout(source, before, after);
+  if (merged !== undefined) {
+    const reparsed = parseDocument(merged, YAML_OPTIONS);
+    if (reparsed.errors.length === 0 && reparsed.toString(style) === after) return merged;
+  }
+  // The rendering is always right, only less faithful to the layout; keep at least the line endings.
+  return source.includes("\r\n") ? after.replaceAll("\n", "\r\n") : after;
+}
+
+async function readSource(path: string, target: string, createIfMissing: boolean): Promise<string> {
+  try {
+    return await readFile(target, "utf8");
+  } catch (error) {
+    if (createIfMissing && (error as NodeJS.ErrnoException).code === "ENOENT") return "";
+    const reason = error instanceof Error ? error.message : String(error);
+    throw ConfigError.of({ code: "io", file: path, message: `cannot read: ${reason}` }, { cause: error });
+  }
+}
+
+/** The real file behind `path` (through symlinks), or the absolute path if it does not exist yet. */
+async function resolveTarget(path: string): Promise<string> {
+  try {
+    return await realpath(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return resolve(path);
+    throw error;
+  }
+}
+
+/** Makes the rename itself durable; without this a power cut can bring the old entry back. */
+async function syncDirectory(dir: string): Promise<void> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(dir, constants.O_RDONLY);
+    await handle.sync();
+  } catch (error) {
+    // Some platforms and filesystems cannot fsync a directory; the rename has happened regardless.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "EISDIR" && code !== "EINVAL" && code !== "EPERM" && code !== "EBADF") throw error;
+  } finally {
+    await handle?.close();
+  }
+}
