@@ -5,8 +5,9 @@
  *   vscode — vscode-jsonrpc on both ends
  * Goal (issue 2): nexo >= 0.8 x bare and nexo >= 1.5 x vscode.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
+import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { JsonRpcPeer } from "@nexo/wire";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node.js";
@@ -18,7 +19,7 @@ interface Client {
   close(): void;
 }
 
-function child(script: string): ChildProcessWithoutNullStreams {
+function child(script: string): ChildProcessByStdio<Writable, Readable, null> {
   return spawn(process.execPath, [fileURLToPath(new URL(`./wire/${script}`, import.meta.url))], {
     stdio: ["pipe", "pipe", "inherit"],
   });
