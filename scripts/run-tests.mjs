@@ -4,7 +4,7 @@
 // build is needed for in-process tests; tests that spawn the CLI use the built dist/.
 // Usage: node scripts/run-tests.mjs [filter...]   (a filter is a substring of the file path)
 import { spawnSync } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -21,7 +21,9 @@ function walk(dir, out) {
   return out;
 }
 
-const files = [...walk(join(root, "packages"), []), ...walk(join(root, "examples"), [])]
+const files = ["packages", "examples"]
+  .filter((dir) => existsSync(join(root, dir)))
+  .flatMap((dir) => walk(join(root, dir), []))
   .map((f) => relative(root, f))
   .filter((f) => filters.length === 0 || filters.some((flt) => f.includes(flt)))
   .sort();
