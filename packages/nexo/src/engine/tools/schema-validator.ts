@@ -1,0 +1,92 @@
+/**
+ * JSON Schema validation of tool arguments with ajv.
+ *
+ * Schemas come from everywhere (built-ins, MCP servers, plugins), so the dialect follows the
+ * schema's `$schema`: draft 2020-12 and 2019-09 get their own ajv classes, anything else (or no
+ * `$schema`) is treated as draft-07, the dialect most tool schemas are written in. Unknown keywords
+ * and formats are tolerated (`strict: false`), but a schema that breaks its meta-schema is refused.
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { Ajv2019 } from "ajv/dist/2019.js";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
+import type { ToolArgumentIssue } from "./errors.js";
+
+// ajv-formats is CommonJS; under NodeNext its default import is the module object.
+const addFormats = addFormatsModule.default;
+
+type AjvInstance = Ajv | Ajv2019 | Ajv2020;
+
+export type ArgumentValidator = (args: unknown) => ToolArgumentIssue[];
+
+export class SchemaValidators {
+  private readonly instances = new Map<string, AjvInstance>();
+
+  /**
+   * Compiles `schema` once; throws (with ajv's reason) when the schema is invalid. The returned
+   * function lists every problem with the arguments, or nothing when they are valid.
+   */
+  compile(schema: Record<string, unknown>): { validate: ArgumentValidator; release: () => void } {
+    const ajv = this.instanceFor(schema.$schema);
+    const compiled: ValidateFunction = ajv.compile(schema);
+    return {
+      validate: (args) => (compiled(args) ? [] : (compiled.errors ?? []).map(toIssue)),
+      // ajv caches compiled schemas by object; forget it so unregistered tools do not pile up.
+      release: () => {
+        ajv.removeSchema(schema);
+      },
+    };
+  }
+
+  private instanceFor(dialect: unknown): AjvInstance {
+    const key = dialectKey(dialect);
+    let ajv = this.instances.get(key);
+    if (ajv === undefined) {
+      const options = { strict: false, allErrors: true, logger: false as const };
+      ajv =
+        key === "2020-12"
+          ? new Ajv2020(options)
+          : key === "2019-09"
+            ? new Ajv2019(options)
+            : new Ajv(options);
+      addFormats(ajv);
+      this.instances.set(key, ajv);
+    }
+    return ajv;
+  }
+}
+
+function dialectKey(dialect: unknown): string {
+  if (typeof dialect !== "string") return "draft-07";
+  if (dialect.includes("2020-12")) return "2020-12";
+  if (dialect.includes("2019-09")) return "2019-09";
+  if (dialect.includes("draft-04") || dialect.includes("draft-03")) {
+    throw new Error(`unsupported JSON Schema dialect ${dialect} (use draft-07, 2019-09 or 2020-12)`);
+  }
+  return "draft-07";
+}
+
+/** ajv's error as a field-level issue: the offending field's pointer and what is wrong with it. */
+function toIssue(error: ErrorObject): ToolArgumentIssue {
+  const params = error.params as Record<string, unknown>;
+  if (error.keyword === "required" && typeof params.missingProperty === "string") {
+    return { path: `${error.instancePath}/${escapePointer(params.missingProperty)}`, message: "is required" };
+  }
+  if (error.keyword === "additionalProperties" && typeof params.additionalProperty === "string") {
+    return {
+      path: `${error.instancePath}/${escapePointer(params.additionalProperty)}`,
+      message: "is not an allowed property",
+    };
+  }
+  if (error.keyword === "enum" && Array.isArray(params.allowedValues)) {
+    return {
+      path: error.instancePath,
+      message: `must be one of ${params.allowedValues.map((value) => JSON.stringify(value)).join(", ")}`,
+    };
+  }
+  return { path: error.instancePath, message: error.message ?? `fails "${error.keyword}"` };
+}
+
+function escapePointer(name: string): string {
+  return name.replaceAll("~", "~0").replaceAll("/", "~1");
+}

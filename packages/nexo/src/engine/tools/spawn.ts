@@ -1,0 +1,71 @@
+/**
+ * `Spawn`: runs a task in a sub-agent with its own session and returns only its final answer.
+ * Nothing the sub-agent streams reaches the parent's event stream — the parent sees one tool call
+ * and one result. Sub-agents cannot ask the user for approval (nobody sees their stream), so a
+ * call that would need approval is refused inside the sub-agent; they inherit the parent's mode
+ * and "always" grants. Depth is limited so a sub-agent cannot spawn without bound.
+ */
+import type { AgentSession } from "../session.js";
+import type { Tool, ToolContext, ToolOutput } from "../types.js";
+
+export interface SpawnOptions {
+  /** Builds the sub-agent's session for a call (same provider and tools, fresh history). */
+  createSession(ctx: ToolContext, depth: number): AgentSession;
+  /** How deep sub-agents may nest. Default 2. */
+  maxDepth?: number;
+  /** This tool's own depth (0 for the top-level agent). */
+  depth?: number;
+}
+
+export const SPAWN_APPROVAL_REFUSAL =
+  "sub-agents cannot ask for approval; allow-list this tool or switch the parent session to auto_edit or yolo";
+
+export function spawnTool(options: SpawnOptions): Tool {
+  const depth = options.depth ?? 0;
+  const maxDepth = options.maxDepth ?? 2;
+  return {
+    name: "Spawn",
+    description:
+      "Delegate a self-contained task to a sub-agent with its own context. Returns the sub-agent's final answer. " +
+      "Use it for research or multi-step work whose intermediate steps the main conversation does not need.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        task: {
+          type: "string",
+          minLength: 1,
+          description: "What the sub-agent should do, with all needed context.",
+        },
+        description: { type: "string", description: "A short label for the task, shown to the user." },
+      },
+      required: ["task"],
+      additionalProperties: false,
+    },
+    category: "exec",
+    source: "builtin",
+    describe: (args) => `Spawn: ${String(args.description ?? args.task ?? "sub-agent").slice(0, 80)}`,
+    async execute(args, ctx): Promise<ToolOutput> {
+      if (depth >= maxDepth) {
+        return { output: `sub-agents may nest at most ${maxDepth} levels deep`, isError: true };
+      }
+      const session = options.createSession(ctx, depth + 1);
+      let reply: string | undefined;
+      let errorMessage: string | undefined;
+      let toolCalls = 0;
+      let ended = "completed";
+      for await (const event of session.runTurn(String(args.task), { signal: ctx.signal })) {
+        if (event.type === "tool_running") toolCalls++;
+        if (event.type === "error") errorMessage = event.message;
+        if (event.type === "turn_end") {
+          reply = event.reply;
+          ended = event.reason;
+        }
+      }
+      const metadata = { session_id: session.id, tool_calls: toolCalls, ended };
+      if (ended === "error")
+        return { output: `sub-agent failed: ${errorMessage ?? "unknown error"}`, isError: true, metadata };
+      if (ended === "cancelled") return { output: "sub-agent was cancelled", isError: true, metadata };
+      return { output: reply?.trim() || "(the sub-agent gave no answer)", metadata };
+    },
+  };
+}
