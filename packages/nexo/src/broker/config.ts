@@ -1,0 +1,140 @@
+/**
+ * The broker's config (the body of broker.yaml) and how it becomes a Broker. Config is closed:
+ * an unknown key is a typo, and a typo in broker config must fail at boot, not be ignored.
+ */
+import { isAbsolute, resolve } from "node:path";
+import { z } from "zod";
+import type { Logger } from "../log.js";
+import { MAX_QUEUE_DEPTH } from "./core.js";
+import { BrokerError } from "./errors.js";
+import { LocalBroker } from "./local.js";
+import { NatsBroker } from "./nats.js";
+import type { Broker } from "./types.js";
+
+const NATS_SCHEMES = new Set(["nats:", "tls:"]);
+
+/** Why `text` is not a NATS server address, or undefined when it is one. */
+function natsUrlProblem(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text.includes("://") ? text : `nats://${text}`);
+  } catch {
+    return "is not a URL";
+  }
+  if (!NATS_SCHEMES.has(url.protocol))
+    return `has scheme "${url.protocol.slice(0, -1)}" (expected nats or tls)`;
+  if (url.hostname === "") return "has no host";
+  if (url.pathname !== "" && url.pathname !== "/") return "must not have a path";
+  return undefined;
+}
+
+const NatsUrlSchema = z.string().superRefine((text, context) => {
+  const problem = natsUrlProblem(text);
+  if (problem !== undefined) {
+    context.addIssue({
+      code: "custom",
+      message: `${problem}: expected a NATS server like nats://127.0.0.1:4222`,
+    });
+  }
+});
+
+const QueueDepthSchema = z.number().int().min(1).max(MAX_QUEUE_DEPTH);
+
+export const LocalBrokerConfigSchema = z.strictObject({
+  type: z.literal("local"),
+  /** Default per-subscriber queue depth. */
+  queue_depth: QueueDepthSchema.optional(),
+});
+
+export const NatsBrokerConfigSchema = z
+  .strictObject({
+    type: z.literal("nats"),
+    /** One server; use `servers` for a cluster. Exactly one of the two. */
+    url: NatsUrlSchema.optional(),
+    servers: z.array(NatsUrlSchema).min(1).optional(),
+    user: z.string().min(1).optional(),
+    pass: z.string().min(1).optional(),
+    token: z.string().min(1).optional(),
+    /** A NATS `.creds` file; relative paths are resolved against the config dir. */
+    creds_file: z.string().min(1).optional(),
+    /** The connection name shown by the server's monitoring. */
+    name: z.string().min(1).optional(),
+    queue_depth: QueueDepthSchema.optional(),
+  })
+  .superRefine((config, context) => {
+    if ((config.url === undefined) === (config.servers === undefined)) {
+      context.addIssue({
+        code: "custom",
+        path: config.url === undefined ? ["url"] : ["servers"],
+        message: "give exactly one of url and servers",
+      });
+    }
+    if ((config.user === undefined) !== (config.pass === undefined)) {
+      context.addIssue({
+        code: "custom",
+        path: config.user === undefined ? ["user"] : ["pass"],
+        message: "user and pass go together",
+      });
+    }
+    const methods = [
+      config.user !== undefined ? "user/pass" : undefined,
+      config.token !== undefined ? "token" : undefined,
+      config.creds_file !== undefined ? "creds_file" : undefined,
+    ].filter((method) => method !== undefined);
+    if (methods.length > 1) {
+      context.addIssue({
+        code: "custom",
+        message: `choose one way to authenticate, not ${methods.join(" and ")}`,
+      });
+    }
+  });
+
+export const BrokerConfigSchema = z.discriminatedUnion("type", [
+  LocalBrokerConfigSchema,
+  NatsBrokerConfigSchema,
+]);
+export type BrokerConfig = z.infer<typeof BrokerConfigSchema>;
+export type BrokerConfigInput = z.input<typeof BrokerConfigSchema>;
+
+export interface CreateBrokerOptions {
+  logger?: Logger;
+  /** Where broker.yaml lives, to resolve a relative `creds_file` (default: the working directory). */
+  configDir?: string;
+  /** Reconnect timing, for tests and benchmarks that restart a server. */
+  reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
+}
+
+/**
+ * Builds the broker the config asks for; for NATS, connects first. Throws BrokerError
+ * `invalid_config` (the config breaks the schema) or `connect_failed`.
+ */
+export async function createBroker(
+  config: BrokerConfigInput,
+  options: CreateBrokerOptions = {},
+): Promise<Broker> {
+  const parsed = BrokerConfigSchema.safeParse(config);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map(
+      (issue) => `${issue.path.length === 0 ? "broker" : issue.path.join(".")}: ${issue.message}`,
+    );
+    throw new BrokerError("invalid_config", `invalid broker config: ${issues.join("; ")}`);
+  }
+  const valid = parsed.data;
+  if (valid.type === "local")
+    return new LocalBroker({ queueDepth: valid.queue_depth, logger: options.logger });
+  const credsFile =
+    valid.creds_file === undefined || isAbsolute(valid.creds_file)
+      ? valid.creds_file
+      : resolve(options.configDir ?? process.cwd(), valid.creds_file);
+  return NatsBroker.connect({
+    servers: valid.servers ?? [valid.url as string],
+    user: valid.user,
+    pass: valid.pass,
+    token: valid.token,
+    credsFile,
+    name: valid.name,
+    queueDepth: valid.queue_depth,
+    logger: options.logger,
+    reconnect: options.reconnect,
+  });
+}
