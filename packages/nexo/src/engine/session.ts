@@ -1,0 +1,252 @@
+/**
+ * A conversation with one agent: its history, usage, approval state and the turn running now.
+ * Doors create sessions and run turns through them; they never run a turn themselves.
+ */
+import { randomUUID } from "node:crypto";
+import { ApprovalPolicy, PendingApprovals } from "./approvals.js";
+import { EventChannel } from "./event-channel.js";
+import type { HookRunner } from "./hooks.js";
+import { runTurn } from "./turn.js";
+import {
+  type AgentMemory,
+  type ApprovalScope,
+  type ChatMessage,
+  type ContentBlock,
+  emptyUsage,
+  type LlmProvider,
+  type Tool,
+  type ToolContext,
+  type ToolOutput,
+  type ToolSpec,
+  type TurnEvent,
+  type Usage,
+} from "./types.js";
+
+/** What the turn loop needs from the tool registry (engine/tools/registry.ts provides it). */
+export interface ToolHost {
+  get(name: string): Tool | undefined;
+  specs(filter?: (tool: Tool) => boolean): ToolSpec[];
+  invoke(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput>;
+}
+
+/** Where a session's messages are persisted (the store implements it). */
+export interface TranscriptSink {
+  append(sessionId: string, message: ChatMessage, meta: { turnId: string }): void | Promise<void>;
+}
+
+export interface MinimalLogger {
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface SessionConfig {
+  sessionId?: string;
+  agentId: string;
+  tenantId?: string;
+  provider: LlmProvider;
+  model: string;
+  system?: string;
+  maxTokens: number;
+  /** Model calls allowed per user message. */
+  maxTurns: number;
+  temperature?: number;
+  thinkingBudget?: number;
+  tools: ToolHost;
+  /** The agent's tool allow-list: which registered tools this session may offer the model. */
+  toolFilter?: (tool: Tool) => boolean;
+  hooks?: HookRunner;
+  policy?: ApprovalPolicy;
+  workspace: string;
+  unconfined?: boolean;
+  memory?: AgentMemory;
+  history?: ChatMessage[];
+  sink?: TranscriptSink;
+  /** Overrides the provider's knowledge of the model's window (tokens). */
+  contextWindow?: number;
+  logger?: MinimalLogger;
+  /**
+   * When set, calls that would need approval are refused with this reason instead of waiting
+   * (sub-agents and unattended channels have nobody to ask).
+   */
+  approvalsUnavailable?: string;
+}
+
+/** Thrown when a turn is started while another one runs in the same session. */
+export class SessionBusyError extends Error {
+  constructor(sessionId: string) {
+    super(`session ${sessionId} is already running a turn`);
+    this.name = "SessionBusyError";
+  }
+}
+
+/** The session as the turn loop sees it. */
+export interface SessionState {
+  readonly config: SessionConfig;
+  readonly history: ChatMessage[];
+  usage: Usage;
+  readonly policy: ApprovalPolicy;
+  readonly approvals: PendingApprovals;
+  readonly hooks: HookRunner | undefined;
+  readonly hookContext: { agentId: string; sessionId: string };
+  readonly logger: MinimalLogger | undefined;
+  append(message: ChatMessage, turnId: string): Promise<void>;
+  replaceHistory(messages: ChatMessage[]): void;
+  toolSpecs(): ToolSpec[];
+  findTool(name: string): Tool | undefined;
+  invokeTool(
+    name: string,
+    args: Record<string, unknown>,
+    callId: string,
+    signal: AbortSignal,
+  ): Promise<ToolOutput>;
+  contextWindow(): number | undefined;
+}
+
+export class AgentSession implements SessionState {
+  readonly id: string;
+  readonly config: SessionConfig;
+  readonly policy: ApprovalPolicy;
+  readonly approvals: PendingApprovals;
+  readonly hookContext: { agentId: string; sessionId: string };
+  usage: Usage = emptyUsage();
+  private messages: ChatMessage[];
+  private current: { controller: AbortController; done: Promise<void> } | undefined;
+
+  constructor(config: SessionConfig) {
+    this.config = config;
+    this.id = config.sessionId ?? randomUUID();
+    this.messages = [...(config.history ?? [])];
+    this.policy = config.policy ?? new ApprovalPolicy();
+    this.approvals = new PendingApprovals(this.policy);
+    this.hookContext = { agentId: config.agentId, sessionId: this.id };
+  }
+
+  get history(): ChatMessage[] {
+    return this.messages;
+  }
+
+  get hooks(): HookRunner | undefined {
+    return this.config.hooks;
+  }
+
+  get logger(): MinimalLogger | undefined {
+    return this.config.logger;
+  }
+
+  get busy(): boolean {
+    return this.current !== undefined;
+  }
+
+  /**
+   * Starts a turn and returns its event stream. The stream always ends with `turn_end`, whatever
+   * happens. Throws SessionBusyError when a turn is already running.
+   */
+  runTurn(input: string | ContentBlock[], options: { signal?: AbortSignal } = {}): AsyncIterable<TurnEvent> {
+    if (this.current) throw new SessionBusyError(this.id);
+    const content: ContentBlock[] = typeof input === "string" ? [{ type: "text", text: input }] : input;
+    const controller = new AbortController();
+    const outer = options.signal;
+    const forward = () => controller.abort(outer?.reason);
+    if (outer) {
+      if (outer.aborted) controller.abort(outer.reason);
+      else outer.addEventListener("abort", forward, { once: true });
+    }
+    const events = new EventChannel<TurnEvent>();
+    const turnId = randomUUID();
+    const done = runTurn({ turnId, session: this, events, signal: controller.signal }, content)
+      .catch((error: unknown) => events.fail(error))
+      .finally(() => {
+        outer?.removeEventListener("abort", forward);
+        this.current = undefined;
+        events.end();
+      });
+    this.current = { controller, done };
+    return events;
+  }
+
+  /** Cancels the running turn (LLM request, running tools, pending approvals). */
+  cancel(reason = "stopped by the user"): boolean {
+    if (!this.current) return false;
+    this.current.controller.abort(new Error(reason));
+    return true;
+  }
+
+  /** Resolves when the running turn (if any) has finished. */
+  async idle(): Promise<void> {
+    await this.current?.done;
+  }
+
+  approve(callId: string, scope: ApprovalScope = "once"): boolean {
+    return this.approvals.approve(callId, scope);
+  }
+
+  deny(callId: string, reason: string): boolean {
+    return this.approvals.deny(callId, reason);
+  }
+
+  /**
+   * Seeds the conversation with prior context (json-stream `init_history`): a user message
+   * carrying the text and an assistant acknowledgement, persisted like any other message.
+   */
+  async seedHistory(text: string): Promise<void> {
+    const turnId = "init_history";
+    await this.append(
+      { role: "user", content: [{ type: "text", text: `[Earlier conversation]\n${text}` }] },
+      turnId,
+    );
+    await this.append(
+      { role: "assistant", content: [{ type: "text", text: "I have the earlier conversation in mind." }] },
+      turnId,
+    );
+  }
+
+  async append(message: ChatMessage, turnId: string): Promise<void> {
+    this.messages.push(message);
+    await this.config.sink?.append(this.id, message, { turnId });
+  }
+
+  replaceHistory(messages: ChatMessage[]): void {
+    this.messages = messages;
+  }
+
+  toolSpecs(): ToolSpec[] {
+    return this.config.tools.specs(this.config.toolFilter);
+  }
+
+  findTool(name: string): Tool | undefined {
+    const tool = this.config.tools.get(name);
+    if (!tool) return undefined;
+    if (this.config.toolFilter && !this.config.toolFilter(tool)) return undefined;
+    return tool;
+  }
+
+  invokeTool(
+    name: string,
+    args: Record<string, unknown>,
+    callId: string,
+    signal: AbortSignal,
+  ): Promise<ToolOutput> {
+    if (!this.findTool(name)) {
+      const offered = this.toolSpecs()
+        .map((t) => t.name)
+        .join(", ");
+      return Promise.resolve({
+        output: `Unknown tool "${name}". Available tools: ${offered || "none"}.`,
+        isError: true,
+      });
+    }
+    return this.config.tools.invoke(name, args, {
+      signal,
+      sessionId: this.id,
+      agentId: this.config.agentId,
+      callId,
+      workspace: this.config.workspace,
+      unconfined: this.config.unconfined ?? false,
+      ...(this.config.memory ? { memory: this.config.memory } : {}),
+    });
+  }
+
+  contextWindow(): number | undefined {
+    return this.config.contextWindow ?? this.config.provider.contextWindow?.(this.config.model);
+  }
+}

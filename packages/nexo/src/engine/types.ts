@@ -1,0 +1,257 @@
+/**
+ * The engine's vocabulary, shared by the turn loop, providers, tools, hooks and every door.
+ *
+ * Conversation content uses one canonical shape (content blocks in the style of the Anthropic
+ * Messages API) that each provider translates to and from its own wire format, so a session can
+ * move between providers and be stored once.
+ */
+
+// --- conversation content -------------------------------------------------------------------
+
+export interface TextBlock {
+  type: "text";
+  text: string;
+}
+export interface ThinkingBlock {
+  type: "thinking";
+  text: string;
+  /** Anthropic's signature, needed to send thinking back in a later request. */
+  signature?: string;
+}
+export interface ImageBlock {
+  type: "image";
+  mediaType: string;
+  /** base64 */
+  data: string;
+}
+export interface ToolUseBlock {
+  type: "tool_use";
+  /** The call id, unique within the session. */
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+export interface ToolResultBlock {
+  type: "tool_result";
+  toolUseId: string;
+  content: string;
+  isError?: boolean;
+}
+
+export type ContentBlock = TextBlock | ThinkingBlock | ImageBlock | ToolUseBlock | ToolResultBlock;
+
+export interface ChatMessage {
+  role: "user" | "assistant";
+  content: ContentBlock[];
+}
+
+// --- usage ------------------------------------------------------------------------------------
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+export const emptyUsage = (): Usage => ({
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+});
+
+export function addUsage(a: Usage, b: Partial<Usage>): Usage {
+  return {
+    inputTokens: a.inputTokens + (b.inputTokens ?? 0),
+    outputTokens: a.outputTokens + (b.outputTokens ?? 0),
+    cacheReadTokens: a.cacheReadTokens + (b.cacheReadTokens ?? 0),
+    cacheWriteTokens: a.cacheWriteTokens + (b.cacheWriteTokens ?? 0),
+  };
+}
+
+// --- LLM providers -----------------------------------------------------------------------------
+
+/** What a model is told about a tool. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments (an object schema). */
+  inputSchema: Record<string, unknown>;
+}
+
+export interface ChatRequest {
+  model: string;
+  system?: string;
+  messages: ChatMessage[];
+  tools?: ToolSpec[];
+  maxTokens: number;
+  temperature?: number;
+  /** Extended thinking budget in tokens, when the provider supports it. */
+  thinkingBudget?: number;
+  signal?: AbortSignal;
+}
+
+export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal" | "other";
+
+/** What a provider streams back for one request. */
+export type ProviderEvent =
+  | { type: "text_delta"; text: string }
+  | { type: "thinking_delta"; text: string; signature?: string }
+  /** A complete tool call (providers assemble argument deltas before emitting it). */
+  | { type: "tool_call"; id: string; name: string; input: Record<string, unknown> }
+  | { type: "usage"; usage: Partial<Usage> }
+  | { type: "stop"; reason: StopReason }
+  /** The provider is retrying after a transient failure (nothing was streamed yet). */
+  | { type: "retry"; attempt: number; maxAttempts: number; delayMs: number; reason: string };
+
+/**
+ * A model endpoint. `stream` yields events until the response is complete; it throws one of the
+ * typed LLM errors of @nexo/wire (LlmAuthenticationError, LlmRateLimitedError, …) on failure and
+ * stops promptly when `request.signal` aborts.
+ */
+export interface LlmProvider {
+  /** e.g. "anthropic", "openai", "scripted", or a plugin's provider name. */
+  readonly id: string;
+  /** The model's context window in tokens, when known, for compaction. */
+  contextWindow?(model: string): number | undefined;
+  stream(request: ChatRequest): AsyncIterable<ProviderEvent>;
+}
+
+// --- tools -------------------------------------------------------------------------------------
+
+/** Approval categories of the json-stream spec; unknown tools count as `exec`. */
+export type ToolCategory = "info" | "edit" | "exec" | "mcp";
+
+export type ToolOutputType = "text" | "diff" | "image";
+
+export interface ToolOutput {
+  /** What the model sees as the tool result (and the door shows, truncated if long). */
+  output: string;
+  outputType?: ToolOutputType;
+  /** Extra data for doors, e.g. {file_path} for a diff. */
+  metadata?: Record<string, unknown>;
+  /** The tool ran but failed; the model sees the output as an error result. */
+  isError?: boolean;
+}
+
+/** Long-term memory as tools and plugins see it (implemented by the store). */
+export interface MemoryEntry {
+  id: string;
+  agentId: string;
+  content: string;
+  tags: string[];
+  conceptTags: string[];
+  createdAt: string;
+}
+
+export interface AgentMemory {
+  store(agentId: string, content: string, tags?: string[]): Promise<MemoryEntry>;
+  recall(agentId: string, query: string, limit?: number): Promise<MemoryEntry[]>;
+}
+
+export interface ToolContext {
+  signal: AbortSignal;
+  sessionId: string;
+  agentId: string;
+  callId: string;
+  /** Absolute path file tools are confined to. */
+  workspace: string;
+  /** When true, file tools may leave the workspace (set only explicitly by the operator). */
+  unconfined: boolean;
+  memory?: AgentMemory;
+}
+
+export interface Tool {
+  readonly name: string;
+  readonly description: string;
+  /** JSON Schema of the arguments; validated (ajv) before `execute` is called. */
+  readonly inputSchema: Record<string, unknown>;
+  readonly category: ToolCategory;
+  /** Where the tool comes from, for logs and namespacing. */
+  readonly source: "builtin" | "mcp" | "plugin" | "microapp";
+  /** A one-line human description of a call, e.g. "Write to src/main.rs". */
+  describe?(args: Record<string, unknown>): string;
+  /** Runs the tool. Throw for failures that are not the tool's normal output. */
+  execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput>;
+}
+
+// --- approvals ---------------------------------------------------------------------------------
+
+export type ApprovalMode = "default" | "auto_edit" | "yolo";
+export type ApprovalScope = "once" | "always";
+export type ApprovalDecision = { approved: true; scope: ApprovalScope } | { approved: false; reason: string };
+
+// --- hooks -------------------------------------------------------------------------------------
+
+/** Named points in a turn where registered handlers vote. */
+export type HookPoint = "before_message" | "before_tool" | "after_tool" | "before_reply";
+
+export type HookVote =
+  | { decision: "continue" }
+  | { decision: "block"; reason: string }
+  /** Replaces the payload (the message text, the tool args, the tool output or the reply). */
+  | { decision: "transform"; payload: Record<string, unknown> };
+
+export interface HookHandler {
+  /** For logs: "plugin:pii_redactor", "microapp:acme". */
+  readonly name: string;
+  readonly points: readonly HookPoint[];
+  /** Failures and timeouts count as "continue" (the contract's continue-on-error rule). */
+  onHook(
+    point: HookPoint,
+    payload: Record<string, unknown>,
+    ctx: { agentId: string; sessionId: string },
+  ): Promise<HookVote>;
+}
+
+// --- the turn's event stream -------------------------------------------------------------------
+
+/** Error codes of the json-stream spec; every door maps from these. */
+export type TurnErrorCode =
+  | "provider_error"
+  | "tool_error"
+  | "config_error"
+  | "protocol_error"
+  | "internal_error";
+
+export type TurnEvent =
+  | { type: "turn_start"; turnId: string }
+  | { type: "text_delta"; turnId: string; text: string }
+  | { type: "thinking"; turnId: string; text: string }
+  /** The model asked for a tool. `needsApproval` says whether the turn now waits for a decision. */
+  | {
+      type: "tool_requested";
+      turnId: string;
+      callId: string;
+      name: string;
+      category: ToolCategory;
+      args: Record<string, unknown>;
+      description: string;
+      needsApproval: boolean;
+    }
+  | { type: "tool_running"; turnId: string; callId: string; name: string }
+  | {
+      type: "tool_result";
+      turnId: string;
+      callId: string;
+      name: string;
+      status: "success" | "error";
+      output: string;
+      outputType: ToolOutputType;
+      metadata?: Record<string, unknown>;
+    }
+  | { type: "tool_cancelled"; turnId: string; callId: string; name: string; reason: string }
+  | { type: "usage"; turnId: string; turn: Usage; session: Usage }
+  | { type: "info"; turnId: string; message: string }
+  | { type: "error"; turnId: string; code: TurnErrorCode; message: string; retryable: boolean }
+  | {
+      type: "turn_end";
+      turnId: string;
+      reason: TurnEndReason;
+      usage: Usage;
+      /** The reply text after `before_reply` hooks; what non-streaming doors (channels) send. */
+      reply?: string;
+    };
+
+export type TurnEndReason = "completed" | "cancelled" | "error" | "max_turns" | "blocked";
