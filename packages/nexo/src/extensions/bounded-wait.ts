@@ -1,0 +1,27 @@
+/** Every wait has a timeout: the two shapes the supervisor needs. */
+
+/** Settles like `promise`, or rejects with `timeoutError()` once `ms` have passed. */
+export function withTimeout<T>(promise: Promise<T>, ms: number, timeoutError: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(timeoutError()), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Whether `promise` settles (either way) within `ms`. */
+export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const settled = promise.then(
+    () => true as const,
+    () => true as const,
+  );
+  try {
+    return await Promise.race([settled, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
