@@ -47,6 +47,8 @@ interface ProbeReport {
   uid: number;
   gid: number;
   home: string;
+  /** Effective capabilities (hex, from /proc/self/status). */
+  capEff: string;
   visiblePids: number;
   interfaces: string[];
   read: Record<string, string>;
