@@ -9,7 +9,7 @@ export const HookOnHookParamsSchema = z.looseObject({
   /** The hook point being fired, e.g. `before_message`. */
   hook_name: z.string().min(1),
   /** The event under inspection; its shape depends on the hook point. */
-  event: z.unknown(),
+  event: z.unknown().optional(),
 });
 export type HookOnHookParams = z.infer<typeof HookOnHookParamsSchema>;
 

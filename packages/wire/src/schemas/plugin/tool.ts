@@ -13,7 +13,7 @@ export const ToolInvokeParamsSchema = z.looseObject({
   plugin_id: z.string().optional(),
   tool_name: z.string().min(1),
   /** Any JSON value; the host validated it against the tool's advertised `input_schema`. */
-  args: z.unknown(),
+  args: z.unknown().optional(),
   agent_id: z.string().nullable().optional(),
 });
 export type ToolInvokeParams = z.infer<typeof ToolInvokeParamsSchema>;

@@ -1,0 +1,82 @@
+/**
+ * Serving `tool.invoke` (plugin contract §5.t) with the upstream SDK's rules: the handler gets a
+ * ToolInvocation, typed errors keep their code and `data`, any other exception is -33403
+ * "execution failed: …". A result that cannot be sent — NaN, ±Infinity, BigInt, or a frame over
+ * the outbound cap — is answered -33403 too, so the host gets an error instead of `null` or a
+ * dropped frame followed by a timeout.
+ */
+import type { JsonRpcId } from "@nexo/wire";
+import { plugin } from "@nexo/wire/schemas";
+import { type DispatchEnv, type SafeParser, serve } from "./serve.js";
+import {
+  type ToolContext,
+  ToolExecutionFailedError,
+  type ToolHandlerWithContext,
+  type ToolInvocation,
+} from "./tools.js";
+import { toStrictJson } from "./wire.js";
+
+/**
+ * `args` may be absent (upstream SDKs read it as null), but the wire schema declares it with
+ * `z.unknown()`, which zod 4 treats as a required key; supply the null before validating.
+ */
+const toolInvokeParams: SafeParser<plugin.ToolInvokeParams> = {
+  safeParse(raw) {
+    const params =
+      raw !== null && typeof raw === "object" && !Array.isArray(raw) && !("args" in raw)
+        ? { ...raw, args: null }
+        : raw;
+    return plugin.ToolInvokeParamsSchema.safeParse(params);
+  },
+};
+
+export function serveTools(
+  env: DispatchEnv,
+  handler: ToolHandlerWithContext,
+  maxOutgoingFrameBytes: number,
+): void {
+  serve(env, {
+    method: "tool.invoke",
+    params: toolInvokeParams,
+    label: (p) => `tool.invoke ${p.tool_name}`,
+    fallbackError: (message) => new ToolExecutionFailedError(message),
+    handle: async (p, task, rpc) => {
+      const invocation: ToolInvocation = {
+        pluginId: p.plugin_id ?? env.pluginId,
+        toolName: p.tool_name,
+        args: p.args ?? null,
+      };
+      if (typeof p.agent_id === "string") invocation.agentId = p.agent_id;
+      const ctx: ToolContext = {
+        broker: env.broker,
+        pluginId: env.pluginId,
+        get signal() {
+          return task.signal;
+        },
+      };
+      const result = await handler(invocation, ctx);
+      if (result !== undefined) ensureSendable(result, rpc.id, maxOutgoingFrameBytes);
+      return result;
+    },
+  });
+}
+
+function ensureSendable(result: unknown, id: JsonRpcId | null, maxFrameBytes: number): void {
+  let json: string;
+  try {
+    json = toStrictJson(result, "result");
+  } catch (error) {
+    throw new ToolExecutionFailedError(`the tool's result cannot be sent: ${(error as Error).message}`);
+  }
+  if (!Number.isFinite(maxFrameBytes)) return;
+  // UTF-8 needs at most 3 bytes per UTF-16 unit: most results skip the exact count.
+  // The reply is `{"jsonrpc":"2.0","id":…,"result":<json>}`; the cap excludes the newline.
+  const envelope = Buffer.byteLength(JSON.stringify({ jsonrpc: "2.0", id, result: 0 }), "utf8") - 1;
+  if ((json.length + envelope) * 3 <= maxFrameBytes) return;
+  const bytes = Buffer.byteLength(json, "utf8") + envelope;
+  if (bytes > maxFrameBytes) {
+    throw new ToolExecutionFailedError(
+      `the tool's result is ${bytes} bytes on the wire, over the ${maxFrameBytes}-byte frame limit`,
+    );
+  }
+}
