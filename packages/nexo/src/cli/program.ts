@@ -4,6 +4,8 @@
  */
 import { Command } from "commander";
 import { NEXO_VERSION } from "../version.js";
+import { registerAgent } from "./agent.js";
+import { registerDevMockLlm } from "./dev-mock-llm.js";
 import { registerDoctor } from "./doctor.js";
 
 export function buildProgram(): Command {
@@ -13,6 +15,8 @@ export function buildProgram(): Command {
     .description("nexo: an agent daemon that runs LLM agents and hosts out-of-process extensions")
     .version(NEXO_VERSION, "-V, --version", "print the nexo version")
     .showHelpAfterError("(run nexo --help for usage)");
+  registerAgent(program);
   registerDoctor(program);
+  registerDevMockLlm(program);
   return program;
 }

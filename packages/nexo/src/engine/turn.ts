@@ -15,6 +15,7 @@ import {
   LlmRateLimitedError,
 } from "@nexo/wire";
 import { ApprovalCancelledError } from "./approvals.js";
+import { isRetryable } from "./providers/errors.js";
 import { compact, compactionCut, estimateTokens, needsCompaction } from "./compaction.js";
 import type { EventChannel } from "./event-channel.js";
 import type { SessionState } from "./session.js";
@@ -236,7 +237,7 @@ async function callModel(run: TurnRun, onUsage: (u: Partial<Usage>) => void): Pr
 }
 
 function providerErrorEvent(turnId: string, error: unknown): TurnEvent {
-  const retryable = error instanceof LlmRateLimitedError || error instanceof LlmConnectionError;
+  const retryable = isRetryable(error);
   let message = (error as Error)?.message ?? String(error);
   if (error instanceof LlmRateLimitedError && error.retryAfterSecs !== undefined) {
     message = `${message} (retry after ${error.retryAfterSecs} s)`;

@@ -1,0 +1,114 @@
+/**
+ * A scripted reply made concrete for one request: ids assigned, stop reason decided, usage
+ * estimated from the request (four characters a token) unless the script fixes it. Both wire
+ * formats are rendered from this one shape, so a script means the same thing on either endpoint.
+ */
+import type { MockResponse } from "./script.js";
+
+export type Protocol = "anthropic" | "openai";
+
+export interface ResolvedReply {
+  id: string;
+  model: string;
+  text: string;
+  thinking: string | undefined;
+  signature: string;
+  toolCalls: Array<{ id: string; name: string; input: Record<string, unknown> }>;
+  stopReason: "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal";
+  usage: { input: number; output: number; cacheRead: number; cacheWrite: number };
+}
+
+function record(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}
+
+function textOfContent(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((part) => {
+      const p = record(part);
+      if (typeof p.text === "string") return p.text;
+      // Anthropic tool_result blocks nest their own content.
+      if (p.type === "tool_result") return textOfContent(p.content);
+      return "";
+    })
+    .filter((t) => t !== "")
+    .join("\n");
+}
+
+/**
+ * The text a `match` is tested against: the last user message (Anthropic), or every message after
+ * the last assistant one, user and tool alike (OpenAI, where tool results are separate messages).
+ */
+export function lastUserText(protocol: Protocol, body: unknown): string {
+  const messages = Array.isArray(record(body).messages) ? (record(body).messages as unknown[]) : [];
+  if (protocol === "anthropic") {
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const m = record(messages[i]);
+      if (m.role === "user") return textOfContent(m.content);
+    }
+    return "";
+  }
+  const tail: string[] = [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = record(messages[i]);
+    if (m.role === "assistant") break;
+    if (m.role === "user" || m.role === "tool") tail.unshift(textOfContent(m.content));
+  }
+  return tail.filter((t) => t !== "").join("\n");
+}
+
+const tokens = (chars: number): number => Math.max(1, Math.ceil(chars / 4));
+
+export function resolveReply(
+  entry: MockResponse,
+  body: unknown,
+  protocol: Protocol,
+  requestNumber: number,
+): ResolvedReply {
+  const req = record(body);
+  const model = typeof req.model === "string" ? req.model : "mock-model";
+  const prefix = protocol === "anthropic" ? "toolu_mock" : "call_mock";
+  const toolCalls = (entry.tool_calls ?? []).map((call, i) => ({
+    id: call.id ?? `${prefix}_${requestNumber}_${i}`,
+    name: call.name,
+    input: call.input,
+  }));
+  const text = entry.text ?? "";
+  const promptChars = JSON.stringify([req.system ?? null, req.messages ?? [], req.tools ?? []]).length;
+  const outputChars =
+    text.length + (entry.thinking?.length ?? 0) + JSON.stringify(toolCalls.map((c) => c.input)).length;
+  return {
+    id: `${protocol === "anthropic" ? "msg_mock" : "chatcmpl-mock"}_${requestNumber}`,
+    model,
+    text,
+    thinking: entry.thinking,
+    signature: entry.signature ?? `mock-signature-${requestNumber}`,
+    toolCalls,
+    stopReason: entry.stop_reason ?? (toolCalls.length > 0 ? "tool_use" : "end_turn"),
+    usage: {
+      input: entry.usage?.input_tokens ?? tokens(promptChars),
+      output: entry.usage?.output_tokens ?? tokens(outputChars),
+      cacheRead: entry.usage?.cache_read_input_tokens ?? 0,
+      cacheWrite: entry.usage?.cache_creation_input_tokens ?? 0,
+    },
+  };
+}
+
+/** Text in deltas of two words, so clients see a real multi-chunk stream. */
+export function splitText(text: string): string[] {
+  const words = text.match(/\s*\S+\s*/g) ?? (text ? [text] : []);
+  const out: string[] = [];
+  for (let i = 0; i < words.length; i += 2) out.push(words.slice(i, i + 2).join(""));
+  return out;
+}
+
+/** JSON arguments in fragments cut mid-token, as vendors send them. */
+export function splitJson(json: string, size = 7): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < json.length; i += size) out.push(json.slice(i, i + size));
+  return out;
+}

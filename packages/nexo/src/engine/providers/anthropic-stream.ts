@@ -1,0 +1,167 @@
+/**
+ * Anthropic's raw stream events → nexo's ProviderEvents.
+ *
+ * Text and thinking are forwarded as they arrive; a tool call is held until its block stops, so
+ * its `input_json_delta` fragments can be joined and parsed once (several tool_use blocks in one
+ * response each become one `tool_call`). Usage is split across `message_start` (input and cache
+ * counts) and `message_delta` (cumulative output), so it is emitted once, complete, just before
+ * `stop`. A stream that ends without `message_stop` was cut off.
+ */
+import type {
+  StopReason as AnthropicStopReason,
+  RawMessageStreamEvent,
+} from "@anthropic-ai/sdk/resources/messages";
+import { LlmConnectionError } from "@nexo/wire";
+import type { ProviderEvent, StopReason, Usage } from "../types.js";
+import { parseToolArguments } from "./tool-arguments.js";
+
+/** Blocks and deltas read field by field, so kinds this SDK version does not know are skipped, not rejected. */
+type LooseBlock = { type: string } & Record<string, unknown>;
+
+type OpenBlock =
+  | { kind: "text" | "thinking" | "other" }
+  | { kind: "tool_use"; id: string; name: string; json: string; initial: Record<string, unknown> };
+
+export function mapAnthropicStopReason(reason: AnthropicStopReason | null | undefined): StopReason {
+  switch (reason) {
+    case "end_turn":
+    case "tool_use":
+    case "max_tokens":
+    case "stop_sequence":
+    case "refusal":
+      return reason;
+    case "model_context_window_exceeded":
+      return "max_tokens";
+    default:
+      return "other";
+  }
+}
+
+export class AnthropicStreamDecoder {
+  private readonly blocks = new Map<number, OpenBlock>();
+  private readonly usage: Usage = {
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+  };
+  private stopReason: StopReason = "other";
+  private complete = false;
+
+  constructor(
+    private readonly provider: string,
+    private readonly baseUrl: string,
+  ) {}
+
+  push(event: RawMessageStreamEvent): ProviderEvent[] {
+    switch (event.type) {
+      case "message_start": {
+        const u = event.message.usage;
+        this.usage.inputTokens = u.input_tokens ?? 0;
+        this.usage.outputTokens = u.output_tokens ?? 0;
+        this.usage.cacheReadTokens = u.cache_read_input_tokens ?? 0;
+        this.usage.cacheWriteTokens = u.cache_creation_input_tokens ?? 0;
+        return [];
+      }
+      case "content_block_start":
+        return this.startBlock(event.index, event.content_block as unknown as LooseBlock);
+      case "content_block_delta":
+        return this.delta(event.index, event.delta as unknown as LooseBlock);
+      case "content_block_stop":
+        return this.stopBlock(event.index);
+      case "message_delta": {
+        this.stopReason = mapAnthropicStopReason(event.delta.stop_reason);
+        const u = event.usage;
+        if (typeof u.output_tokens === "number") this.usage.outputTokens = u.output_tokens;
+        if (typeof u.input_tokens === "number") this.usage.inputTokens = u.input_tokens;
+        if (typeof u.cache_read_input_tokens === "number")
+          this.usage.cacheReadTokens = u.cache_read_input_tokens;
+        if (typeof u.cache_creation_input_tokens === "number")
+          this.usage.cacheWriteTokens = u.cache_creation_input_tokens;
+        return [];
+      }
+      case "message_stop":
+        this.complete = true;
+        return [
+          { type: "usage", usage: { ...this.usage } },
+          { type: "stop", reason: this.stopReason },
+        ];
+      default:
+        return [];
+    }
+  }
+
+  /** Throws when the stream ended before the response was complete. */
+  finish(): void {
+    if (!this.complete) {
+      throw new LlmConnectionError(
+        `${this.provider}: the stream from ${this.baseUrl} ended before the response was complete`,
+        { provider: this.provider, reason: "stream_truncated" },
+      );
+    }
+  }
+
+  private startBlock(index: number, block: LooseBlock): ProviderEvent[] {
+    switch (block.type) {
+      case "text": {
+        this.blocks.set(index, { kind: "text" });
+        const text = typeof block.text === "string" ? block.text : "";
+        return text ? [{ type: "text_delta", text }] : [];
+      }
+      case "thinking": {
+        this.blocks.set(index, { kind: "thinking" });
+        const text = typeof block.thinking === "string" ? block.thinking : "";
+        return text ? [{ type: "thinking_delta", text }] : [];
+      }
+      case "tool_use": {
+        const initial =
+          block.input !== null && typeof block.input === "object" && !Array.isArray(block.input)
+            ? (block.input as Record<string, unknown>)
+            : {};
+        this.blocks.set(index, {
+          kind: "tool_use",
+          id: String(block.id),
+          name: String(block.name),
+          json: "",
+          initial,
+        });
+        return [];
+      }
+      default:
+        // redacted_thinking and server-side tool blocks have no canonical form; they are skipped.
+        this.blocks.set(index, { kind: "other" });
+        return [];
+    }
+  }
+
+  private delta(index: number, delta: LooseBlock): ProviderEvent[] {
+    const block = this.blocks.get(index);
+    switch (delta.type) {
+      case "text_delta":
+        return typeof delta.text === "string" && delta.text ? [{ type: "text_delta", text: delta.text }] : [];
+      case "thinking_delta":
+        return typeof delta.thinking === "string" && delta.thinking
+          ? [{ type: "thinking_delta", text: delta.thinking }]
+          : [];
+      case "signature_delta":
+        return typeof delta.signature === "string"
+          ? [{ type: "thinking_delta", text: "", signature: delta.signature }]
+          : [];
+      case "input_json_delta":
+        if (block?.kind === "tool_use" && typeof delta.partial_json === "string")
+          block.json += delta.partial_json;
+        return [];
+      default:
+        return [];
+    }
+  }
+
+  private stopBlock(index: number): ProviderEvent[] {
+    const block = this.blocks.get(index);
+    this.blocks.delete(index);
+    if (block?.kind !== "tool_use") return [];
+    const input =
+      block.json.trim() === "" ? block.initial : parseToolArguments(block.json, block.name, this.provider);
+    return [{ type: "tool_call", id: block.id, name: block.name, input }];
+  }
+}

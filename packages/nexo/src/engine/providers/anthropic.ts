@@ -1,0 +1,139 @@
+/**
+ * The Anthropic Messages API provider, over the official SDK with its own retries turned off so
+ * that nexo's retry policy (retry.ts) is the only one: the SDK would otherwise retry silently,
+ * and could not know that output has already reached a door.
+ */
+import type Anthropic from "@anthropic-ai/sdk";
+import { LlmAuthenticationError, LlmModelNotFoundError } from "@nexo/wire";
+import type { ChatRequest, LlmProvider, ProviderEvent } from "../types.js";
+import { toAnthropicParams } from "./anthropic-request.js";
+import { AnthropicStreamDecoder } from "./anthropic-stream.js";
+import { AttemptGuard, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_TIMEOUT_MS } from "./attempt-guard.js";
+import { contextWindow } from "./context-windows.js";
+import { toLlmError } from "./errors.js";
+import {
+  DEFAULT_RETRY_POLICY,
+  type RetryClock,
+  type RetryPolicy,
+  streamWithRetry,
+  systemClock,
+} from "./retry.js";
+
+export const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com";
+
+export interface AnthropicProviderOptions {
+  /** Registry name; defaults to "anthropic". */
+  id?: string;
+  apiKey?: string;
+  /** With or without a trailing `/v1`. */
+  baseUrl?: string;
+  /** Used when a request names no model. */
+  defaultModel?: string;
+  /** Cache breakpoints on system prompt and tools (default on). */
+  promptCaching?: boolean;
+  timeoutMs?: number;
+  /** 0 disables the idle check. */
+  idleTimeoutMs?: number;
+  headers?: Record<string, string>;
+  /** Overrides the known context window of every model served here. */
+  contextWindow?: number;
+  retry?: RetryPolicy;
+  clock?: RetryClock;
+}
+
+/** The SDK appends `/v1/messages` itself, so a `/v1` the operator wrote is taken off. */
+export function anthropicBaseUrl(raw: string | undefined): string {
+  const trimmed = (raw ?? ANTHROPIC_DEFAULT_BASE_URL).replace(/\/+$/, "");
+  return trimmed.replace(/\/v1$/, "");
+}
+
+export class AnthropicProvider implements LlmProvider {
+  readonly id: string;
+  readonly baseUrl: string;
+  private client: Promise<Anthropic> | undefined;
+  private sdk: typeof import("@anthropic-ai/sdk") | undefined;
+  private readonly policy: RetryPolicy;
+  private readonly clock: RetryClock;
+
+  constructor(private readonly options: AnthropicProviderOptions = {}) {
+    this.id = options.id ?? "anthropic";
+    this.baseUrl = anthropicBaseUrl(options.baseUrl);
+    this.policy = options.retry ?? DEFAULT_RETRY_POLICY;
+    this.clock = options.clock ?? systemClock;
+  }
+
+  /**
+   * The SDK client, created on first use: loading the SDK is a large share of nexo's start-up
+   * time, and a process that never talks to Anthropic should not pay for it. Without a key the
+   * SDK would go looking for credentials in the environment and on disk; nexo's keys come from
+   * llm.yaml only, so a missing key is reported when the provider is used.
+   */
+  private getClient(): Promise<Anthropic> | undefined {
+    const { apiKey, timeoutMs, headers } = this.options;
+    if (!apiKey) return undefined;
+    this.client ??= import("@anthropic-ai/sdk").then((sdk) => {
+      this.sdk = sdk;
+      return new sdk.default({
+        apiKey,
+        baseURL: this.baseUrl,
+        maxRetries: 0,
+        timeout: timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        defaultHeaders: headers,
+        logLevel: "off",
+      });
+    });
+    return this.client;
+  }
+
+  contextWindow(model: string): number | undefined {
+    return this.options.contextWindow ?? contextWindow(model || this.options.defaultModel || "");
+  }
+
+  stream(request: ChatRequest): AsyncIterable<ProviderEvent> {
+    return streamWithRetry(() => this.attempt(request), {
+      policy: this.policy,
+      clock: this.clock,
+      signal: request.signal,
+    });
+  }
+
+  private async *attempt(request: ChatRequest): AsyncGenerator<ProviderEvent, void, undefined> {
+    const clientPromise = this.getClient();
+    if (!clientPromise) {
+      throw new LlmAuthenticationError(`${this.id}: no API key configured (set api_key in llm.yaml)`, {
+        provider: this.id,
+      });
+    }
+    const model = request.model || this.options.defaultModel;
+    if (!model) {
+      throw new LlmModelNotFoundError(`${this.id}: the request names no model and no default_model is set`, {
+        provider: this.id,
+      });
+    }
+    const params = toAnthropicParams(request, model, { promptCaching: this.options.promptCaching ?? true });
+    const guard = new AttemptGuard(request.signal, this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, {
+      provider: this.id,
+      baseUrl: this.baseUrl,
+    });
+    try {
+      const client = await clientPromise;
+      const stream = await client.messages.create(params, { signal: guard.signal });
+      const decoder = new AnthropicStreamDecoder(this.id, this.baseUrl);
+      for await (const event of stream) {
+        guard.touch();
+        yield* decoder.push(event);
+      }
+      guard.throwIfAborted();
+      decoder.finish();
+    } catch (error) {
+      guard.throwIfAborted();
+      throw toLlmError(
+        error,
+        { provider: this.id, baseUrl: this.baseUrl, model, now: this.clock.now },
+        this.sdk ? [this.sdk.default] : [],
+      );
+    } finally {
+      guard.dispose();
+    }
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * OpenAI Chat Completions stream chunks → nexo's ProviderEvents.
+ *
+ * Text (`delta.content`) and reasoning (`delta.reasoning_content` from DeepSeek and vLLM,
+ * `delta.reasoning` from Ollama and OpenRouter) are forwarded as they arrive. Tool calls arrive
+ * as fragments keyed by `index` (id and name first, then pieces of the arguments); they are
+ * assembled and emitted when the stream ends, together with the usage chunk that
+ * `stream_options.include_usage` adds after the finish reason. A stream with no finish reason
+ * was cut off.
+ */
+import { randomUUID } from "node:crypto";
+import { LlmConnectionError } from "@nexo/wire";
+import type { ChatCompletionChunk } from "openai/resources/chat/completions";
+import type { ProviderEvent, StopReason, Usage } from "../types.js";
+import { parseToolArguments } from "./tool-arguments.js";
+
+interface PendingCall {
+  id: string | undefined;
+  name: string;
+  args: string;
+}
+
+export function mapOpenAiFinishReason(reason: string): StopReason {
+  switch (reason) {
+    case "stop":
+      return "end_turn";
+    case "tool_calls":
+    case "function_call":
+      return "tool_use";
+    case "length":
+      return "max_tokens";
+    case "content_filter":
+      return "refusal";
+    default:
+      return "other";
+  }
+}
+
+/** Usage as OpenAI reports it → nexo's, where `inputTokens` excludes cache reads as Anthropic's does. */
+export function mapOpenAiUsage(raw: Record<string, unknown>): Partial<Usage> {
+  const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+  const details = raw.prompt_tokens_details as Record<string, unknown> | null | undefined;
+  // DeepSeek reports cache hits in its own field.
+  const cached = num(details?.cached_tokens) || num(raw.prompt_cache_hit_tokens);
+  return {
+    inputTokens: Math.max(0, num(raw.prompt_tokens) - cached),
+    outputTokens: num(raw.completion_tokens),
+    cacheReadTokens: cached,
+    cacheWriteTokens: 0,
+  };
+}
+
+export class OpenAiStreamDecoder {
+  private readonly open = new Map<number, PendingCall>();
+  private readonly closed: PendingCall[] = [];
+  private finishReason: string | undefined;
+  private usage: Partial<Usage> | undefined;
+
+  constructor(
+    private readonly provider: string,
+    private readonly baseUrl: string,
+  ) {}
+
+  push(chunk: ChatCompletionChunk): ProviderEvent[] {
+    const out: ProviderEvent[] = [];
+    if (chunk.usage) this.usage = mapOpenAiUsage(chunk.usage as unknown as Record<string, unknown>);
+    const choice = chunk.choices?.[0];
+    if (!choice) return out;
+    const delta = (choice.delta ?? {}) as ChatCompletionChunk.Choice.Delta & {
+      reasoning_content?: unknown;
+      reasoning?: unknown;
+    };
+    const reasoning = typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning;
+    if (typeof reasoning === "string" && reasoning !== "")
+      out.push({ type: "thinking_delta", text: reasoning });
+    if (typeof delta.content === "string" && delta.content !== "")
+      out.push({ type: "text_delta", text: delta.content });
+    for (const [position, fragment] of (delta.tool_calls ?? []).entries())
+      this.addFragment(fragment, position);
+    if (choice.finish_reason) this.finishReason = choice.finish_reason;
+    return out;
+  }
+
+  /** The tool calls, usage and stop reason, once the stream has ended; throws if it was cut off. */
+  finish(): ProviderEvent[] {
+    if (this.finishReason === undefined) {
+      throw new LlmConnectionError(
+        `${this.provider}: the stream from ${this.baseUrl} ended before the response was complete`,
+        { provider: this.provider, reason: "stream_truncated" },
+      );
+    }
+    const calls = [...this.closed, ...[...this.open.entries()].sort((a, b) => a[0] - b[0]).map(([, c]) => c)];
+    const out: ProviderEvent[] = calls.map((call) => ({
+      type: "tool_call",
+      id: call.id ?? `call_${randomUUID()}`,
+      name: call.name,
+      input: parseToolArguments(call.args, call.name, this.provider),
+    }));
+    if (this.usage) out.push({ type: "usage", usage: this.usage });
+    // Some compatible servers finish a tool-calling response with "stop".
+    const reason = calls.length > 0 ? "tool_use" : mapOpenAiFinishReason(this.finishReason);
+    out.push({ type: "stop", reason });
+    return out;
+  }
+
+  private addFragment(fragment: ChatCompletionChunk.Choice.Delta.ToolCall, position: number): void {
+    const index = typeof fragment.index === "number" ? fragment.index : position;
+    let call = this.open.get(index);
+    // A server that reuses an index for a new call (a different id) has finished the old one.
+    if (call && fragment.id && call.id && fragment.id !== call.id) {
+      this.closed.push(call);
+      call = undefined;
+    }
+    if (!call) {
+      call = { id: undefined, name: "", args: "" };
+      this.open.set(index, call);
+    }
+    if (fragment.id) call.id = fragment.id;
+    if (fragment.function?.name && call.name === "") call.name = fragment.function.name;
+    if (fragment.function?.arguments) call.args += fragment.function.arguments;
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * The OpenAI Chat Completions provider, which also serves every OpenAI-compatible endpoint
+ * (Ollama, vLLM, DeepSeek, MiniMax, OpenRouter, …) through `base_url`. It uses the official SDK
+ * with its retries off, so nexo's retry policy (retry.ts) is the only one.
+ *
+ * The two flavours differ only in defaults: `openai` needs a key, sends `max_completion_tokens`
+ * and maps a thinking budget to `reasoning_effort`; `openai_compatible` works without a key
+ * (local servers) and sends the older `max_tokens`, which compatible servers understand.
+ */
+import { LlmAuthenticationError, LlmModelNotFoundError } from "@nexo/wire";
+import type OpenAI from "openai";
+import type { ChatRequest, LlmProvider, ProviderEvent } from "../types.js";
+import { AttemptGuard, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_TIMEOUT_MS } from "./attempt-guard.js";
+import { contextWindow } from "./context-windows.js";
+import { toLlmError } from "./errors.js";
+import { type OpenAiRequestOptions, toOpenAiParams } from "./openai-request.js";
+import { OpenAiStreamDecoder } from "./openai-stream.js";
+import {
+  DEFAULT_RETRY_POLICY,
+  type RetryClock,
+  type RetryPolicy,
+  streamWithRetry,
+  systemClock,
+} from "./retry.js";
+
+export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
+
+export interface OpenAiProviderOptions {
+  /** Registry name; defaults to the flavour. */
+  id?: string;
+  flavor?: "openai" | "openai_compatible";
+  apiKey?: string;
+  /** With or without a trailing `/v1`. */
+  baseUrl?: string;
+  defaultModel?: string;
+  organization?: string;
+  project?: string;
+  maxTokensParam?: OpenAiRequestOptions["maxTokensParam"];
+  /** Ask for the usage chunk (default on; turn off for servers that reject `stream_options`). */
+  includeUsage?: boolean;
+  timeoutMs?: number;
+  /** 0 disables the idle check. */
+  idleTimeoutMs?: number;
+  headers?: Record<string, string>;
+  contextWindow?: number;
+  retry?: RetryPolicy;
+  clock?: RetryClock;
+}
+
+/**
+ * The SDK appends `/chat/completions` to its base URL, which must therefore end at the API root.
+ * A bare host (`http://localhost:11434`) gets `/v1`; a URL with a path is the operator's choice
+ * and is kept (`…/v1`, Gemini's `…/v1beta/openai`, OpenRouter's `…/api/v1`).
+ */
+export function openAiBaseUrl(raw: string | undefined): string {
+  const trimmed = (raw ?? OPENAI_DEFAULT_BASE_URL).replace(/\/+$/, "");
+  const path = new URL(trimmed).pathname;
+  return path === "" || path === "/" ? `${trimmed}/v1` : trimmed;
+}
+
+export class OpenAiProvider implements LlmProvider {
+  readonly id: string;
+  readonly baseUrl: string;
+  private readonly flavor: "openai" | "openai_compatible";
+  private client: Promise<OpenAI> | undefined;
+  private sdk: typeof import("openai") | undefined;
+  private readonly policy: RetryPolicy;
+  private readonly clock: RetryClock;
+
+  constructor(private readonly options: OpenAiProviderOptions = {}) {
+    this.flavor = options.flavor ?? "openai";
+    this.id = options.id ?? this.flavor;
+    this.baseUrl = openAiBaseUrl(options.baseUrl);
+    this.policy = options.retry ?? DEFAULT_RETRY_POLICY;
+    this.clock = options.clock ?? systemClock;
+  }
+
+  /** The SDK client, created on first use so that start-up never loads an SDK it will not use. */
+  private getClient(): Promise<OpenAI> | undefined {
+    const options = this.options;
+    const keyless = !options.apiKey && this.flavor === "openai_compatible";
+    if (!options.apiKey && !keyless) return undefined;
+    this.client ??= import("openai").then((sdk) => {
+      this.sdk = sdk;
+      return new sdk.default({
+        // The SDK insists on a key; for a keyless local server the Authorization header it
+        // would build from it is removed again below, so nothing is sent.
+        apiKey: options.apiKey || "unused",
+        baseURL: this.baseUrl,
+        organization: options.organization ?? null,
+        project: options.project ?? null,
+        maxRetries: 0,
+        timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        defaultHeaders: { ...options.headers, ...(keyless ? { Authorization: null } : {}) },
+        logLevel: "off",
+      });
+    });
+    return this.client;
+  }
+
+  contextWindow(model: string): number | undefined {
+    return this.options.contextWindow ?? contextWindow(model || this.options.defaultModel || "");
+  }
+
+  stream(request: ChatRequest): AsyncIterable<ProviderEvent> {
+    return streamWithRetry(() => this.attempt(request), {
+      policy: this.policy,
+      clock: this.clock,
+      signal: request.signal,
+    });
+  }
+
+  private async *attempt(request: ChatRequest): AsyncGenerator<ProviderEvent, void, undefined> {
+    const clientPromise = this.getClient();
+    if (!clientPromise) {
+      throw new LlmAuthenticationError(`${this.id}: no API key configured (set api_key in llm.yaml)`, {
+        provider: this.id,
+      });
+    }
+    const model = request.model || this.options.defaultModel;
+    if (!model) {
+      throw new LlmModelNotFoundError(`${this.id}: the request names no model and no default_model is set`, {
+        provider: this.id,
+      });
+    }
+    const params = toOpenAiParams(request, model, {
+      maxTokensParam:
+        this.options.maxTokensParam ?? (this.flavor === "openai" ? "max_completion_tokens" : "max_tokens"),
+      includeUsage: this.options.includeUsage ?? true,
+      reasoningEffort: this.flavor === "openai",
+    });
+    const guard = new AttemptGuard(request.signal, this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, {
+      provider: this.id,
+      baseUrl: this.baseUrl,
+    });
+    try {
+      const client = await clientPromise;
+      const stream = await client.chat.completions.create(params, { signal: guard.signal });
+      const decoder = new OpenAiStreamDecoder(this.id, this.baseUrl);
+      for await (const chunk of stream) {
+        guard.touch();
+        yield* decoder.push(chunk);
+      }
+      guard.throwIfAborted();
+      yield* decoder.finish();
+    } catch (error) {
+      guard.throwIfAborted();
+      throw toLlmError(
+        error,
+        { provider: this.id, baseUrl: this.baseUrl, model, now: this.clock.now },
+        this.sdk ? [this.sdk.default] : [],
+      );
+    } finally {
+      guard.dispose();
+    }
+  }
+}
