@@ -1,0 +1,65 @@
+/** Storage: the only module that opens the database. See docs/storage.md. */
+
+export { conceptTags, normalizeConceptTag, stem } from "./concepts.js";
+export {
+  type ChatMessage,
+  type ContentBlock,
+  type ImageBlock,
+  normalizeContent,
+  redactContent,
+  searchableText,
+  type TextBlock,
+  type ThinkingBlock,
+  type ToolResultBlock,
+  type ToolUseBlock,
+} from "./content.js";
+export { type ConnectionOptions, DEFAULT_BUSY_TIMEOUT_MS, IN_MEMORY } from "./db.js";
+export { isStoreError, StoreError, type StoreErrorCode } from "./errors.js";
+export { parseQuery, type SearchTerm } from "./fts-query.js";
+export {
+  DEFAULT_RECALL_LIMIT,
+  MAX_RECALL_LIMIT,
+  type MemoryEntry,
+  MemoryRepository,
+  type NewMemory,
+  type RecallHit,
+  type RecallOptions,
+} from "./memory.js";
+export { type AppliedMigration, type Migration, type MigrationReport, migrate } from "./migrations.js";
+export {
+  luhnValid,
+  REDACTION_LABELS,
+  type RedactedValue,
+  type RedactionCounts,
+  type RedactionLabel,
+  type RedactionResult,
+  redact,
+  redactJson,
+} from "./redact.js";
+export { MIGRATIONS } from "./schema.js";
+export {
+  APPROVAL_CATEGORIES,
+  APPROVAL_MODES,
+  type ApprovalCategory,
+  type NewSession,
+  type Session,
+  type SessionApprovalMode,
+  type SessionChanges,
+  type SessionFilter,
+  type SessionKey,
+  type SessionListOptions,
+  SessionRepository,
+} from "./sessions.js";
+export { Store, type StoreOptions } from "./store.js";
+export {
+  DEFAULT_SEARCH_LIMIT,
+  type HistoryOptions,
+  MAX_SEARCH_LIMIT,
+  type NewTranscriptEntry,
+  RANK_WINDOW,
+  type TranscriptEntry,
+  type TranscriptHit,
+  TranscriptRepository,
+  type TranscriptRole,
+  type TranscriptSearchOptions,
+} from "./transcripts.js";

@@ -1,0 +1,228 @@
+/**
+ * Redaction of personal data and credentials before anything is persisted. `redact` is pure: the
+ * same text always gives the same result, and text without a digit, an "@" or a run of 16 or more
+ * non-blank characters is returned unchanged (every rule needs one of those to fire).
+ *
+ * The rules run in a fixed order — e-mail, bearer token, API key, card, phone — and each replaces
+ * what it finds with `[REDACTED:<label>]`. A placeholder holds no digit and no "@", so later rules
+ * never fire inside an earlier rule's placeholder. docs/storage.md lists what is and is not caught.
+ */
+import { findPhoneNumbers } from "./redact-phone.js";
+
+export type RedactionLabel = "email" | "bearer" | "api_key" | "card" | "phone";
+
+export const REDACTION_LABELS: readonly RedactionLabel[] = ["email", "bearer", "api_key", "card", "phone"];
+
+export type RedactionCounts = Record<RedactionLabel, number>;
+
+export interface RedactionResult {
+  text: string;
+  /** How many spans each rule replaced. */
+  counts: RedactionCounts;
+}
+
+export const placeholder = (label: RedactionLabel): string => `[REDACTED:${label}]`;
+
+export const emptyCounts = (): RedactionCounts => ({ email: 0, bearer: 0, api_key: 0, card: 0, phone: 0 });
+
+export function addCounts(into: RedactionCounts, from: RedactionCounts): void {
+  for (const label of REDACTION_LABELS) into[label] += from[label];
+}
+
+// --- e-mail -------------------------------------------------------------------------------------
+
+/** RFC 5322 atext: what an unquoted local part may contain. */
+const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]";
+const DOMAIN_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+const EMAIL = new RegExp(
+  `${ATEXT}+(?:\\.${ATEXT}+)*@(?:${DOMAIN_LABEL}\\.)+[A-Za-z]{2,63}(?![A-Za-z0-9-])`,
+  "g",
+);
+/**
+ * Quotes, "=", "/", "|" and braces are legal in a local part but far more often glue an address to
+ * the text before it (`to='ana@x.org'`, `?email=ana@x.org`); the address is taken to start after
+ * the last of them, as long as what follows still starts like an address.
+ */
+const LOCAL_PART_GLUE = /^(.*['`=/|{}])([A-Za-z0-9][^@]*@.*)$/s;
+
+function redactEmails(text: string, counts: RedactionCounts): string {
+  return text.replace(EMAIL, (match) => {
+    counts.email++;
+    const glued = LOCAL_PART_GLUE.exec(match);
+    return glued ? `${glued[1]}${placeholder("email")}` : placeholder("email");
+  });
+}
+
+// --- bearer tokens ---------------------------------------------------------------------------------
+
+/**
+ * "Bearer" followed by an RFC 6750 token. The token must look like a credential (16+ characters, or
+ * 8+ with a digit) so that prose such as "the bearer of bad news" is left alone.
+ */
+const BEARER = /\bbearer\s+([A-Za-z0-9._~+/-]+=*)/gi;
+/** A JSON Web Token on its own (header.payload.signature, base64url, header and payload JSON). */
+const JWT = /\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g;
+
+function looksLikeCredential(token: string): boolean {
+  return token.length >= 16 || (token.length >= 8 && /\d/.test(token));
+}
+
+function redactBearer(text: string, counts: RedactionCounts): string {
+  const withoutJwt = text.replace(JWT, () => {
+    counts.bearer++;
+    return placeholder("bearer");
+  });
+  return withoutJwt.replace(BEARER, (match, token: string) => {
+    if (!looksLikeCredential(token)) return match;
+    counts.bearer++;
+    return `${match.slice(0, match.length - token.length)}${placeholder("bearer")}`;
+  });
+}
+
+// --- API keys ------------------------------------------------------------------------------------
+
+/** Not preceded by a character that would make the match the tail of a longer word. */
+const START = "(?<![A-Za-z0-9_-])";
+const END = "(?![A-Za-z0-9_-])";
+
+const PROVIDER_KEYS: readonly RegExp[] = [
+  // Anthropic (sk-ant-api03-…, sk-ant-oat01-…) and OpenAI (sk-…, sk-proj-…, sk-svcacct-…).
+  new RegExp(`${START}sk-[A-Za-z0-9_-]{20,}`, "g"),
+  // AWS access key ids.
+  new RegExp(`${START}(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}${END}`, "g"),
+  // GitHub tokens (classic and fine-grained).
+  new RegExp(`${START}gh[pousr]_[A-Za-z0-9]{36,}${END}`, "g"),
+  new RegExp(`${START}github_pat_[A-Za-z0-9_]{22,}`, "g"),
+  // Slack tokens; real ones always carry digits (workspace and user ids).
+  new RegExp(`${START}xox[abposre]-(?=[A-Za-z0-9-]*\\d)[A-Za-z0-9-]{10,}`, "g"),
+  new RegExp(`${START}xapp-\\d-[A-Za-z0-9-]{10,}`, "g"),
+  // Google API keys.
+  new RegExp(`${START}AIza[0-9A-Za-z_-]{35}${END}`, "g"),
+  // Stripe secret, restricted and publishable keys.
+  new RegExp(`${START}(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`, "g"),
+];
+
+/**
+ * `api_key=…`, `"access_token": "…"`, `client-secret: …`: a name that says secret, then `=` or `:`,
+ * then a value of 16+ key characters mixing letters and digits (hex and base64 secrets always do;
+ * ordinary words and file paths do not). The name is kept so the text still reads.
+ */
+const ASSIGNED_SECRET =
+  /\b([A-Za-z0-9_.-]*(?:key|token|secret|passw(?:or)?d|pwd|credentials?|auth)["']?\s*[:=]\s*["']?)([A-Za-z0-9+/_.~-]{16,}={0,2})/gi;
+
+function redactApiKeys(text: string, counts: RedactionCounts): string {
+  let out = text;
+  for (const pattern of PROVIDER_KEYS) {
+    out = out.replace(pattern, () => {
+      counts.api_key++;
+      return placeholder("api_key");
+    });
+  }
+  return out.replace(ASSIGNED_SECRET, (match, name: string, value: string) => {
+    if (!/\d/.test(value) || !/[A-Za-z]/.test(value)) return match;
+    counts.api_key++;
+    return `${name}${placeholder("api_key")}`;
+  });
+}
+
+// --- card numbers --------------------------------------------------------------------------------
+
+/**
+ * 13–19 digits, optionally grouped by single spaces or dashes, standing alone (not glued to letters,
+ * digits, a sign or a decimal point). Only Luhn-valid numbers whose first digit is one card networks
+ * issue (2–6) are redacted: millisecond timestamps and snowflake ids, which start with 1, survive.
+ * Digits right after an international prefix ("+1 555 …") are a phone number, not a card.
+ */
+const CARD_CANDIDATE =
+  /(?<![A-Za-z0-9_+.,-])(?<!\+\d{1,4}[ .-]?)\d(?:[ -]?\d){12,18}(?![A-Za-z0-9_]|[.,]\d)/g;
+
+export function luhnValid(digits: string): boolean {
+  let sum = 0;
+  let double = false;
+  for (let i = digits.length - 1; i >= 0; i--) {
+    let d = digits.charCodeAt(i) - 48;
+    if (double) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    double = !double;
+  }
+  return sum % 10 === 0;
+}
+
+function redactCards(text: string, counts: RedactionCounts): string {
+  return text.replace(CARD_CANDIDATE, (match) => {
+    const digits = match.replace(/[ -]/g, "");
+    const first = digits.charCodeAt(0) - 48;
+    if (first < 2 || first > 6 || !luhnValid(digits)) return match;
+    counts.card++;
+    return placeholder("card");
+  });
+}
+
+// --- phone numbers -------------------------------------------------------------------------------
+
+function redactPhones(text: string, counts: RedactionCounts): string {
+  const spans = findPhoneNumbers(text);
+  if (spans.length === 0) return text;
+  let out = "";
+  let at = 0;
+  for (const span of spans) {
+    out += text.slice(at, span.start) + placeholder("phone");
+    at = span.end;
+    counts.phone++;
+  }
+  return out + text.slice(at);
+}
+
+// --- entry points --------------------------------------------------------------------------------
+
+export function redact(text: string): RedactionResult {
+  const counts = emptyCounts();
+  let out = redactEmails(text, counts);
+  out = redactBearer(out, counts);
+  out = redactApiKeys(out, counts);
+  out = redactCards(out, counts);
+  out = redactPhones(out, counts);
+  return { text: out, counts };
+}
+
+/** A JSON object key that names a secret: its string value is redacted whole, whatever it looks like. */
+const SECRET_KEY =
+  /(?:^|[_.-])(?:api[_-]?key|apikey|token|secret|passw(?:or)?d|pwd|authorization|credentials?)$/i;
+
+export interface RedactedValue<T> {
+  value: T;
+  counts: RedactionCounts;
+}
+
+/**
+ * Redacts every string inside a JSON value (objects, arrays, nested to any depth). Object keys are
+ * kept: they are names a schema chose, and rewriting two keys into one placeholder would lose data.
+ * A string under a secret-sounding key (`api_key`, `password`, `Authorization`, …) is replaced
+ * whole when it is 8 characters or longer, because there the name, not the shape, says it is one.
+ */
+export function redactJson<T>(value: T): RedactedValue<T> {
+  const counts = emptyCounts();
+  const walk = (node: unknown, key: string | undefined): unknown => {
+    if (typeof node === "string") {
+      if (key !== undefined && SECRET_KEY.test(key) && node.length >= 8 && !node.startsWith("[REDACTED:")) {
+        const label: RedactionLabel = /^bearer\s/i.test(node) ? "bearer" : "api_key";
+        counts[label]++;
+        return placeholder(label);
+      }
+      const result = redact(node);
+      addCounts(counts, result.counts);
+      return result.text;
+    }
+    if (Array.isArray(node)) return node.map((item) => walk(item, undefined));
+    if (node !== null && typeof node === "object") {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(node)) out[k] = walk(v, k);
+      return out;
+    }
+    return node;
+  };
+  return { value: walk(value, undefined) as T, counts };
+}

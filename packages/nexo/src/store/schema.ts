@@ -1,0 +1,122 @@
+/**
+ * The store's schema as an ordered list of migrations. A migration that has shipped is never edited:
+ * a change is a new migration at the end, because databases in the field already ran the old one.
+ */
+import type { Migration } from "./migrations.js";
+
+/** unicode61 with diacritics removed, so "canción" is found by "cancion" and the reverse. */
+const TOKENIZER = "unicode61 remove_diacritics 2";
+
+const SESSIONS = `
+CREATE TABLE sessions (
+  id            TEXT PRIMARY KEY,
+  agent_id      TEXT NOT NULL,
+  tenant_id     TEXT,
+  channel       TEXT,
+  account       TEXT,
+  contact       TEXT,
+  title         TEXT,
+  approval_mode TEXT NOT NULL DEFAULT 'default' CHECK (approval_mode IN ('default', 'auto_edit', 'yolo')),
+  always_allow  TEXT NOT NULL DEFAULT '[]',
+  metadata      TEXT NOT NULL DEFAULT '{}',
+  created_at    TEXT NOT NULL,
+  updated_at    TEXT NOT NULL
+) STRICT;
+CREATE INDEX sessions_by_key ON sessions (agent_id, channel, account, contact, updated_at);
+CREATE INDEX sessions_by_agent ON sessions (agent_id, updated_at);
+CREATE INDEX sessions_by_updated ON sessions (updated_at);
+`;
+
+/**
+ * Search filters (session, agent, tenant) live in the index as one `scope` column of tokens —
+ * "s<hex>", "a<hex>", "t<hex>", the ids' UTF-8 bytes in hex, so any id becomes exactly one token —
+ * so that FTS5 narrows a query by merging doclists instead of joining every match back to its row.
+ * It is a generated column: computed from the ids, never stored, never out of step.
+ */
+const scope = (parts: Record<string, string>) =>
+  Object.entries(parts)
+    .map(([prefix, column]) => `'${prefix}' || hex(COALESCE(${column}, ''))`)
+    .join(" || ' ' || ");
+
+const TRANSCRIPTS = `
+CREATE TABLE transcript_entries (
+  id            INTEGER PRIMARY KEY,
+  session_id    TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+  seq           INTEGER NOT NULL CHECK (seq > 0),
+  role          TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system')),
+  agent_id      TEXT NOT NULL,
+  tenant_id     TEXT,
+  source_plugin TEXT,
+  sender_id     TEXT,
+  message_id    TEXT,
+  created_at    TEXT NOT NULL,
+  content       TEXT NOT NULL,
+  text          TEXT NOT NULL,
+  scope         TEXT GENERATED ALWAYS AS (${scope({ s: "session_id", a: "agent_id", t: "tenant_id" })}) VIRTUAL,
+  UNIQUE (session_id, seq)
+) STRICT;
+
+CREATE VIRTUAL TABLE transcript_fts USING fts5 (
+  text,
+  scope,
+  content = 'transcript_entries',
+  content_rowid = 'id',
+  tokenize = '${TOKENIZER}'
+);
+
+CREATE TRIGGER transcript_entries_index AFTER INSERT ON transcript_entries BEGIN
+  INSERT INTO transcript_fts (rowid, text, scope) VALUES (new.id, new.text, new.scope);
+END;
+
+CREATE TRIGGER transcript_entries_unindex AFTER DELETE ON transcript_entries BEGIN
+  INSERT INTO transcript_fts (transcript_fts, rowid, text, scope) VALUES ('delete', old.id, old.text, old.scope);
+END;
+
+CREATE TRIGGER transcript_entries_append_only BEFORE UPDATE ON transcript_entries BEGIN
+  SELECT RAISE (ABORT, 'transcript entries are append-only');
+END;
+`;
+
+const MEMORIES = `
+CREATE TABLE memories (
+  pk           INTEGER PRIMARY KEY,
+  id           TEXT NOT NULL UNIQUE,
+  agent_id     TEXT NOT NULL,
+  memory_type  TEXT,
+  created_at   TEXT NOT NULL,
+  content      TEXT NOT NULL,
+  tags         TEXT NOT NULL DEFAULT '[]',
+  concept_tags TEXT NOT NULL DEFAULT '[]',
+  scope        TEXT GENERATED ALWAYS AS (${scope({ a: "agent_id" })}) VIRTUAL
+) STRICT;
+CREATE INDEX memories_by_agent ON memories (agent_id, pk);
+
+CREATE VIRTUAL TABLE memory_fts USING fts5 (
+  content,
+  tags,
+  concept_tags,
+  scope,
+  content = 'memories',
+  content_rowid = 'pk',
+  tokenize = '${TOKENIZER}'
+);
+
+-- How many memories hold each term: recall leaves out words too common to tell memories apart.
+CREATE VIRTUAL TABLE memory_terms USING fts5vocab (memory_fts, 'row');
+
+CREATE TRIGGER memories_index AFTER INSERT ON memories BEGIN
+  INSERT INTO memory_fts (rowid, content, tags, concept_tags, scope)
+  VALUES (new.pk, new.content, new.tags, new.concept_tags, new.scope);
+END;
+
+CREATE TRIGGER memories_unindex AFTER DELETE ON memories BEGIN
+  INSERT INTO memory_fts (memory_fts, rowid, content, tags, concept_tags, scope)
+  VALUES ('delete', old.pk, old.content, old.tags, old.concept_tags, old.scope);
+END;
+`;
+
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: "sessions", up: SESSIONS },
+  { version: 2, name: "transcripts", up: TRANSCRIPTS },
+  { version: 3, name: "memories", up: MEMORIES },
+];

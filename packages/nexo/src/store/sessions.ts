@@ -1,0 +1,299 @@
+/**
+ * Sessions: one conversation of one agent, with where it happens (channel, account, contact), a
+ * title, free metadata, and the approval state a resumed conversation should find again.
+ *
+ * Channel, account and contact are routing keys (a chat id, a bot account, a phone-number JID) and
+ * are stored as given so that `findByKey` can match them exactly; the title and the metadata are
+ * free text and are redacted like everything else written.
+ */
+import { v7 as uuidv7 } from "uuid";
+import type { Connection } from "./db.js";
+import { StoreError } from "./errors.js";
+import { redact, redactJson } from "./redact.js";
+import { optionalString, requireId, resolveLimit, timestamp, toPlainJson } from "./validate.js";
+
+/** The json-stream approval modes; the engine's `ApprovalMode` is the same union. */
+export type SessionApprovalMode = "default" | "auto_edit" | "yolo";
+export const APPROVAL_MODES: readonly SessionApprovalMode[] = ["default", "auto_edit", "yolo"];
+
+/** Tool categories that "always" approvals are granted for (the engine's `ToolCategory`). */
+export type ApprovalCategory = "info" | "edit" | "exec" | "mcp";
+export const APPROVAL_CATEGORIES: readonly ApprovalCategory[] = ["info", "edit", "exec", "mcp"];
+
+export interface Session {
+  id: string;
+  agentId: string;
+  tenantId: string | null;
+  /** The door or channel plugin, e.g. "telegram", "json-stream". */
+  channel: string | null;
+  /** The account or instance on that channel, e.g. a bot id. */
+  account: string | null;
+  /** The other party, e.g. a chat id or a sender id. */
+  contact: string | null;
+  title: string | null;
+  approvalMode: SessionApprovalMode;
+  /** Categories approved with scope "always" in this session. */
+  alwaysAllow: ApprovalCategory[];
+  metadata: Record<string, unknown>;
+  createdAt: string;
+  /** Bumped by every change and every transcript append, so "latest" means "last active". */
+  updatedAt: string;
+}
+
+export interface NewSession {
+  /** A caller-chosen id (`--session-id`); a UUIDv7 when absent. Taken ids are refused. */
+  id?: string;
+  agentId: string;
+  tenantId?: string | null;
+  channel?: string | null;
+  account?: string | null;
+  contact?: string | null;
+  title?: string | null;
+  approvalMode?: SessionApprovalMode;
+  metadata?: Record<string, unknown>;
+  createdAt?: Date | string;
+}
+
+export interface SessionKey {
+  agentId: string;
+  channel?: string | null;
+  account?: string | null;
+  contact?: string | null;
+}
+
+export interface SessionFilter {
+  agentId?: string;
+  tenantId?: string;
+}
+
+export interface SessionListOptions extends SessionFilter {
+  limit?: number;
+  offset?: number;
+}
+
+export interface SessionChanges {
+  title?: string | null;
+  metadata?: Record<string, unknown>;
+  approvalMode?: SessionApprovalMode;
+  alwaysAllow?: readonly ApprovalCategory[];
+}
+
+export const DEFAULT_SESSION_LIST_LIMIT = 50;
+export const MAX_SESSION_LIST_LIMIT = 1000;
+
+interface SessionRow {
+  id: string;
+  agent_id: string;
+  tenant_id: string | null;
+  channel: string | null;
+  account: string | null;
+  contact: string | null;
+  title: string | null;
+  approval_mode: SessionApprovalMode;
+  always_allow: string;
+  metadata: string;
+  created_at: string;
+  updated_at: string;
+}
+
+const toSession = (row: SessionRow): Session => ({
+  id: row.id,
+  agentId: row.agent_id,
+  tenantId: row.tenant_id,
+  channel: row.channel,
+  account: row.account,
+  contact: row.contact,
+  title: row.title,
+  approvalMode: row.approval_mode,
+  alwaysAllow: JSON.parse(row.always_allow) as ApprovalCategory[],
+  metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+/** Newest activity first; rowid breaks ties between sessions touched in the same millisecond. */
+const NEWEST_FIRST = "ORDER BY updated_at DESC, rowid DESC";
+
+export class SessionRepository {
+  readonly #db: Connection;
+  readonly #now: () => Date;
+
+  constructor(db: Connection, now: () => Date) {
+    this.#db = db;
+    this.#now = now;
+  }
+
+  create(input: NewSession): Session {
+    const id = input.id === undefined ? uuidv7() : requireId("id", input.id);
+    const createdAt = timestamp("createdAt", input.createdAt, this.#now);
+    const row: SessionRow = {
+      id,
+      agent_id: requireId("agentId", input.agentId),
+      tenant_id: optionalString("tenantId", input.tenantId),
+      channel: optionalString("channel", input.channel),
+      account: optionalString("account", input.account),
+      contact: optionalString("contact", input.contact),
+      title: redactTitle(input.title),
+      approval_mode: checkMode(input.approvalMode ?? "default"),
+      always_allow: "[]",
+      metadata: redactMetadata(input.metadata ?? {}),
+      created_at: createdAt,
+      updated_at: createdAt,
+    };
+    const result = this.#db
+      .prepare(
+        `INSERT INTO sessions (id, agent_id, tenant_id, channel, account, contact, title, approval_mode,
+                               always_allow, metadata, created_at, updated_at)
+         VALUES (@id, @agent_id, @tenant_id, @channel, @account, @contact, @title, @approval_mode,
+                 @always_allow, @metadata, @created_at, @updated_at)
+         ON CONFLICT (id) DO NOTHING`,
+      )
+      .run(row);
+    if (result.changes === 0) throw new StoreError("conflict", `session ${id} already exists`);
+    return toSession(row);
+  }
+
+  get(id: string): Session | undefined {
+    const row = this.#db.prepare("SELECT * FROM sessions WHERE id = ?").get(requireId("id", id)) as
+      | SessionRow
+      | undefined;
+    return row === undefined ? undefined : toSession(row);
+  }
+
+  /** Like `get`, but a missing session is a StoreError("not_found"). */
+  require(id: string): Session {
+    const session = this.get(id);
+    if (session === undefined) throw new StoreError("not_found", `session ${id} does not exist`);
+    return session;
+  }
+
+  /** The most recently active session of this agent with this channel, account and contact. */
+  findByKey(key: SessionKey): Session | undefined {
+    const row = this.#db
+      .prepare(
+        `SELECT * FROM sessions
+         WHERE agent_id = ? AND channel IS ? AND account IS ? AND contact IS ?
+         ${NEWEST_FIRST} LIMIT 1`,
+      )
+      .get(
+        requireId("agentId", key.agentId),
+        optionalString("channel", key.channel),
+        optionalString("account", key.account),
+        optionalString("contact", key.contact),
+      ) as SessionRow | undefined;
+    return row === undefined ? undefined : toSession(row);
+  }
+
+  /** The most recently active session (what `--resume latest` resumes), optionally of one agent or tenant. */
+  latest(filter: SessionFilter = {}): Session | undefined {
+    return this.list({ ...filter, limit: 1 })[0];
+  }
+
+  /** Sessions, most recently active first. */
+  list(options: SessionListOptions = {}): Session[] {
+    const limit = resolveLimit(options.limit, DEFAULT_SESSION_LIST_LIMIT, MAX_SESSION_LIST_LIMIT);
+    const offset = options.offset ?? 0;
+    if (!Number.isInteger(offset) || offset < 0) {
+      throw new StoreError(
+        "invalid_argument",
+        `offset must be a non-negative integer, got ${String(offset)}`,
+      );
+    }
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (options.agentId !== undefined) {
+      where.push("agent_id = ?");
+      params.push(requireId("agentId", options.agentId));
+    }
+    if (options.tenantId !== undefined) {
+      where.push("tenant_id = ?");
+      params.push(requireId("tenantId", options.tenantId));
+    }
+    const rows = this.#db
+      .prepare(
+        `SELECT * FROM sessions ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+         ${NEWEST_FIRST} LIMIT ? OFFSET ?`,
+      )
+      .all(...params, limit, offset) as SessionRow[];
+    return rows.map(toSession);
+  }
+
+  update(id: string, changes: SessionChanges): Session {
+    const sets: string[] = [];
+    const params: Record<string, unknown> = {
+      id: requireId("id", id),
+      updated_at: this.#now().toISOString(),
+    };
+    if (changes.title !== undefined) {
+      sets.push("title = @title");
+      params.title = redactTitle(changes.title);
+    }
+    if (changes.metadata !== undefined) {
+      sets.push("metadata = @metadata");
+      params.metadata = redactMetadata(changes.metadata);
+    }
+    if (changes.approvalMode !== undefined) {
+      sets.push("approval_mode = @approval_mode");
+      params.approval_mode = checkMode(changes.approvalMode);
+    }
+    if (changes.alwaysAllow !== undefined) {
+      sets.push("always_allow = @always_allow");
+      params.always_allow = JSON.stringify(checkCategories(changes.alwaysAllow));
+    }
+    const result = this.#db
+      .prepare(`UPDATE sessions SET ${[...sets, "updated_at = @updated_at"].join(", ")} WHERE id = @id`)
+      .run(params);
+    if (result.changes === 0) throw new StoreError("not_found", `session ${id} does not exist`);
+    return this.require(id);
+  }
+
+  /** Adds a category to the session's "always" approvals (scope "always" in the json-stream spec). */
+  allowAlways(id: string, category: ApprovalCategory): Session {
+    return this.#db
+      .transaction(() => {
+        const session = this.require(id);
+        if (session.alwaysAllow.includes(category)) return session;
+        return this.update(id, { alwaysAllow: [...session.alwaysAllow, category] });
+      })
+      .immediate();
+  }
+
+  /** Deletes a session with its whole transcript (and its search index entries). Returns whether it existed. */
+  delete(id: string): boolean {
+    return this.#db.prepare("DELETE FROM sessions WHERE id = ?").run(requireId("id", id)).changes > 0;
+  }
+}
+
+function redactTitle(title: string | null | undefined): string | null {
+  const value = optionalString("title", title);
+  return value === null ? null : redact(value).text;
+}
+
+function redactMetadata(metadata: Record<string, unknown>): string {
+  if (metadata === null || typeof metadata !== "object" || Array.isArray(metadata)) {
+    throw new StoreError("invalid_argument", "metadata must be a JSON object");
+  }
+  return JSON.stringify(redactJson(toPlainJson("metadata", metadata)).value);
+}
+
+function checkMode(mode: string): SessionApprovalMode {
+  if (!(APPROVAL_MODES as readonly string[]).includes(mode)) {
+    throw new StoreError(
+      "invalid_argument",
+      `approvalMode must be one of ${APPROVAL_MODES.join(", ")}, got "${mode}"`,
+    );
+  }
+  return mode as SessionApprovalMode;
+}
+
+function checkCategories(categories: readonly string[]): ApprovalCategory[] {
+  for (const category of categories) {
+    if (!(APPROVAL_CATEGORIES as readonly string[]).includes(category)) {
+      throw new StoreError(
+        "invalid_argument",
+        `approval category must be one of ${APPROVAL_CATEGORIES.join(", ")}, got "${category}"`,
+      );
+    }
+  }
+  return [...new Set(categories)] as ApprovalCategory[];
+}

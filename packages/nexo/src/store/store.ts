@@ -1,0 +1,84 @@
+/**
+ * The store: the one owner of the SQLite connection. Opening it migrates the schema; everything
+ * else reaches the database through its repositories, which redact before they write.
+ */
+import { type Connection, type ConnectionOptions, IN_MEMORY, openConnection } from "./db.js";
+import { StoreError } from "./errors.js";
+import { MemoryRepository } from "./memory.js";
+import { type Migration, type MigrationReport, migrate } from "./migrations.js";
+import { MIGRATIONS } from "./schema.js";
+import { SessionRepository } from "./sessions.js";
+import { TranscriptRepository } from "./transcripts.js";
+
+export interface StoreOptions extends ConnectionOptions {
+  /** The clock for created/updated timestamps; tests pin it. */
+  now?: () => Date;
+  /** The schema to migrate to; only tests pass anything but the real one. */
+  migrations?: readonly Migration[];
+}
+
+export class Store {
+  /** The database file, or ":memory:". */
+  readonly path: string;
+  /** What opening did to the schema. */
+  readonly migration: MigrationReport;
+  readonly sessions: SessionRepository;
+  readonly transcripts: TranscriptRepository;
+  readonly memory: MemoryRepository;
+  readonly #db: Connection;
+
+  private constructor(path: string, db: Connection, migration: MigrationReport, now: () => Date) {
+    this.path = path;
+    this.#db = db;
+    this.migration = migration;
+    this.sessions = new SessionRepository(db, now);
+    this.transcripts = new TranscriptRepository(db, now);
+    this.memory = new MemoryRepository(db, now);
+  }
+
+  /** Opens (creating if needed) and migrates the database at `path`; ":memory:" for a private one. */
+  static open(path: string, options: StoreOptions = {}): Store {
+    if (typeof path !== "string" || path === "") {
+      throw new StoreError("invalid_argument", 'store path must be a file path or ":memory:"');
+    }
+    const now = options.now ?? (() => new Date());
+    const db = openConnection(path, options);
+    try {
+      const report = migrate(db, options.migrations ?? MIGRATIONS, now);
+      return new Store(path, db, report, now);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  static inMemory(options: StoreOptions = {}): Store {
+    return Store.open(IN_MEMORY, options);
+  }
+
+  /** The schema version the database is at. */
+  get schemaVersion(): number {
+    return this.migration.to;
+  }
+
+  get isOpen(): boolean {
+    return this.#db.open;
+  }
+
+  /**
+   * Runs `fn` in one IMMEDIATE transaction, so several repository calls (create a session and its
+   * first entry) land together or not at all. Nested calls become savepoints.
+   */
+  transaction<T>(fn: () => T): T {
+    return this.#db.transaction(fn).immediate();
+  }
+
+  /** Folds the WAL back into the database file; the daemon calls it when idle or shutting down. */
+  checkpoint(): void {
+    this.#db.pragma("wal_checkpoint(TRUNCATE)");
+  }
+
+  close(): void {
+    if (this.#db.open) this.#db.close();
+  }
+}

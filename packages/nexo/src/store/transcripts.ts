@@ -1,0 +1,336 @@
+/**
+ * Transcripts: the append-only record of every session, searchable with FTS5.
+ *
+ * Each entry gets the next `seq` of its session inside the INSERT that writes it (MAX(seq) + 1 read
+ * by the same statement, under the write lock of an IMMEDIATE transaction), and UNIQUE(session_id,
+ * seq) makes a duplicate impossible even if that reasoning were ever wrong: concurrent appends from
+ * several connections or processes wait for each other (busy_timeout) instead of racing.
+ *
+ * Content is redacted before it is written; the plain text indexed for search is derived from the
+ * redacted content, so a secret can reach neither the table nor the index.
+ */
+
+import {
+  type ChatMessage,
+  type ContentBlock,
+  normalizeContent,
+  redactContent,
+  searchableText,
+} from "./content.js";
+import type { Connection } from "./db.js";
+import { StoreError } from "./errors.js";
+import { allOf, parseQuery, scopeToken } from "./fts-query.js";
+import { optionalString, requireId, resolveLimit, timestamp } from "./validate.js";
+
+export type TranscriptRole = "user" | "assistant" | "system";
+const ROLES: readonly TranscriptRole[] = ["user", "assistant", "system"];
+
+export interface TranscriptEntry {
+  /** Unique across the database; also the row's position in the search index. */
+  id: number;
+  sessionId: string;
+  /** 1, 2, 3, … within the session, in append order, without gaps. */
+  seq: number;
+  role: TranscriptRole;
+  content: ContentBlock[];
+  /** The searchable text derived from `content`. */
+  text: string;
+  /** Copied from the session when the entry is written. */
+  agentId: string;
+  tenantId: string | null;
+  /** The channel plugin the message came through, e.g. "telegram". */
+  sourcePlugin: string | null;
+  /** Who sent it on that channel. */
+  senderId: string | null;
+  /** The channel's own message id, e.g. for replies and de-duplication. */
+  messageId: string | null;
+  createdAt: string;
+}
+
+export interface NewTranscriptEntry {
+  role: TranscriptRole;
+  /** Content blocks, or a string for a single text block. */
+  content: string | readonly ContentBlock[];
+  sourcePlugin?: string | null;
+  senderId?: string | null;
+  messageId?: string | null;
+  createdAt?: Date | string;
+}
+
+export interface HistoryOptions {
+  /** Only entries after this seq (for paging or catching up). */
+  afterSeq?: number;
+  /** At most this many entries, counted from the start (or from `afterSeq`). */
+  limit?: number;
+  /** Only the last `last` entries (rehydrating a long session); combined with afterSeq, the last of those. */
+  last?: number;
+}
+
+export interface TranscriptSearchOptions {
+  sessionId?: string;
+  agentId?: string;
+  tenantId?: string;
+  /** Default 20, capped at 1000. */
+  limit?: number;
+  /** Markers around matched words in `snippet`; «» by default. */
+  highlight?: { open: string; close: string };
+}
+
+export interface TranscriptHit {
+  entry: TranscriptEntry;
+  /** A short excerpt around the match, with matched words highlighted. */
+  snippet: string;
+  /** bm25 score: lower is a better match (FTS5's convention). */
+  score: number;
+}
+
+export const DEFAULT_SEARCH_LIMIT = 20;
+export const MAX_SEARCH_LIMIT = 1000;
+/** Tokens of context in a snippet. */
+const SNIPPET_TOKENS = 16;
+/** The most matches bm25 ranks for one query (the newest ones); see `search`. */
+export const RANK_WINDOW = 10_000;
+
+const ENTRY_COLUMNS =
+  "id, session_id, seq, role, agent_id, tenant_id, source_plugin, sender_id, message_id, created_at, content, text";
+
+interface EntryRow {
+  id: number;
+  session_id: string;
+  seq: number;
+  role: TranscriptRole;
+  content: string;
+  text: string;
+  agent_id: string;
+  tenant_id: string | null;
+  source_plugin: string | null;
+  sender_id: string | null;
+  message_id: string | null;
+  created_at: string;
+}
+
+const toEntry = (row: EntryRow): TranscriptEntry => ({
+  id: row.id,
+  sessionId: row.session_id,
+  seq: row.seq,
+  role: row.role,
+  content: JSON.parse(row.content) as ContentBlock[],
+  text: row.text,
+  agentId: row.agent_id,
+  tenantId: row.tenant_id,
+  sourcePlugin: row.source_plugin,
+  senderId: row.sender_id,
+  messageId: row.message_id,
+  createdAt: row.created_at,
+});
+
+const INSERT = `
+INSERT INTO transcript_entries (session_id, seq, role, content, text, agent_id, tenant_id,
+                                source_plugin, sender_id, message_id, created_at)
+SELECT s.id,
+       COALESCE((SELECT MAX(seq) FROM transcript_entries WHERE session_id = s.id), 0) + 1,
+       @role, @content, @text, s.agent_id, s.tenant_id, @source_plugin, @sender_id, @message_id, @created_at
+FROM sessions s WHERE s.id = @session_id
+RETURNING id, seq, agent_id, tenant_id`;
+
+const TOUCH_SESSION = "UPDATE sessions SET updated_at = MAX(updated_at, @at) WHERE id = @session_id";
+
+export class TranscriptRepository {
+  readonly #db: Connection;
+  readonly #now: () => Date;
+
+  constructor(db: Connection, now: () => Date) {
+    this.#db = db;
+    this.#now = now;
+  }
+
+  /** Appends one entry and returns it as stored (redacted, with its seq). */
+  append(sessionId: string, entry: NewTranscriptEntry): TranscriptEntry {
+    return this.appendMany(sessionId, [entry])[0]!;
+  }
+
+  /** Appends several entries in one transaction: all of them get consecutive seqs, or none is written. */
+  appendMany(sessionId: string, entries: readonly NewTranscriptEntry[]): TranscriptEntry[] {
+    requireId("sessionId", sessionId);
+    // Validation and redaction (the slow part) happen before the write lock is taken.
+    const rows = entries.map((entry, index) => this.#prepare(sessionId, entry, index));
+    if (rows.length === 0) return [];
+    const insert = this.#db.prepare(INSERT);
+    const touch = this.#db.prepare(TOUCH_SESSION);
+    return this.#db
+      .transaction(() => {
+        const stored = rows.map((row) => {
+          const result = insert.get(row) as
+            | Pick<EntryRow, "id" | "seq" | "agent_id" | "tenant_id">
+            | undefined;
+          if (result === undefined) throw new StoreError("not_found", `session ${sessionId} does not exist`);
+          return toEntry({ ...row, ...result } as EntryRow);
+        });
+        const newest = rows.reduce((at, row) => (row.created_at > at ? row.created_at : at), "");
+        touch.run({ session_id: sessionId, at: newest });
+        return stored;
+      })
+      .immediate();
+  }
+
+  /** The session's entries in seq order. */
+  entries(sessionId: string, options: HistoryOptions = {}): TranscriptEntry[] {
+    requireId("sessionId", sessionId);
+    const afterSeq = options.afterSeq ?? 0;
+    if (!Number.isInteger(afterSeq) || afterSeq < 0) {
+      throw new StoreError(
+        "invalid_argument",
+        `afterSeq must be a non-negative integer, got ${String(afterSeq)}`,
+      );
+    }
+    let rows: EntryRow[];
+    if (options.last !== undefined) {
+      const last = resolveLimit(options.last, 0, Number.MAX_SAFE_INTEGER);
+      rows = (
+        this.#db
+          .prepare(
+            `SELECT ${ENTRY_COLUMNS} FROM transcript_entries WHERE session_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?`,
+          )
+          .all(sessionId, afterSeq, last) as EntryRow[]
+      ).reverse();
+    } else {
+      const limit =
+        options.limit === undefined ? -1 : resolveLimit(options.limit, 0, Number.MAX_SAFE_INTEGER);
+      rows = this.#db
+        .prepare(
+          `SELECT ${ENTRY_COLUMNS} FROM transcript_entries WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+        )
+        .all(sessionId, afterSeq, limit) as EntryRow[];
+    }
+    return rows.map(toEntry);
+  }
+
+  /**
+   * The conversation as the engine sends it to a model: user and assistant entries in order, one
+   * message per entry, tool_use and tool_result blocks included. System entries (notes the daemon
+   * kept for itself) are left out.
+   */
+  messages(sessionId: string, options: Pick<HistoryOptions, "last"> = {}): ChatMessage[] {
+    return this.entries(sessionId, options)
+      .filter((entry): entry is TranscriptEntry & { role: ChatMessage["role"] } => entry.role !== "system")
+      .map((entry) => ({ role: entry.role, content: entry.content }));
+  }
+
+  /** How many entries the session has (its last seq). */
+  count(sessionId: string): number {
+    const row = this.#db
+      .prepare("SELECT COALESCE(MAX(seq), 0) AS n FROM transcript_entries WHERE session_id = ?")
+      .get(requireId("sessionId", sessionId)) as { n: number };
+    return row.n;
+  }
+
+  /**
+   * Full-text search, best match first. Every word of the query must appear (see fts-query.ts for
+   * phrases and prefixes); a query with nothing searchable in it finds nothing. When more than
+   * RANK_WINDOW entries match, the newest RANK_WINDOW of them are ranked: bm25 costs time for every
+   * match it scores, and for a word that common, recent matches are the ones worth showing.
+   */
+  search(query: string, options: TranscriptSearchOptions = {}): TranscriptHit[] {
+    if (typeof query !== "string") throw new StoreError("invalid_argument", "query must be a string");
+    const limit = resolveLimit(options.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT);
+    const terms = parseQuery(query);
+    if (terms.length === 0) return [];
+
+    const clauses = [`text : (${allOf(terms)})`];
+    if (options.sessionId !== undefined)
+      clauses.push(`scope : "${scopeToken("s", requireId("sessionId", options.sessionId))}"`);
+    if (options.agentId !== undefined)
+      clauses.push(`scope : "${scopeToken("a", requireId("agentId", options.agentId))}"`);
+    if (options.tenantId !== undefined)
+      clauses.push(`scope : "${scopeToken("t", requireId("tenantId", options.tenantId))}"`);
+    const match = clauses.join(" AND ");
+
+    const floor = this.#db
+      .prepare(
+        `SELECT rowid FROM transcript_fts WHERE transcript_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`,
+      )
+      .pluck()
+      .get(match, RANK_WINDOW - 1) as number | undefined;
+    // Only rowids and scores go through the sort; rows are read for the few that are returned.
+    const ranked = this.#db
+      .prepare(
+        `SELECT rowid AS id, bm25(transcript_fts, 1.0, 0.0) AS score FROM transcript_fts
+         WHERE transcript_fts MATCH @match AND rowid >= @floor
+         ORDER BY score, rowid DESC LIMIT @limit`,
+      )
+      .all({ match, floor: floor ?? 0, limit }) as Array<{ id: number; score: number }>;
+    if (ranked.length === 0) return [];
+
+    const row = this.#db.prepare(`SELECT ${ENTRY_COLUMNS} FROM transcript_entries WHERE id = ?`);
+    const snippets = this.#snippets(
+      match,
+      ranked.map((r) => r.id),
+      terms.some((term) => term.prefix),
+      options.highlight ?? { open: "«", close: "»" },
+    );
+    return ranked.map(({ id, score }) => {
+      const entry = toEntry(row.get(id) as EntryRow);
+      return { entry, snippet: snippets.get(id) ?? entry.text, score };
+    });
+  }
+
+  /**
+   * Snippets for the returned rows. FTS5 re-evaluates the whole expression for each statement, and
+   * for a prefix term that means merging the doclists of every word with that prefix (milliseconds
+   * each); so with a prefix the rows are visited in one pass over their rowid range, building a
+   * snippet only for the wanted ones, and without one each row is looked up directly.
+   */
+  #snippets(
+    match: string,
+    ids: readonly number[],
+    prefix: boolean,
+    highlight: { open: string; close: string },
+  ): Map<number, string> {
+    const snippet = `snippet(transcript_fts, 0, @open, @close, '…', ${SNIPPET_TOKENS})`;
+    const params = { match, ...highlight };
+    if (prefix) {
+      const rows = this.#db
+        .prepare(
+          `SELECT rowid AS id, CASE WHEN rowid IN (SELECT value FROM json_each(@ids)) THEN ${snippet} END AS snippet
+           FROM transcript_fts WHERE transcript_fts MATCH @match AND rowid >= @lo AND rowid <= @hi`,
+        )
+        .all({ ...params, ids: JSON.stringify(ids), lo: Math.min(...ids), hi: Math.max(...ids) }) as Array<{
+        id: number;
+        snippet: string | null;
+      }>;
+      return new Map(rows.filter((r) => r.snippet !== null).map((r) => [r.id, r.snippet as string]));
+    }
+    const one = this.#db
+      .prepare(`SELECT ${snippet} FROM transcript_fts WHERE transcript_fts MATCH @match AND rowid = @id`)
+      .pluck();
+    return new Map(ids.map((id) => [id, one.get({ ...params, id }) as string]));
+  }
+
+  #prepare(
+    sessionId: string,
+    entry: NewTranscriptEntry,
+    index: number,
+  ): Omit<EntryRow, "id" | "seq" | "agent_id" | "tenant_id"> {
+    const where = `entries[${index}]`;
+    if (entry === null || typeof entry !== "object") {
+      throw new StoreError("invalid_argument", `${where} must be an object`);
+    }
+    if (!ROLES.includes(entry.role)) {
+      throw new StoreError(
+        "invalid_argument",
+        `${where}.role must be one of ${ROLES.join(", ")}, got ${String(entry.role)}`,
+      );
+    }
+    const { blocks } = redactContent(normalizeContent(entry.content));
+    return {
+      session_id: sessionId,
+      role: entry.role,
+      content: JSON.stringify(blocks),
+      text: searchableText(blocks),
+      source_plugin: optionalString(`${where}.sourcePlugin`, entry.sourcePlugin),
+      sender_id: optionalString(`${where}.senderId`, entry.senderId),
+      message_id: optionalString(`${where}.messageId`, entry.messageId),
+      created_at: timestamp(`${where}.createdAt`, entry.createdAt, this.#now),
+    };
+  }
+}
