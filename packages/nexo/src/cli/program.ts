@@ -7,6 +7,7 @@ import { NEXO_VERSION } from "../version.js";
 import { registerAgent } from "./agent.js";
 import { registerDevMockLlm } from "./dev-mock-llm.js";
 import { registerDoctor } from "./doctor.js";
+import { registerPlugin } from "./plugin.js";
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -17,6 +18,7 @@ export function buildProgram(): Command {
     .showHelpAfterError("(run nexo --help for usage)");
   registerAgent(program);
   registerDoctor(program);
+  registerPlugin(program);
   registerDevMockLlm(program);
   return program;
 }

@@ -1,0 +1,48 @@
+/**
+ * `nexo plugin check` and `nexo plugin call`, for plugin authors. This file declares the commands;
+ * cli/plugin-run.ts does the work (loaded on use, like every command's implementation).
+ */
+import type { Command } from "commander";
+
+/** Operator env for the plugin: repeatable `--env KEY=VALUE`. */
+function collectEnv(value: string, previous: Record<string, string>): Record<string, string> {
+  const eq = value.indexOf("=");
+  if (eq <= 0) throw new Error(`--env expects KEY=VALUE, got "${value}"`);
+  return { ...previous, [value.slice(0, eq)]: value.slice(eq + 1) };
+}
+
+export function registerPlugin(program: Command): void {
+  const command = program.command("plugin").description("develop and test nexo plugins (nexo-plugin.toml)");
+
+  command
+    .command("check")
+    .description("validate a plugin: manifest, spawn, handshake, tool catalog, shutdown")
+    .argument("<plugin>", "the plugin directory or its nexo-plugin.toml")
+    .option("--json", "print the report as JSON")
+    .option("--env <KEY=VALUE>", "give the plugin this variable (repeatable)", collectEnv, {})
+    .action(async (target: string, options: { json?: boolean; env: Record<string, string> }) => {
+      const { runCheck } = await import("./plugin-run.js");
+      process.exitCode = await runCheck(target, options);
+    });
+
+  command
+    .command("call")
+    .description("start a plugin, run one validated tool.invoke, print the result, stop it")
+    .argument("<plugin>", "the plugin directory or its nexo-plugin.toml")
+    .argument("<tool>", "the tool name")
+    .argument("[args]", "the arguments as a JSON object", "{}")
+    .option("--agent <id>", "the agent_id to send")
+    .option("--json", "print the raw JSON result (or error) instead of its text")
+    .option("--env <KEY=VALUE>", "give the plugin this variable (repeatable)", collectEnv, {})
+    .action(
+      async (
+        target: string,
+        tool: string,
+        rawArgs: string,
+        options: { agent?: string; json?: boolean; env: Record<string, string> },
+      ) => {
+        const { callTool } = await import("./plugin-run.js");
+        process.exitCode = await callTool(target, tool, rawArgs, options);
+      },
+    );
+}

@@ -1,0 +1,135 @@
+/**
+ * The tool catalog a plugin advertises in its `initialize` reply, checked against its manifest
+ * (plugin contract §4.1.1), with each tool's `input_schema` compiled once so that every call's
+ * arguments are validated BEFORE `tool.invoke` reaches the child.
+ *
+ * - `extends.tools` non-empty → the reply must carry a non-empty `tools` array;
+ * - a name advertised but not declared → hard failure (the plugin is refused);
+ * - a name declared but not advertised → a warning, and calls to it get -33401 from the host;
+ * - a schema ajv cannot compile → hard failure naming the tool (the host could not validate calls).
+ */
+import { ToolArgumentInvalidError, ToolNotFoundError } from "@nexo/wire";
+import { plugin } from "@nexo/wire/schemas";
+import type { ToolArgumentIssue } from "../../engine/tools/errors.js";
+import type { ArgumentValidator, SchemaValidators } from "../../engine/tools/schema-validator.js";
+import { PluginCatalogError } from "./errors.js";
+
+export interface CatalogTool {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Record<string, unknown>;
+  readonly validate: ArgumentValidator;
+}
+
+export class ToolCatalog {
+  readonly pluginId: string;
+  /** Advertised tools, in the order the plugin listed them. */
+  readonly tools: ReadonlyMap<string, CatalogTool>;
+  /** `[plugin.extends].tools` as declared. */
+  readonly declared: readonly string[];
+  /** Declared tools the running plugin did not advertise (calls to them get -33401). */
+  readonly missing: readonly string[];
+  private readonly releases: Array<() => void>;
+
+  constructor(
+    pluginId: string,
+    tools: Map<string, CatalogTool>,
+    declared: readonly string[],
+    releases: Array<() => void>,
+  ) {
+    this.pluginId = pluginId;
+    this.tools = tools;
+    this.declared = declared;
+    this.missing = declared.filter((name) => !tools.has(name));
+    this.releases = releases;
+  }
+
+  /**
+   * The tool a call may go to, after the host's own checks. Throws ToolNotFoundError (-33401) for
+   * a tool the running plugin does not advertise, ToolArgumentInvalidError (-33402, the offending
+   * fields in `details`) for arguments its schema refuses.
+   */
+  check(toolName: string, args: unknown): CatalogTool {
+    const tool = this.tools.get(toolName);
+    if (tool === undefined) {
+      const message = this.declared.includes(toolName)
+        ? `tool not found: "${toolName}" is declared by plugin "${this.pluginId}" but the running plugin does not advertise it`
+        : `tool not found: plugin "${this.pluginId}" has no tool "${toolName}"`;
+      throw new ToolNotFoundError(message, { tool_name: toolName, plugin_id: this.pluginId });
+    }
+    const issues = tool.validate(args);
+    if (issues.length > 0) {
+      throw new ToolArgumentInvalidError(
+        `invalid argument: ${toolName}: ${issues.map(describeIssue).join("; ")}`,
+        issues.map((issue) => ({ path: issue.path, message: issue.message })),
+      );
+    }
+    return tool;
+  }
+
+  /** Forgets the compiled schemas (the catalog of a previous incarnation). */
+  release(): void {
+    for (const release of this.releases.splice(0)) release();
+  }
+}
+
+export interface BuiltCatalog {
+  catalog: ToolCatalog;
+  /** Tolerated drift, for the operator's log and `nexo plugin check`. */
+  warnings: string[];
+}
+
+/** Applies §4.1.1 to an `initialize` reply. Throws PluginCatalogError listing every problem. */
+export function buildToolCatalog(
+  pluginId: string,
+  declared: readonly string[],
+  advertised: readonly plugin.RemoteToolDef[] | undefined,
+  validators: SchemaValidators,
+): BuiltCatalog {
+  const problems: string[] = [];
+  if (declared.length > 0 && (advertised === undefined || advertised.length === 0)) {
+    problems.push(
+      `the manifest declares tools (${declared.join(", ")}) but the initialize reply advertises none; a "tools" array is required`,
+    );
+  }
+  const tools = new Map<string, CatalogTool>();
+  const releases: Array<() => void> = [];
+  for (const def of advertised ?? []) {
+    if (!declared.includes(def.name)) {
+      problems.push(`tool "${def.name}" is advertised but not declared in [plugin.extends].tools`);
+      continue;
+    }
+    if (!plugin.toolNameInNamespace(pluginId, def.name)) {
+      problems.push(`tool "${def.name}" must be named ${pluginId}_* or ext_${pluginId}_*`);
+      continue;
+    }
+    try {
+      const compiled = validators.compile(def.input_schema);
+      releases.push(compiled.release);
+      tools.set(def.name, {
+        name: def.name,
+        description: def.description,
+        inputSchema: def.input_schema,
+        validate: compiled.validate,
+      });
+    } catch (error) {
+      problems.push(
+        `tool "${def.name}" has an input_schema that cannot be compiled: ${(error as Error).message}`,
+      );
+    }
+  }
+  if (problems.length > 0) {
+    for (const release of releases) release();
+    throw new PluginCatalogError(problems);
+  }
+  const catalog = new ToolCatalog(pluginId, tools, declared, releases);
+  const warnings = catalog.missing.map(
+    (name) =>
+      `tool "${name}" is declared in [plugin.extends].tools but not advertised; calls to it get -33401`,
+  );
+  return { catalog, warnings };
+}
+
+function describeIssue(issue: ToolArgumentIssue): string {
+  return `${issue.path === "" ? "(arguments)" : issue.path} ${issue.message}`;
+}

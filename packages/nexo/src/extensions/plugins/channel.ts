@@ -1,0 +1,103 @@
+/**
+ * Plugin channels (plugin contract §5.x): one ChannelAdapter per `[plugin.extends].channels`
+ * kind, each method one request carrying `kind`, within 30 s (start, stop) or 60 s
+ * (send_outbound); NEXO_PLUGIN_CHANNEL_TIMEOUT_MS overrides all three.
+ *
+ * Errors: -33001..-33005 arrive as the typed channel errors of @nexo/wire (the peer decodes them,
+ * `retry_after_secs` kept as `retryAfterSecs`); -32601 means the plugin declared the kind but not
+ * this method, which surfaces as ChannelUnsupportedError with the method as `feature`.
+ */
+import { ChannelUnsupportedError, MethodNotFoundError } from "@nexo/wire";
+import { plugin } from "@nexo/wire/schemas";
+import type { z } from "zod";
+import type {
+  ChannelAdapter,
+  ChannelRegistry,
+  ChannelStartOptions,
+  OutboundMessage,
+  OutboundReceipt,
+} from "../../channels/registry.js";
+import { PluginProtocolError } from "./errors.js";
+import type { PluginHost } from "./host.js";
+import { registerEach } from "./registration.js";
+import { parseReply } from "./reply.js";
+
+type ChannelHost = Pick<PluginHost, "id" | "request" | "timeouts">;
+
+export class PluginChannelAdapter implements ChannelAdapter {
+  readonly kind: string;
+  readonly owner: string;
+  private readonly host: ChannelHost;
+
+  constructor(host: ChannelHost, kind: string) {
+    this.host = host;
+    this.kind = kind;
+    this.owner = `plugin:${host.id}`;
+  }
+
+  async start(options: ChannelStartOptions = {}): Promise<void> {
+    const reply = await this.call(
+      "channel.start",
+      { kind: this.kind, instance: options.instance ?? null },
+      this.host.timeouts.channel.startMs,
+      plugin.ChannelStartResultSchema,
+    );
+    expectOk("channel.start", reply);
+  }
+
+  async stop(): Promise<void> {
+    const reply = await this.call(
+      "channel.stop",
+      { kind: this.kind },
+      this.host.timeouts.channel.stopMs,
+      plugin.ChannelStopResultSchema,
+    );
+    expectOk("channel.stop", reply);
+  }
+
+  async sendOutbound(message: OutboundMessage): Promise<OutboundReceipt> {
+    const reply = await this.call(
+      "channel.send_outbound",
+      { kind: this.kind, msg: message },
+      this.host.timeouts.channel.sendOutboundMs,
+      plugin.ChannelSendOutboundResultSchema,
+    );
+    return { messageId: reply.message_id, sentAtUnix: reply.sent_at_unix };
+  }
+
+  private async call<S extends z.ZodType>(
+    method: string,
+    params: Record<string, unknown>,
+    timeoutMs: number,
+    schema: S,
+  ): Promise<z.output<S>> {
+    let reply: unknown;
+    try {
+      reply = await this.host.request(method, params, { timeoutMs });
+    } catch (error) {
+      if (error instanceof MethodNotFoundError) {
+        throw new ChannelUnsupportedError(`plugin "${this.host.id}" does not implement ${method}`, {
+          feature: method,
+        });
+      }
+      throw error;
+    }
+    return parseReply(schema, method, reply);
+  }
+}
+
+function expectOk(method: string, reply: plugin.OkResult): void {
+  // A failure is an error reply (§5.x); `ok: false` is a plugin that got the contract wrong.
+  if (reply.ok !== true)
+    throw new PluginProtocolError(method, "ok must be true (failures are error replies)");
+}
+
+/** Registers an adapter per `[plugin.extends].channels` kind. Returns a function that removes them. */
+export function registerPluginChannels(
+  host: ChannelHost & Pick<PluginHost, "manifest">,
+  registry: ChannelRegistry,
+): () => void {
+  return registerEach(host.manifest.manifest.plugin.extends?.channels ?? [], (kind) =>
+    registry.register(new PluginChannelAdapter(host, kind)),
+  );
+}

@@ -1,0 +1,66 @@
+/**
+ * The `initialize` handshake of one incarnation (plugin contract §4.1, §4.1.1): ask, within the
+ * init timeout, check the reply's shape, the plugin's identity and its tool catalog. Every
+ * refusal is a typed error; the fatal ones make the supervisor kill the child and give up.
+ */
+import { type JsonRpcPeer, RpcError, TimeoutError } from "@nexo/wire";
+import { plugin } from "@nexo/wire/schemas";
+import type { SchemaValidators } from "../../engine/tools/schema-validator.js";
+import { buildToolCatalog, type ToolCatalog } from "./catalog.js";
+import { formatIssues, PluginHandshakeError, PluginIdentityError, PluginInitTimeoutError } from "./errors.js";
+
+export interface HandshakeInput {
+  peer: JsonRpcPeer;
+  /** The id the plugin was registered under: its manifest's `plugin.id`. */
+  pluginId: string;
+  /** `[plugin.extends].tools` from our copy of the manifest. */
+  declaredTools: readonly string[];
+  nexoVersion: string;
+  initTimeoutMs: number;
+  validators: SchemaValidators;
+}
+
+export interface HandshakeResult {
+  serverVersion: string;
+  catalog: ToolCatalog;
+  /** Tolerated problems (declared tools not advertised), for logs and `nexo plugin check`. */
+  warnings: string[];
+  /** The manifest the child echoed (its whole TOML document as JSON). */
+  echoedManifest: plugin.EchoedManifest;
+}
+
+export async function performHandshake(input: HandshakeInput): Promise<HandshakeResult> {
+  const { peer, pluginId } = input;
+  let reply: unknown;
+  try {
+    reply = await peer.request(
+      "initialize",
+      { nexo_version: input.nexoVersion },
+      { timeoutMs: input.initTimeoutMs },
+    );
+  } catch (error) {
+    if (error instanceof TimeoutError) throw new PluginInitTimeoutError(input.initTimeoutMs);
+    if (error instanceof RpcError) {
+      throw new PluginHandshakeError(`the plugin answered with error ${error.code}: ${error.message}`, {
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  const parsed = plugin.InitializeResultSchema.safeParse(reply);
+  if (!parsed.success) {
+    throw new PluginHandshakeError(
+      `the reply is not an initialize result: ${formatIssues(parsed.error.issues)}`,
+    );
+  }
+  const result = parsed.data;
+  if (result.manifest.plugin.id !== pluginId)
+    throw new PluginIdentityError(pluginId, result.manifest.plugin.id);
+  const { catalog, warnings } = buildToolCatalog(
+    pluginId,
+    input.declaredTools,
+    result.tools,
+    input.validators,
+  );
+  return { serverVersion: result.server_version, catalog, warnings, echoedManifest: result.manifest };
+}

@@ -1,0 +1,270 @@
+/**
+ * Many plugins at once: load their manifests, start them in parallel, wire each into the
+ * engine's registries (channels, LLM providers, hooks, vector backends, tools), its services
+ * (memory.recall, llm.complete, with its grants) and the broker bridge, report their status, and
+ * stop them all.
+ *
+ * One plugin's failure never stops the others: a bad manifest, a refused sandbox or a failed
+ * handshake leaves that plugin `invalid` or `failed` in the status, with the reason, and the rest
+ * run. A plugin that later gives up (crash loop) has its wrappers removed, so the model is not
+ * offered tools that cannot answer.
+ */
+import { join } from "node:path";
+import type { Broker } from "../../broker/types.js";
+import type { ChannelRegistry } from "../../channels/registry.js";
+import type { HookRunner } from "../../engine/hooks.js";
+import type { ProviderRegistry } from "../../engine/providers/registry.js";
+import type { ToolRegistry } from "../../engine/tools/registry.js";
+import type { AgentMemory } from "../../engine/types.js";
+import { createLogger } from "../../log.js";
+import type { VectorBackendRegistry } from "../../memory/vector.js";
+import type { ProcessGroupRegistry } from "../reaper.js";
+import type { RestartPolicy } from "../restart-policy.js";
+import type { SupervisorLogger, SupervisorState } from "../supervisor.js";
+import { type BridgeStats, BrokerBridge } from "./bridge.js";
+import { registerPluginChannels } from "./channel.js";
+import { errorCodeOf } from "./errors.js";
+import type { PluginGrants } from "./grants.js";
+import { registerPluginHooks } from "./hook.js";
+import { type PluginErrorRecord, PluginHost } from "./host.js";
+import { registerPluginLlmProviders } from "./llm.js";
+import { type LoadedPluginManifest, loadPluginManifest } from "./manifest.js";
+import { registerPluginVectorBackends } from "./memory.js";
+import { attachPluginServices, type ProviderLookup } from "./services.js";
+import { registerPluginTools } from "./tool.js";
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The engine's registries the wrappers go into; a missing one means that capability is not wired. */
+export interface PluginRegistries {
+  tools?: ToolRegistry;
+  providers?: ProviderRegistry;
+  hooks?: HookRunner;
+  channels?: ChannelRegistry;
+  vectors?: VectorBackendRegistry;
+}
+
+/** What the operator decides per plugin. */
+export interface PluginSettings {
+  grants?: PluginGrants;
+  /** Extra environment for this plugin (wins over its manifest's). */
+  env?: Readonly<Record<string, string>>;
+  /** Variables copied from the daemon's environment, by name. */
+  passthroughEnv?: readonly string[];
+}
+
+export interface PluginManagerOptions {
+  /** Plugin directories, or their nexo-plugin.toml files. */
+  plugins: readonly string[];
+  /** Each plugin's state dir is `<stateRoot>/<plugin id>`. */
+  stateRoot: string;
+  env?: Env;
+  nexoVersion?: string;
+  broker?: Broker;
+  registries?: PluginRegistries;
+  /** What `memory.recall` and `llm.complete` are served from. */
+  services?: { memory?: AgentMemory; providers?: ProviderLookup };
+  /** By plugin id. */
+  settings?: Readonly<Record<string, PluginSettings>>;
+  restart?: Partial<RestartPolicy>;
+  shutdownTimeoutMs?: number;
+  logger?: SupervisorLogger;
+  processGroups?: ProcessGroupRegistry;
+}
+
+export interface PluginStatus {
+  /** The plugin id, or the path when the manifest could not be read. */
+  id: string;
+  /** The directory or manifest it was loaded from. */
+  source: string;
+  /** `invalid`: the manifest (or another plugin with the same id) kept it from being created. */
+  state: SupervisorState | "invalid";
+  version: string | undefined;
+  pid: number | undefined;
+  restarts: number;
+  sandboxed: boolean | undefined;
+  tools: string[];
+  warnings: string[];
+  /** `broker.event` notifications dropped because the plugin did not keep up (§8). */
+  droppedEvents: number;
+  bridge: BridgeStats | undefined;
+  lastError: PluginErrorRecord | undefined;
+  stderrTail: string[];
+}
+
+interface Slot {
+  source: string;
+  manifest?: LoadedPluginManifest;
+  host?: PluginHost;
+  bridge?: BrokerBridge;
+  removers: Array<() => void>;
+  warnings: string[];
+  error?: PluginErrorRecord;
+}
+
+export class PluginManager {
+  private readonly options: PluginManagerOptions;
+  private readonly logger: SupervisorLogger;
+  private slots: Slot[] = [];
+
+  constructor(options: PluginManagerOptions) {
+    this.options = options;
+    this.logger = options.logger ?? createLogger({ base: { component: "plugin-manager" } });
+  }
+
+  /**
+   * Loads and starts every plugin, in parallel. Resolves when each has started or failed; never
+   * rejects because of a plugin. Returns the status of all of them.
+   */
+  async start(): Promise<PluginStatus[]> {
+    const env = this.options.env ?? process.env;
+    this.slots = await Promise.all(
+      this.options.plugins.map(async (source): Promise<Slot> => {
+        const slot: Slot = { source, removers: [], warnings: [] };
+        try {
+          slot.manifest = await loadPluginManifest(source, { env, ...this.versionOption() });
+        } catch (error) {
+          slot.error = record("manifest_invalid", error);
+        }
+        return slot;
+      }),
+    );
+    const seen = new Map<string, string>();
+    for (const slot of this.slots) {
+      if (slot.manifest === undefined) continue;
+      const first = seen.get(slot.manifest.id);
+      if (first !== undefined) {
+        slot.error = record(
+          "duplicate_plugin_id",
+          new Error(`plugin id "${slot.manifest.id}" is already loaded from ${first}`),
+        );
+        slot.manifest = undefined;
+      } else {
+        seen.set(slot.manifest.id, slot.manifest.file);
+      }
+    }
+    await Promise.all(this.slots.map((slot) => this.startSlot(slot)));
+    return this.status();
+  }
+
+  /** The host of a plugin, by id. */
+  host(id: string): PluginHost | undefined {
+    return this.slots.find((slot) => slot.host?.id === id)?.host;
+  }
+
+  status(): PluginStatus[] {
+    return this.slots.map((slot) => {
+      const host = slot.host?.status();
+      const bridge = slot.bridge?.stats();
+      return {
+        id: slot.manifest?.id ?? slot.source,
+        source: slot.source,
+        state: host?.state ?? (slot.manifest === undefined ? "invalid" : "failed"),
+        version: slot.manifest?.manifest.plugin.version,
+        pid: host?.pid,
+        restarts: host?.restarts ?? 0,
+        sandboxed: host?.sandboxed,
+        tools: host?.tools ?? [],
+        warnings: [...(host?.warnings ?? []), ...slot.warnings],
+        droppedEvents: bridge?.dropped ?? 0,
+        bridge,
+        lastError: host?.lastError ?? slot.error,
+        stderrTail: host?.stderrTail ?? [],
+      };
+    });
+  }
+
+  /** Stops every plugin (shutdown, 1 s grace, SIGKILL) and removes its wrappers. */
+  async stop(reason = "daemon stopping"): Promise<void> {
+    await Promise.all(
+      this.slots.map(async (slot) => {
+        this.unwire(slot);
+        await slot.host?.stop(reason);
+      }),
+    );
+  }
+
+  private versionOption(): { nexoVersion?: string } {
+    return this.options.nexoVersion === undefined ? {} : { nexoVersion: this.options.nexoVersion };
+  }
+
+  private async startSlot(slot: Slot): Promise<void> {
+    const manifest = slot.manifest;
+    if (manifest === undefined) return;
+    const { options } = this;
+    const settings = options.settings?.[manifest.id] ?? {};
+    let host: PluginHost;
+    try {
+      host = new PluginHost({
+        manifest,
+        stateDir: join(options.stateRoot, manifest.id),
+        ...(options.env ? { env: options.env } : {}),
+        ...this.versionOption(),
+        ...(settings.env ? { operatorEnv: settings.env } : {}),
+        ...(settings.passthroughEnv ? { passthroughEnv: settings.passthroughEnv } : {}),
+        ...(options.restart ? { restart: options.restart } : {}),
+        ...(options.shutdownTimeoutMs ? { shutdownTimeoutMs: options.shutdownTimeoutMs } : {}),
+        logger: this.logger,
+        ...(options.processGroups ? { processGroups: options.processGroups } : {}),
+      });
+    } catch (error) {
+      slot.error = record(errorCodeOf(error), error);
+      return;
+    }
+    slot.host = host;
+    attachPluginServices(host, {
+      ...options.services,
+      ...(settings.grants ? { grants: settings.grants } : {}),
+    });
+    try {
+      await host.start();
+    } catch (error) {
+      this.logger.error({ plugin: manifest.id, err: (error as Error).message }, "plugin did not start");
+      return;
+    }
+    this.wire(slot, host, manifest);
+    host.on("failed", () => this.unwire(slot));
+  }
+
+  private wire(slot: Slot, host: PluginHost, manifest: LoadedPluginManifest): void {
+    const { broker, registries = {} } = this.options;
+    if (broker !== undefined && manifest.channelKinds.length > 0) {
+      slot.bridge = new BrokerBridge({ host, broker, kinds: manifest.channelKinds, logger: this.logger });
+      slot.bridge.start();
+    }
+    const wirings: Array<[string, () => () => void]> = [];
+    if (registries.channels)
+      wirings.push(["channels", () => registerPluginChannels(host, registries.channels!)]);
+    if (registries.providers)
+      wirings.push(["llm_providers", () => registerPluginLlmProviders(host, registries.providers!)]);
+    if (registries.hooks)
+      wirings.push(["hooks", () => registerPluginHooks(host, registries.hooks!, this.logger)]);
+    if (registries.vectors)
+      wirings.push(["memory_backends", () => registerPluginVectorBackends(host, registries.vectors!)]);
+    if (registries.tools)
+      wirings.push(["tools", () => registerPluginTools(host, registries.tools!, this.logger)]);
+    for (const [what, wire] of wirings) {
+      try {
+        slot.removers.push(wire());
+      } catch (error) {
+        // E.g. another plugin already provides this channel kind or provider name.
+        const warning = `${what} not registered: ${(error as Error).message}`;
+        slot.warnings.push(warning);
+        this.logger.warn({ plugin: manifest.id }, warning);
+      }
+    }
+  }
+
+  private unwire(slot: Slot): void {
+    slot.bridge?.stop();
+    for (const remove of slot.removers.splice(0).reverse()) remove();
+  }
+}
+
+function record(code: string, error: unknown): PluginErrorRecord {
+  return {
+    code,
+    message: error instanceof Error ? error.message : String(error),
+    at: new Date().toISOString(),
+  };
+}

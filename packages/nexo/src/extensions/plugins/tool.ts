@@ -1,0 +1,201 @@
+/**
+ * Plugin tools (plugin contract §4.1.1, §5.t): one engine `Tool` per advertised tool, each call
+ * one `tool.invoke {plugin_id, tool_name, args, agent_id}` within the tool timeout (60 s,
+ * NEXO_PLUGIN_TOOL_TIMEOUT_MS). The host's catalog checks come first: a tool the running plugin
+ * does not advertise gets -33401 and arguments its schema refuses get -33402, neither reaching
+ * the child. Every failure becomes an error output the model can read, with the code in metadata.
+ *
+ * Category `exec`: a plugin tool can do anything its process can, so it is approved like a command.
+ */
+import {
+  ConnectionClosedError,
+  JsonRpcCode,
+  RequestCancelledError,
+  RpcError,
+  TimeoutError,
+  ToolCode,
+  ToolUnavailableError,
+} from "@nexo/wire";
+import { plugin } from "@nexo/wire/schemas";
+import type { ToolRegistry } from "../../engine/tools/registry.js";
+import type { Tool, ToolContext, ToolOutput } from "../../engine/types.js";
+import type { SupervisorLogger } from "../supervisor.js";
+import type { CatalogTool } from "./catalog.js";
+import { PluginUnavailableError } from "./errors.js";
+import type { PluginHost } from "./host.js";
+
+export interface InvokeToolOptions {
+  /** The agent on whose behalf the tool runs; sent as `agent_id` (null when there is none). */
+  agentId?: string | null;
+  signal?: AbortSignal;
+  /** Default: the host's tool timeout. */
+  timeoutMs?: number;
+}
+
+/**
+ * One validated `tool.invoke`. Resolves with the plugin's result (any JSON); rejects with the
+ * typed tool errors (-33401..-33405 from the host's checks or the child), the peer's
+ * TimeoutError / ConnectionClosedError, or PluginUnavailableError.
+ */
+export async function invokePluginTool(
+  host: PluginHost,
+  toolName: string,
+  args: unknown,
+  options: InvokeToolOptions = {},
+): Promise<unknown> {
+  const session = host.session;
+  if (session === undefined) throw new PluginUnavailableError(host.id, host.state);
+  session.catalog.check(toolName, args);
+  return host.request(
+    "tool.invoke",
+    { plugin_id: host.id, tool_name: toolName, args, agent_id: options.agentId ?? null },
+    {
+      timeoutMs: options.timeoutMs ?? host.timeouts.toolMs,
+      ...(options.signal ? { signal: options.signal } : {}),
+    },
+  );
+}
+
+export class PluginTool implements Tool {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Record<string, unknown>;
+  readonly category = "exec" as const;
+  readonly source = "plugin" as const;
+  private readonly host: PluginHost;
+
+  constructor(host: PluginHost, def: CatalogTool) {
+    this.host = host;
+    this.name = def.name;
+    this.description = def.description;
+    // The SDKs advertise `{}` for "any arguments"; the engine's registry wants an object schema,
+    // and a model's tool arguments are always an object, so `{}` means the same thing here.
+    this.inputSchema =
+      def.inputSchema.type === undefined ? { type: "object", ...def.inputSchema } : def.inputSchema;
+  }
+
+  describe(): string {
+    return `${this.name} (plugin ${this.host.id})`;
+  }
+
+  async execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
+    try {
+      const result = await invokePluginTool(this.host, this.name, args, {
+        agentId: ctx.agentId,
+        signal: ctx.signal,
+      });
+      return toolOutputOf(result);
+    } catch (error) {
+      return toolErrorOutput(this.host.id, this.name, error);
+    }
+  }
+}
+
+/**
+ * Registers the running plugin's advertised tools into `registry` and keeps them in step with
+ * each new handshake (a restarted plugin may advertise a different catalog). Tools whose schema
+ * does not describe an object cannot be offered to a model; they are skipped with a warning.
+ * Returns a function that unregisters them all.
+ */
+export function registerPluginTools(
+  host: PluginHost,
+  registry: ToolRegistry,
+  logger: SupervisorLogger,
+): () => void {
+  let registered: string[] = [];
+  const unregisterAll = () => {
+    for (const name of registered) {
+      if (registry.get(name)?.source === "plugin") registry.unregister(name);
+    }
+    registered = [];
+  };
+  const sync = () => {
+    const session = host.session;
+    if (session === undefined) return;
+    unregisterAll();
+    for (const def of session.catalog.tools.values()) {
+      try {
+        registry.register(new PluginTool(host, def));
+        registered.push(def.name);
+      } catch (error) {
+        logger.warn(
+          { plugin: host.id, tool: def.name, err: (error as Error).message },
+          "plugin tool not registered",
+        );
+      }
+    }
+  };
+  sync();
+  host.on("ready", sync);
+  return () => {
+    host.off("ready", sync);
+    unregisterAll();
+  };
+}
+
+/** The conventional `{content: [...], is_error}` result as a tool output; anything else as JSON. */
+export function toolOutputOf(result: unknown): ToolOutput {
+  const parsed = plugin.ToolResponseSchema.safeParse(result);
+  if (!parsed.success) {
+    return { output: typeof result === "string" ? result : (JSON.stringify(result, null, 2) ?? "null") };
+  }
+  const { content, is_error: isError } = parsed.data;
+  const only = content.length === 1 ? (content[0] as Record<string, unknown>) : undefined;
+  if (only?.type === "image" && typeof only.data === "string") {
+    const mediaType = only.mimeType ?? only.mime_type ?? only.media_type;
+    return {
+      output: only.data,
+      outputType: "image",
+      ...(typeof mediaType === "string" ? { metadata: { media_type: mediaType } } : {}),
+      ...(isError ? { isError } : {}),
+    };
+  }
+  const text = content
+    .map((block) => (block.type === "text" ? (block.text ?? "") : JSON.stringify(block)))
+    .join("\n");
+  return isError ? { output: text, isError: true } : { output: text };
+}
+
+const TOOL_ERROR_LABELS: Record<number, string> = {
+  [ToolCode.notFound]: "tool not found",
+  [ToolCode.argumentInvalid]: "invalid arguments",
+  [ToolCode.executionFailed]: "execution failed",
+  [ToolCode.unavailable]: "temporarily unavailable",
+  [ToolCode.denied]: "denied",
+  [JsonRpcCode.methodNotFound]: "the plugin does not implement tool.invoke",
+};
+
+/** A failed call as the error output the model sees, with the code and its data in metadata. */
+export function toolErrorOutput(pluginId: string, toolName: string, error: unknown): ToolOutput {
+  const metadata: Record<string, unknown> = { plugin_id: pluginId };
+  let text: string;
+  if (error instanceof RpcError) {
+    metadata.code = error.code;
+    const label = TOOL_ERROR_LABELS[error.code] ?? "plugin error";
+    text = `${toolName}: ${label} (${error.code}): ${error.message}`;
+    const data = error.data as { details?: unknown } | undefined;
+    if (error.code === ToolCode.argumentInvalid && data?.details !== undefined) {
+      metadata.details = data.details;
+      text += `\nOffending fields: ${JSON.stringify(data.details)}`;
+    }
+    if (error instanceof ToolUnavailableError && error.retryAfterMs !== undefined) {
+      metadata.retry_after_ms = error.retryAfterMs;
+      text += `\nRetry after ${error.retryAfterMs} ms.`;
+    }
+  } else if (error instanceof TimeoutError) {
+    metadata.code = "timeout";
+    text = `${toolName}: no reply from plugin ${pluginId} within ${error.timeoutMs} ms`;
+  } else if (error instanceof ConnectionClosedError) {
+    metadata.code = "connection_closed";
+    text = `${toolName}: plugin ${pluginId} stopped during the call (${error.reason})`;
+  } else if (error instanceof PluginUnavailableError) {
+    metadata.code = error.code;
+    text = `${toolName}: ${error.message}`;
+  } else if (error instanceof RequestCancelledError) {
+    metadata.code = "cancelled";
+    text = `${toolName} was cancelled`;
+  } else {
+    text = `${toolName} failed: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  return { output: text, isError: true, metadata };
+}
