@@ -12,18 +12,30 @@ export const APPROVAL_MODES: readonly ApprovalMode[] = ["default", "auto_edit", 
 export const TOOL_CATEGORIES: readonly ToolCategory[] = ["info", "edit", "exec", "mcp"];
 
 export class ApprovalPolicy {
-  mode: ApprovalMode;
+  private currentMode: ApprovalMode;
   /** Operator-configured: tool names or categories that never need approval. */
   readonly allowList: ReadonlySet<string>;
   /** Categories granted with scope "always" during this session. */
   readonly sessionGrants = new Set<ToolCategory>();
+  /** Called after the mode or the grants change, e.g. to persist them with the session. */
+  onChange: (() => void) | undefined;
 
   constructor(
     options: { mode?: ApprovalMode; allowList?: Iterable<string>; grants?: Iterable<ToolCategory> } = {},
   ) {
-    this.mode = options.mode ?? "default";
+    this.currentMode = options.mode ?? "default";
     this.allowList = new Set(options.allowList ?? []);
     for (const g of options.grants ?? []) this.sessionGrants.add(g);
+  }
+
+  get mode(): ApprovalMode {
+    return this.currentMode;
+  }
+
+  set mode(mode: ApprovalMode) {
+    if (mode === this.currentMode) return;
+    this.currentMode = mode;
+    this.onChange?.();
   }
 
   needsApproval(toolName: string, category: ToolCategory): boolean {
@@ -35,7 +47,9 @@ export class ApprovalPolicy {
   }
 
   grantAlways(category: ToolCategory): void {
+    if (this.sessionGrants.has(category)) return;
     this.sessionGrants.add(category);
+    this.onChange?.();
   }
 }
 

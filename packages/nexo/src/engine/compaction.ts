@@ -14,9 +14,22 @@ export function estimateTokens(
   tools: ToolSpec[] = [],
 ): number {
   let chars = system?.length ?? 0;
-  for (const m of messages) for (const b of m.content) chars += blockChars(b);
+  for (const m of messages) chars += messageChars(m);
+  return Math.ceil((chars + toolSpecChars(tools)) / 4);
+}
+
+/** The size one message adds to a request, in the estimate's characters. */
+export function messageChars(message: ChatMessage): number {
+  let chars = 0;
+  for (const b of message.content) chars += blockChars(b);
+  return chars;
+}
+
+/** The size of the tool definitions sent with every request. */
+export function toolSpecChars(tools: ToolSpec[]): number {
+  let chars = 0;
   for (const t of tools) chars += t.name.length + t.description.length + JSON.stringify(t.inputSchema).length;
-  return Math.ceil(chars / 4);
+  return chars;
 }
 
 function blockChars(b: ContentBlock): number {

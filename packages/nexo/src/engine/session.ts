@@ -4,6 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { ApprovalPolicy, PendingApprovals } from "./approvals.js";
+import { messageChars } from "./compaction.js";
 import { EventChannel } from "./event-channel.js";
 import type { HookRunner } from "./hooks.js";
 import { runTurn } from "./turn.js";
@@ -91,6 +92,8 @@ export interface SessionState {
   readonly logger: MinimalLogger | undefined;
   append(message: ChatMessage, turnId: string): Promise<void>;
   replaceHistory(messages: ChatMessage[]): void;
+  /** The history's size in the estimate's characters, kept up to date as messages come and go. */
+  readonly historyChars: number;
   toolSpecs(): ToolSpec[];
   findTool(name: string): Tool | undefined;
   invokeTool(
@@ -110,12 +113,14 @@ export class AgentSession implements SessionState {
   readonly hookContext: { agentId: string; sessionId: string };
   usage: Usage = emptyUsage();
   private messages: ChatMessage[];
+  private charCount = 0;
   private current: { controller: AbortController; done: Promise<void> } | undefined;
 
   constructor(config: SessionConfig) {
     this.config = config;
     this.id = config.sessionId ?? randomUUID();
     this.messages = [...(config.history ?? [])];
+    for (const m of this.messages) this.charCount += messageChars(m);
     this.policy = config.policy ?? new ApprovalPolicy();
     this.approvals = new PendingApprovals(this.policy);
     this.hookContext = { agentId: config.agentId, sessionId: this.id };
@@ -200,13 +205,19 @@ export class AgentSession implements SessionState {
     );
   }
 
+  get historyChars(): number {
+    return this.charCount;
+  }
+
   async append(message: ChatMessage, turnId: string): Promise<void> {
     this.messages.push(message);
+    this.charCount += messageChars(message);
     await this.config.sink?.append(this.id, message, { turnId });
   }
 
   replaceHistory(messages: ChatMessage[]): void {
     this.messages = messages;
+    this.charCount = messages.reduce((sum, m) => sum + messageChars(m), 0);
   }
 
   toolSpecs(): ToolSpec[] {

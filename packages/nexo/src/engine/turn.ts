@@ -9,15 +9,14 @@
  */
 import {
   LlmAuthenticationError,
-  LlmConnectionError,
   LlmContextOverflowError,
   LlmModelNotFoundError,
   LlmRateLimitedError,
 } from "@nexo/wire";
 import { ApprovalCancelledError } from "./approvals.js";
-import { isRetryable } from "./providers/errors.js";
-import { compact, compactionCut, estimateTokens, needsCompaction } from "./compaction.js";
+import { compact, compactionCut, needsCompaction, toolSpecChars } from "./compaction.js";
 import type { EventChannel } from "./event-channel.js";
+import { isRetryable } from "./providers/errors.js";
 import type { SessionState } from "./session.js";
 import {
   addUsage,
@@ -26,6 +25,7 @@ import {
   type ToolCategory,
   type ToolOutput,
   type ToolResultBlock,
+  type ToolSpec,
   type ToolUseBlock,
   type TurnEndReason,
   type TurnEvent,
@@ -37,6 +37,16 @@ interface TurnRun {
   session: SessionState;
   events: EventChannel<TurnEvent>;
   signal: AbortSignal;
+  /** The tool definitions offered during this turn, and their size, computed once per turn. */
+  tools?: { specs: ToolSpec[]; chars: number };
+}
+
+function turnTools(run: TurnRun): { specs: ToolSpec[]; chars: number } {
+  if (!run.tools) {
+    const specs = run.session.toolSpecs();
+    run.tools = { specs, chars: toolSpecChars(specs) };
+  }
+  return run.tools;
 }
 
 /** What the model produced in one request. */
@@ -184,7 +194,7 @@ async function callModel(run: TurnRun, onUsage: (u: Partial<Usage>) => void): Pr
       model: config.model,
       ...(config.system === undefined ? {} : { system: config.system }),
       messages: session.history,
-      tools: session.toolSpecs(),
+      tools: turnTools(run).specs,
       maxTokens: config.maxTokens,
       ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
       ...(config.thinkingBudget === undefined ? {} : { thinkingBudget: config.thinkingBudget }),
@@ -252,7 +262,8 @@ async function maybeCompact(run: TurnRun, force: boolean): Promise<boolean> {
   const window = session.contextWindow();
   if (window === undefined) return false;
   const options = { contextWindow: window, maxTokens: session.config.maxTokens };
-  const estimate = estimateTokens(session.config.system, session.history, session.toolSpecs());
+  const chars = (session.config.system?.length ?? 0) + session.historyChars + turnTools(run).chars;
+  const estimate = Math.ceil(chars / 4);
   if (!force && !needsCompaction(estimate, options)) return false;
   const cut = compactionCut(session.history);
   if (cut <= 0) return false;

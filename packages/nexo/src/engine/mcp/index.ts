@@ -48,6 +48,7 @@ export {
   namespaceTools,
   serverOfToolName,
 } from "./naming.js";
+export { syncMcpTools } from "./registry-sync.js";
 export {
   STDIO_INHERITED_ENV,
   type StdioExit,

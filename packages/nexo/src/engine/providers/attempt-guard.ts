@@ -42,7 +42,12 @@ export class AttemptGuard {
   /** Call on every stream event: the connection is alive. */
   touch(): void {
     if (this.idleTimeoutMs <= 0 || this.controller.signal.aborted) return;
-    clearTimeout(this.timer);
+    // One timer per attempt, pushed back on each event: refresh() is much cheaper than a new
+    // timer per stream event, which showed up in the long-answer profile.
+    if (this.timer) {
+      this.timer.refresh();
+      return;
+    }
     this.timer = setTimeout(() => {
       this.idle = true;
       this.controller.abort(new Error("idle timeout"));

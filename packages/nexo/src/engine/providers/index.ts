@@ -11,6 +11,7 @@ export {
   toLlmError,
   UnknownProviderError,
 } from "./errors.js";
+export { type LlmConfig, LlmConfigSchema, loadLlmConfig, TenantProviders } from "./llm-config.js";
 export { OpenAiProvider, type OpenAiProviderOptions, openAiBaseUrl } from "./openai.js";
 export {
   buildProviderRegistry,

@@ -1,0 +1,121 @@
+/**
+ * Engine overhead: the same scripted one-tool conversation ("read README.md" → Read → summary)
+ *   engine — through AgentSession.runTurn (event stream, approvals, hooks check, ajv validation,
+ *            history), consuming every event
+ *   bare   — the same two provider calls and the same tool execution, wired by hand
+ * Goal (issue 4): engine time per conversation <= 1.2 x bare.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildToolRegistry, createAgentSession } from "../packages/nexo/src/engine/assemble.js";
+import { ScriptedProvider } from "../packages/nexo/src/engine/providers/scripted.js";
+import type { ChatMessage, ContentBlock, ToolContext } from "../packages/nexo/src/engine/types.js";
+import { type BenchContext, interleave, median, round } from "./lib.js";
+
+export default async function engine(ctx: BenchContext): Promise<void> {
+  const workspace = mkdtempSync(join(tmpdir(), "nexo-bench-engine-"));
+  writeFileSync(
+    join(workspace, "README.md"),
+    `${"A line of the readme that the agent will read.\n".repeat(40)}`,
+  );
+  const provider = new ScriptedProvider();
+  const base = {
+    agentId: "bench",
+    provider,
+    model: "nexo-scripted-demo",
+    maxTokens: 1024,
+    maxTurns: 4,
+    workspace,
+    mode: "yolo" as const,
+  };
+  const registry = buildToolRegistry(base);
+  const specs = registry.specs();
+  const read = registry.get("Read")!;
+  const signal = new AbortController().signal;
+
+  const viaEngine = async (): Promise<void> => {
+    const session = createAgentSession({ ...base, registry });
+    let ended = false;
+    for await (const event of session.runTurn("read README.md")) if (event.type === "turn_end") ended = true;
+    if (!ended) throw new Error("the turn did not end");
+  };
+
+  const bare = async (): Promise<void> => {
+    const messages: ChatMessage[] = [{ role: "user", content: [{ type: "text", text: "read README.md" }] }];
+    const calls: Array<{ id: string; name: string; input: Record<string, unknown> }> = [];
+    for await (const e of provider.stream({
+      model: base.model,
+      messages,
+      tools: specs,
+      maxTokens: 1024,
+      signal,
+    })) {
+      if (e.type === "tool_call") calls.push(e);
+    }
+    const results: ContentBlock[] = [];
+    for (const call of calls) {
+      const toolCtx: ToolContext = {
+        signal,
+        sessionId: "s",
+        agentId: "bench",
+        callId: call.id,
+        workspace,
+        unconfined: false,
+      };
+      const out = await read.execute(call.input, toolCtx);
+      results.push({ type: "tool_result", toolUseId: call.id, content: out.output });
+    }
+    messages.push({ role: "assistant", content: calls.map((c) => ({ type: "tool_use", ...c })) });
+    messages.push({ role: "user", content: results });
+    let text = "";
+    for await (const e of provider.stream({
+      model: base.model,
+      messages,
+      tools: specs,
+      maxTokens: 1024,
+      signal,
+    })) {
+      if (e.type === "text_delta") text += e.text;
+    }
+    if (!text) throw new Error("no summary");
+  };
+
+  const rate = async (fn: () => Promise<void>): Promise<number> => {
+    const deadline = performance.now() + ctx.seconds * 1000;
+    let n = 0;
+    const start = performance.now();
+    while (performance.now() < deadline) {
+      await fn();
+      n++;
+    }
+    return n / ((performance.now() - start) / 1000);
+  };
+
+  await rate(viaEngine); // warm-up (JIT, ajv compile)
+  await rate(bare);
+  const samples = await interleave(ctx.reps, { engine: () => rate(viaEngine), bare: () => rate(bare) });
+  const m = { engine: median(samples.engine), bare: median(samples.bare) };
+  const overhead = round(m.bare / m.engine); // time ratio engine/bare
+  ctx.log(
+    `conversations/s: engine ${Math.round(m.engine)}  bare ${Math.round(m.bare)}  engine time / bare time ${overhead}`,
+  );
+  ctx.record({
+    benchmark: "engine",
+    name: "one-tool scripted conversation bare",
+    metric: "conversations per second",
+    value: Math.round(m.bare),
+    unit: "conv/s",
+    samples: samples.bare.map(Math.round),
+  });
+  ctx.record({
+    benchmark: "engine",
+    name: "one-tool scripted conversation engine",
+    metric: "conversations per second",
+    value: Math.round(m.engine),
+    unit: "conv/s",
+    samples: samples.engine.map(Math.round),
+    ratios: { "engine_time/bare_time": overhead },
+    goal: { ratio: "engine_time/bare_time", max: 1.2, met: overhead <= 1.2 },
+  });
+}

@@ -1,0 +1,105 @@
+/**
+ * Builds a ready-to-run AgentSession from plain settings: the tool registry (built-ins, Spawn and
+ * whatever extra tools the caller brings — MCP, plugins), memory, persistence and the approval
+ * policy. The json-stream door and the daemon both build their sessions here, so a session behaves
+ * the same whichever door it came through.
+ */
+
+import { ApprovalPolicy } from "./approvals.js";
+import type { HookRunner } from "./hooks.js";
+import { AgentSession, type MinimalLogger, type TranscriptSink } from "./session.js";
+import { builtinTools } from "./tools/builtins.js";
+import { ToolRegistry } from "./tools/registry.js";
+import { SPAWN_APPROVAL_REFUSAL, spawnTool } from "./tools/spawn.js";
+import type { AgentMemory, ApprovalMode, ChatMessage, LlmProvider, Tool, ToolCategory } from "./types.js";
+
+export interface AgentSettings {
+  sessionId?: string;
+  agentId: string;
+  tenantId?: string;
+  provider: LlmProvider;
+  model: string;
+  system?: string;
+  maxTokens: number;
+  maxTurns: number;
+  thinkingBudget?: number;
+  workspace: string;
+  /** Lifts file-tool confinement; only ever set explicitly by the operator. */
+  unconfined?: boolean;
+  memory?: AgentMemory;
+  history?: ChatMessage[];
+  sink?: TranscriptSink;
+  hooks?: HookRunner;
+  mode?: ApprovalMode;
+  grants?: ToolCategory[];
+  allowList?: string[];
+  /** Tool names this agent may use (glob-free exact names); all when absent. */
+  toolAllowList?: string[];
+  /** Tools from MCP servers, plugins, microapps. */
+  extraTools?: Tool[];
+  /** Shared registry to use instead of building one (the daemon shares one across agents). */
+  registry?: ToolRegistry;
+  approvalsUnavailable?: string;
+  contextWindow?: number;
+  logger?: MinimalLogger;
+}
+
+/** The registry of built-in tools plus Spawn plus `extraTools`. */
+export function buildToolRegistry(settings: AgentSettings, depth = 0): ToolRegistry {
+  const registry = new ToolRegistry();
+  registry.registerAll(builtinTools());
+  registry.register(
+    spawnTool({
+      depth,
+      createSession: (ctx, childDepth) =>
+        createAgentSession(
+          {
+            ...settings,
+            sessionId: undefined,
+            history: [],
+            sink: undefined,
+            workspace: ctx.workspace,
+            registry: undefined,
+            approvalsUnavailable: SPAWN_APPROVAL_REFUSAL,
+          },
+          childDepth,
+        ),
+    }),
+  );
+  for (const tool of settings.extraTools ?? []) registry.register(tool);
+  return registry;
+}
+
+export function createAgentSession(settings: AgentSettings, depth = 0): AgentSession {
+  const policy = new ApprovalPolicy({
+    mode: settings.mode ?? "default",
+    allowList: settings.allowList ?? [],
+    grants: settings.grants ?? [],
+  });
+  const allowed = settings.toolAllowList ? new Set(settings.toolAllowList) : undefined;
+  return new AgentSession({
+    ...(settings.sessionId === undefined ? {} : { sessionId: settings.sessionId }),
+    agentId: settings.agentId,
+    ...(settings.tenantId === undefined ? {} : { tenantId: settings.tenantId }),
+    provider: settings.provider,
+    model: settings.model,
+    ...(settings.system === undefined ? {} : { system: settings.system }),
+    maxTokens: settings.maxTokens,
+    maxTurns: settings.maxTurns,
+    ...(settings.thinkingBudget === undefined ? {} : { thinkingBudget: settings.thinkingBudget }),
+    tools: settings.registry ?? buildToolRegistry(settings, depth),
+    ...(allowed ? { toolFilter: (tool: Tool) => allowed.has(tool.name) } : {}),
+    ...(settings.hooks ? { hooks: settings.hooks } : {}),
+    policy,
+    workspace: settings.workspace,
+    unconfined: settings.unconfined ?? false,
+    ...(settings.memory ? { memory: settings.memory } : {}),
+    history: settings.history ?? [],
+    ...(settings.sink ? { sink: settings.sink } : {}),
+    ...(settings.contextWindow === undefined ? {} : { contextWindow: settings.contextWindow }),
+    ...(settings.logger ? { logger: settings.logger } : {}),
+    ...(settings.approvalsUnavailable === undefined
+      ? {}
+      : { approvalsUnavailable: settings.approvalsUnavailable }),
+  });
+}

@@ -1,0 +1,86 @@
+/**
+ * `llm.yaml`: the providers agents can name, globally and per tenant (admin-rpc spec, Phase
+ * 83.8.12.5). A tenant's own entry of a name wins over the global one; names a tenant does not
+ * define fall back to the global providers, so single-tenant setups never mention tenants.
+ *
+ *   providers:
+ *     anthropic: { type: anthropic, api_key: "${ANTHROPIC_API_KEY}" }
+ *     local:     { type: openai_compatible, base_url: "http://localhost:11434" }
+ *   retry: { max_retries: 3 }            # default for entries without their own `retry`
+ *   tenants:
+ *     acme:
+ *       providers:
+ *         anthropic: { type: anthropic, api_key: "${ACME_ANTHROPIC_KEY}" }
+ */
+import { z } from "zod";
+import { type Env, loadConfigFile } from "../../config/index.js";
+import type { LlmProvider } from "../types.js";
+import { UnknownProviderError } from "./errors.js";
+import {
+  buildProviderRegistry,
+  createProvider,
+  ProviderRegistry,
+  ProvidersConfigSchema,
+} from "./registry.js";
+import { type RetryClock, RetryConfigSchema } from "./retry.js";
+
+const TenantIdSchema = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "tenant ids use lowercase letters, digits, '_' and '-'");
+
+export const LlmConfigSchema = z.strictObject({
+  providers: ProvidersConfigSchema.default({}),
+  /** The retry policy of every provider entry that has none of its own. */
+  retry: RetryConfigSchema.optional(),
+  tenants: z
+    .record(TenantIdSchema, z.strictObject({ providers: ProvidersConfigSchema.default({}) }))
+    .default({}),
+});
+export type LlmConfig = z.output<typeof LlmConfigSchema>;
+
+/** Global providers plus per-tenant overrides, resolved by (name, tenant). */
+export class TenantProviders {
+  readonly global: ProviderRegistry;
+  private readonly tenants = new Map<string, ProviderRegistry>();
+
+  constructor(config: LlmConfig, options: { clock?: RetryClock } = {}) {
+    const withDefaults = (providers: LlmConfig["providers"]) =>
+      Object.fromEntries(
+        Object.entries(providers).map(([name, entry]) => [
+          name,
+          { ...entry, retry: entry.retry ?? config.retry },
+        ]),
+      );
+    this.global = buildProviderRegistry(withDefaults(config.providers), options);
+    for (const [tenant, { providers }] of Object.entries(config.tenants)) {
+      const registry = new ProviderRegistry();
+      for (const [name, entry] of Object.entries(withDefaults(providers))) {
+        registry.register(createProvider(entry, { id: name, ...options }));
+      }
+      this.tenants.set(tenant, registry);
+    }
+  }
+
+  /** The provider `name` as `tenant` sees it; UnknownProviderError lists what it could have named. */
+  resolve(name: string, tenant?: string | null): LlmProvider {
+    const own = tenant ? this.tenants.get(tenant)?.get(name) : undefined;
+    const provider = own ?? this.global.get(name);
+    if (!provider) throw new UnknownProviderError(name, this.ids(tenant));
+    return provider;
+  }
+
+  /** Every name `tenant` can use (its own and the global ones), sorted. */
+  ids(tenant?: string | null): string[] {
+    const own = tenant ? (this.tenants.get(tenant)?.ids() ?? []) : [];
+    return [...new Set([...own, ...this.global.ids()])].sort();
+  }
+
+  tenantIds(): string[] {
+    return [...this.tenants.keys()].sort();
+  }
+}
+
+/** Reads and validates llm.yaml (with `${VAR}` substitution); errors name file, line and key. */
+export async function loadLlmConfig(path: string, env: Env): Promise<LlmConfig> {
+  return loadConfigFile(path, LlmConfigSchema, { env });
+}
