@@ -4,8 +4,7 @@
  * on stderr with exit code 2.
  */
 import { type Command, InvalidArgumentError } from "commander";
-import { loadMockScript, type MockScript, MockScriptError } from "../dev/mock-llm/script.js";
-import { MockLlmServer } from "../dev/mock-llm/server.js";
+import type { MockScript } from "../dev/mock-llm/script.js";
 
 function parsePort(value: string): number {
   const port = Number(value);
@@ -34,6 +33,9 @@ export function registerDevMockLlm(program: Command): void {
     .option("--port <n>", "port to listen on; 0 picks a free one", parsePort, 0)
     .option("--host <address>", "address to bind", "127.0.0.1")
     .action(async (options: { script?: string; port: number; host: string }) => {
+      // Loaded on use, like every command's implementation, to keep the CLI's start-up small.
+      const { loadMockScript, MockScriptError } = await import("../dev/mock-llm/script.js");
+      const { MockLlmServer } = await import("../dev/mock-llm/server.js");
       let script: MockScript = { responses: [] };
       if (options.script !== undefined) {
         try {

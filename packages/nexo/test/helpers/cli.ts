@@ -1,12 +1,14 @@
 /**
- * Runs the real, built `nexo` executable (packages/nexo/dist/cli/main.js) as a child process.
- * `npm test` builds before testing; when running single files, run `npm run build` first.
+ * Runs the real `nexo` executable — packages/nexo/bin/nexo.js, which loads the bundled CLI — as a
+ * child process. `npm test` builds before testing; when running single files after changing the
+ * sources, run `npm run build` first.
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-export const CLI_PATH = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+export const CLI_PATH = fileURLToPath(new URL("../../bin/nexo.js", import.meta.url));
+const BUNDLE_PATH = fileURLToPath(new URL("../../bundle/main.js", import.meta.url));
 
 export interface CliResult {
   code: number | null;
@@ -19,7 +21,7 @@ export function runCli(
   args: string[],
   options: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number; cwd?: string } = {},
 ): Promise<CliResult> {
-  if (!existsSync(CLI_PATH)) throw new Error(`${CLI_PATH} is missing: run npm run build first`);
+  if (!existsSync(BUNDLE_PATH)) throw new Error(`${BUNDLE_PATH} is missing: run npm run build first`);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI_PATH, ...args], {
       env: options.env ?? process.env,

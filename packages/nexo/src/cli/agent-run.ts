@@ -1,0 +1,47 @@
+/**
+ * The work behind `nexo agent --json-stream`: bootstrap the session, serve the door until stdin
+ * ends or a signal arrives, then close everything and exit 0. stdout carries protocol lines only.
+ */
+import { type AgentFlags, bootstrap, StartupError } from "../doors/jsonstream/bootstrap.js";
+import { JsonStreamDoor } from "../doors/jsonstream/door.js";
+import { createLogger } from "../log.js";
+import { NEXO_VERSION } from "../version.js";
+
+/** A fatal start-up problem: one `error{config_error}` line on stdout, then a non-zero exit. */
+function fatal(message: string): never {
+  process.stdout.write(
+    `${JSON.stringify({ type: "error", msg_id: null, error: { code: "config_error", message, retryable: false } })}\n`,
+  );
+  process.exit(2);
+}
+
+export async function runAgent(options: AgentFlags & { jsonStream?: boolean }): Promise<void> {
+  if (!options.jsonStream) fatal("nexo agent needs --json-stream (the only mode it has)");
+  const logger = createLogger({ base: { component: "json-stream" } });
+  let boot: ReturnType<typeof bootstrap>;
+  try {
+    boot = bootstrap(options, process.env, logger);
+  } catch (error) {
+    if (error instanceof StartupError) fatal(error.message);
+    logger.error({ err: (error as Error).stack }, "start-up failed");
+    fatal(`start-up failed: ${(error as Error).message}`);
+  }
+  const door = new JsonStreamDoor({
+    input: process.stdin,
+    output: process.stdout,
+    session: boot.session,
+    version: NEXO_VERSION,
+    announceSessionId: true,
+    capabilities: boot.capabilities,
+    addMcpServer: boot.addMcpServer,
+    logger,
+  });
+  const onSignal = (signal: string) => void door.shutdown(`received ${signal}`);
+  process.once("SIGTERM", () => onSignal("SIGTERM"));
+  process.once("SIGINT", () => onSignal("SIGINT"));
+  await door.run();
+  await boot.close();
+  boot.store.close();
+  // stdout may still hold queued lines: let them drain, then leave with success.
+  process.stdout.write("", () => process.exit(0));
+}

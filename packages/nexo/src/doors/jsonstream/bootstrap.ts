@@ -1,0 +1,228 @@
+/**
+ * Turns `nexo agent --json-stream` flags and the environment into a running session: the provider
+ * (keys from ANTHROPIC_API_KEY / OPENAI_API_KEY as the spec's §5 lists them), the store, the
+ * session to create or resume, and the capabilities announced in `ready`. Every problem is a
+ * StartupError, which the command reports as `error{config_error}` before exiting non-zero.
+ */
+import { mkdirSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type * as jsonstream from "@nexo/wire/schemas/jsonstream";
+import { buildToolRegistry, createAgentSession } from "../../engine/assemble.js";
+import type { McpManager } from "../../engine/mcp/index.js";
+import { createProvider, ProviderConfigSchema } from "../../engine/providers/index.js";
+import type { AgentSession } from "../../engine/session.js";
+import type { ApprovalMode, LlmProvider, ToolCategory } from "../../engine/types.js";
+import type { Logger } from "../../log.js";
+import { DATABASE_FILE, defaultStateDir } from "../../paths.js";
+import { type ChatMessage, type Session, Store } from "../../store/index.js";
+
+export class StartupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "StartupError";
+  }
+}
+
+export interface AgentFlags {
+  provider?: string;
+  model?: string;
+  maxTokens?: number;
+  maxTurns?: number;
+  baseUrl?: string;
+  systemPrompt?: string;
+  autoApprove?: boolean;
+  workspace?: string;
+  sessionId?: string;
+  resume?: string;
+  stateDir?: string;
+  agentId?: string;
+  allowOutsideWorkspace?: boolean;
+}
+
+export const DEFAULT_MODELS: Record<string, string> = {
+  anthropic: "claude-sonnet-4-5",
+  openai: "gpt-4o",
+  scripted: "nexo-scripted-demo",
+};
+
+export const DEFAULT_MAX_TOKENS = 8192;
+export const DEFAULT_MAX_TURNS = 30;
+
+/** The provider the flags and environment describe. */
+export function resolveProvider(
+  flags: AgentFlags,
+  env: NodeJS.ProcessEnv,
+): { provider: LlmProvider; model: string } {
+  const name =
+    flags.provider ?? (env.ANTHROPIC_API_KEY ? "anthropic" : env.OPENAI_API_KEY ? "openai" : "scripted");
+  let config: Record<string, unknown>;
+  switch (name) {
+    case "anthropic": {
+      const apiKey = env.ANTHROPIC_API_KEY;
+      if (!apiKey) throw new StartupError("ANTHROPIC_API_KEY not set (required by --provider anthropic)");
+      const baseUrl = flags.baseUrl ?? env.ANTHROPIC_BASE_URL;
+      config = { type: "anthropic", api_key: apiKey, ...(baseUrl ? { base_url: baseUrl } : {}) };
+      break;
+    }
+    case "openai": {
+      const baseUrl = flags.baseUrl ?? env.OPENAI_BASE_URL;
+      const apiKey = env.OPENAI_API_KEY;
+      // A custom base URL (Ollama, vLLM, …) may not need a key; the real OpenAI does.
+      if (!apiKey && !baseUrl)
+        throw new StartupError("OPENAI_API_KEY not set (required by --provider openai)");
+      config = baseUrl
+        ? { type: "openai_compatible", base_url: baseUrl, ...(apiKey ? { api_key: apiKey } : {}) }
+        : { type: "openai", api_key: apiKey };
+      break;
+    }
+    case "scripted":
+      config = { type: "scripted" };
+      break;
+    default:
+      throw new StartupError(
+        `unsupported provider "${name}": use anthropic, openai (also for OpenAI-compatible servers with --base-url) or scripted`,
+      );
+  }
+  const parsed = ProviderConfigSchema.safeParse(config);
+  if (!parsed.success) {
+    throw new StartupError(`provider ${name}: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+  }
+  try {
+    const provider = createProvider(parsed.data, { id: name });
+    return { provider, model: flags.model ?? DEFAULT_MODELS[name]! };
+  } catch (error) {
+    throw new StartupError(`provider ${name}: ${(error as Error).message}`);
+  }
+}
+
+export interface Bootstrapped {
+  session: AgentSession;
+  store: Store;
+  record: Session;
+  capabilities: () => jsonstream.JsonStreamCapabilities;
+  /** Connects a server announced with `add_mcp_server` and registers its tools; resolves with their names. */
+  addMcpServer: (command: jsonstream.JsonStreamAddMcpServerCommand) => Promise<string[]>;
+  /** Closes what the session opened besides the store (MCP servers). */
+  close: () => Promise<void>;
+  resumed: boolean;
+}
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value <= 0) throw new StartupError(`${name} must be a positive integer`);
+  return value;
+}
+
+export function bootstrap(flags: AgentFlags, env: NodeJS.ProcessEnv, logger: Logger): Bootstrapped {
+  if (flags.sessionId && flags.resume)
+    throw new StartupError("--session-id and --resume cannot be used together");
+  const workspace = resolve(flags.workspace ?? process.cwd());
+  if (!statSync(workspace, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new StartupError(`workspace ${workspace} is not a directory`);
+  }
+  const maxTokens = positive("--max-tokens", flags.maxTokens, DEFAULT_MAX_TOKENS);
+  const maxTurns = positive("--max-turns", flags.maxTurns, DEFAULT_MAX_TURNS);
+  const { provider, model } = resolveProvider(flags, env);
+
+  const stateDir = flags.stateDir ? resolve(flags.stateDir) : defaultStateDir(env);
+  let store: Store;
+  try {
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    store = Store.open(join(stateDir, DATABASE_FILE));
+  } catch (error) {
+    throw new StartupError(`cannot open the session store in ${stateDir}: ${(error as Error).message}`);
+  }
+
+  try {
+    const agentId = flags.agentId ?? "default";
+    let record: Session;
+    let history: ChatMessage[] = [];
+    let resumed = false;
+    if (flags.resume) {
+      const found =
+        flags.resume === "latest" ? store.sessions.latest({ agentId }) : store.sessions.get(flags.resume);
+      if (!found) {
+        throw new StartupError(
+          flags.resume === "latest"
+            ? "--resume latest: there is no session to resume"
+            : `--resume: no session ${flags.resume}`,
+        );
+      }
+      record = found;
+      history = store.transcripts.messages(record.id);
+      resumed = true;
+    } else {
+      if (flags.sessionId && store.sessions.get(flags.sessionId)) {
+        throw new StartupError(
+          `--session-id ${flags.sessionId}: a session with this id already exists (use --resume)`,
+        );
+      }
+      record = store.sessions.create({
+        ...(flags.sessionId ? { id: flags.sessionId } : {}),
+        agentId,
+        channel: "json-stream",
+        approvalMode: flags.autoApprove ? "yolo" : "default",
+        metadata: { workspace, provider: provider.id, model },
+      });
+    }
+
+    const settings = {
+      sessionId: record.id,
+      agentId: record.agentId,
+      provider,
+      model,
+      ...(flags.systemPrompt ? { system: flags.systemPrompt } : {}),
+      maxTokens,
+      maxTurns,
+      workspace,
+      unconfined: flags.allowOutsideWorkspace ?? false,
+      memory: store.memory,
+      logger,
+    };
+    const registry = buildToolRegistry(settings);
+    const mode: ApprovalMode = flags.autoApprove
+      ? "yolo"
+      : ((record.approvalMode as ApprovalMode) ?? "default");
+    const session = createAgentSession({
+      ...settings,
+      registry,
+      history,
+      sink: { append: (sessionId, message) => void store.transcripts.append(sessionId, message) },
+      mode,
+      grants: record.alwaysAllow as ToolCategory[],
+    });
+    session.policy.onChange = () => {
+      store.sessions.update(record.id, {
+        approvalMode: session.policy.mode,
+        alwaysAllow: [...session.policy.sessionGrants],
+      });
+    };
+    let mcp: McpManager | undefined;
+    const addMcpServer = async (command: jsonstream.JsonStreamAddMcpServerCommand): Promise<string[]> => {
+      // Loaded on first use: most sessions never add a server, and start-up time matters here.
+      const { McpManager, serverConfigFromFields, syncMcpTools } = await import("../../engine/mcp/index.js");
+      if (!mcp) {
+        mcp = new McpManager({ logger, configDir: workspace });
+        syncMcpTools(mcp, registry);
+      }
+      await mcp.connect(command.name, serverConfigFromFields(command));
+      return mcp.tools(command.name).map((tool) => tool.name);
+    };
+    const capabilities = (): jsonstream.JsonStreamCapabilities => ({
+      tool_approval: true,
+      thinking: provider.id !== "openai",
+      mcp: (mcp?.tools().length ?? 0) > 0,
+      image_input: provider.id === "scripted" ? "unsupported" : "supported",
+      modes: ["default", "auto_edit", "yolo"],
+      current_mode: session.policy.mode,
+      current_model: model,
+    });
+    const close = async () => {
+      await mcp?.close();
+    };
+    return { session, store, record, capabilities, addMcpServer, close, resumed };
+  } catch (error) {
+    store.close();
+    throw error;
+  }
+}
