@@ -1,0 +1,81 @@
+/**
+ * Sends an agent's reply back through the channel it came from: through the channel adapter a
+ * plugin registered for the kind (`channel.send_outbound`), or, when no adapter serves the kind
+ * (e.g. the channel plugin runs on another daemon), as a broker event on
+ * `plugin.outbound.<kind>[.<instance>]`. A channel that answers "rate limited" (-33004) is retried
+ * after the `retry_after_secs` it asked for, a bounded number of times.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import { ChannelRateLimitedError } from "@nexo/wire";
+import { createEvent } from "../../broker/event.js";
+import type { Broker } from "../../broker/types.js";
+import type { ChannelRegistry } from "../../channels/registry.js";
+
+export interface ReplyTarget {
+  kind: string;
+  instance: string | undefined;
+  to: string;
+  sessionId: string;
+}
+
+export interface OutboundOptions {
+  /** Attempts in all, rate-limit retries included. Default 4. */
+  maxAttempts?: number;
+  /** The longest wait honoured for one retry_after; longer asks fail at once. Default 120 s. */
+  maxRetryAfterSecs?: number;
+  /** Used when a channel says "rate limited" without saying how long. Default 1 s. */
+  defaultRetryAfterSecs?: number;
+  wait?: (ms: number) => Promise<void>;
+}
+
+export class ReplySender {
+  private readonly maxAttempts: number;
+  private readonly maxRetryAfterSecs: number;
+  private readonly defaultRetryAfterSecs: number;
+  private readonly wait: (ms: number) => Promise<void>;
+
+  constructor(
+    private readonly channels: ChannelRegistry,
+    private readonly broker: Broker,
+    options: OutboundOptions = {},
+  ) {
+    this.maxAttempts = options.maxAttempts ?? 4;
+    this.maxRetryAfterSecs = options.maxRetryAfterSecs ?? 120;
+    this.defaultRetryAfterSecs = options.defaultRetryAfterSecs ?? 1;
+    this.wait = options.wait ?? ((ms) => sleep(ms).then(() => undefined));
+  }
+
+  /** Resolves when the channel accepted the reply; throws the channel's typed error otherwise. */
+  async send(target: ReplyTarget, text: string): Promise<"adapter" | "broker"> {
+    const adapter = this.channels.get(target.kind);
+    if (!adapter) {
+      const topic = `plugin.outbound.${target.kind}${target.instance ? `.${target.instance}` : ""}`;
+      this.broker.publish(
+        topic,
+        createEvent({
+          topic,
+          source: "nexo",
+          session_id: target.sessionId,
+          payload: { to: target.to, text, ...(target.instance ? { instance: target.instance } : {}) },
+        }),
+      );
+      return "broker";
+    }
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await adapter.sendOutbound({
+          kind: "text",
+          to: target.to,
+          body: text,
+          ...(target.instance ? { instance: target.instance } : {}),
+        });
+        return "adapter";
+      } catch (error) {
+        if (!(error instanceof ChannelRateLimitedError) || attempt >= this.maxAttempts) throw error;
+        const secs = error.retryAfterSecs ?? this.defaultRetryAfterSecs;
+        if (secs > this.maxRetryAfterSecs) throw error;
+        await this.wait(secs * 1000);
+      }
+    }
+  }
+}

@@ -1,0 +1,214 @@
+/**
+ * The router: an inbound channel message is matched once against the binding table and queued on
+ * the session of (agent, channel, account, contact); each session runs one turn at a time, different
+ * sessions run concurrently; the reply goes back through the channel. Nothing is dropped silently:
+ * unbound, malformed and over-capacity messages are counted and logged.
+ */
+import type { BrokerEvent } from "../../broker/types.js";
+import type { AgentSession } from "../../engine/session.js";
+import type { BindingTable } from "./bindings.js";
+import { type InboundMessage, InboundMessageError, parseInboundEvent } from "./inbound.js";
+import type { ReplySender } from "./outbound.js";
+import { SessionQueue } from "./session-queue.js";
+
+export interface SessionKey {
+  agentId: string;
+  /** `<kind>` or `<kind>.<instance>`. */
+  channel: string;
+  account: string | undefined;
+  contact: string;
+}
+
+/** Opens (creates or resumes) the engine session for a key; the daemon backs it with the store. */
+export interface SessionOpener {
+  open(key: SessionKey, inbound: InboundMessage): AgentSession;
+}
+
+export interface RouterLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface RouterStats {
+  routed: number;
+  unbound: number;
+  malformed: number;
+  queueFull: number;
+  repliesSent: number;
+  replyFailures: number;
+  turnsFailed: number;
+}
+
+export interface RouterOptions {
+  bindings: BindingTable;
+  sessions: SessionOpener;
+  replies: ReplySender;
+  logger: RouterLogger;
+  /** Queue capacity of an agent's sessions (agents.yaml `config.queue_cap`). */
+  queueCap: (agentId: string) => number;
+  /** Called after every turn, for metrics. */
+  onTurn?: (agentId: string, reason: string, seconds: number) => void;
+  /** At most this many session queues are kept; idle ones beyond it are forgotten (their sessions stay in the store). */
+  maxQueues?: number;
+}
+
+interface Work {
+  key: SessionKey;
+  inbound: InboundMessage;
+}
+
+const keyString = (k: SessionKey) =>
+  `${k.agentId}\u0000${k.channel}\u0000${k.account ?? ""}\u0000${k.contact}`;
+
+export class Router {
+  private bindings: BindingTable;
+  private readonly queues = new Map<string, SessionQueue<Work>>();
+  private readonly controller = new AbortController();
+  private readonly counters: RouterStats = {
+    routed: 0,
+    unbound: 0,
+    malformed: 0,
+    queueFull: 0,
+    repliesSent: 0,
+    replyFailures: 0,
+    turnsFailed: 0,
+  };
+
+  constructor(private readonly options: RouterOptions) {
+    this.bindings = options.bindings;
+  }
+
+  /** Swaps the binding table (hot reload); messages already queued keep their agent. */
+  setBindings(bindings: BindingTable): void {
+    this.bindings = bindings;
+  }
+
+  /** Entry point for every `plugin.inbound.>` event. Never throws. */
+  handle(topic: string, event: BrokerEvent): void {
+    let inbound: InboundMessage;
+    try {
+      inbound = parseInboundEvent(topic, event);
+    } catch (error) {
+      if (!(error instanceof InboundMessageError)) throw error;
+      this.counters.malformed++;
+      this.options.logger.warn({ topic, err: error.message }, "inbound message dropped: malformed");
+      return;
+    }
+    const agentId = this.bindings.match(inbound.kind, inbound.instance);
+    if (agentId === undefined) {
+      this.counters.unbound++;
+      this.options.logger.warn(
+        { topic, kind: inbound.kind, instance: inbound.instance, contact: inbound.contact },
+        "inbound message not routed: no agent is bound to this channel",
+      );
+      return;
+    }
+    const key: SessionKey = {
+      agentId,
+      channel: inbound.instance ? `${inbound.kind}.${inbound.instance}` : inbound.kind,
+      account: inbound.account,
+      contact: inbound.contact,
+    };
+    const queue = this.queueFor(key);
+    if (!queue.offer({ key, inbound })) {
+      this.counters.queueFull++;
+      this.options.logger.warn(
+        { agentId, channel: key.channel, contact: key.contact, depth: queue.depth },
+        "inbound message refused: the session's queue is full",
+      );
+      return;
+    }
+    this.counters.routed++;
+  }
+
+  stats(): RouterStats {
+    return { ...this.counters };
+  }
+
+  /** Total queued messages and the deepest queue, for metrics. */
+  queueDepths(): { total: number; max: number; sessions: number } {
+    let total = 0;
+    let max = 0;
+    for (const q of this.queues.values()) {
+      total += q.depth;
+      max = Math.max(max, q.depth);
+    }
+    return { total, max, sessions: this.queues.size };
+  }
+
+  /**
+   * Shutdown: waits up to `graceMs` for queued and running turns to finish, then cancels what is
+   * still running and waits for those turns to end.
+   */
+  async drain(graceMs: number): Promise<void> {
+    const all = Promise.all([...this.queues.values()].map((q) => q.idle()));
+    const timedOut = await Promise.race([
+      all.then(() => false),
+      new Promise<boolean>((r) => setTimeout(() => r(true), graceMs).unref()),
+    ]);
+    if (timedOut) {
+      this.options.logger.warn({ graceMs }, "turns still running at shutdown: cancelling them");
+      this.controller.abort(new Error("daemon shutting down"));
+      await all;
+    }
+  }
+
+  private queueFor(key: SessionKey): SessionQueue<Work> {
+    const id = keyString(key);
+    let queue = this.queues.get(id);
+    if (!queue) {
+      this.forgetIdleQueues();
+      queue = new SessionQueue<Work>(this.options.queueCap(key.agentId), (work) => this.run(work));
+      this.queues.set(id, queue);
+    }
+    return queue;
+  }
+
+  private forgetIdleQueues(): void {
+    const max = this.options.maxQueues ?? 10_000;
+    if (this.queues.size < max) return;
+    for (const [id, queue] of this.queues) {
+      if (!queue.busy && queue.depth === 0) this.queues.delete(id);
+      if (this.queues.size < max) return;
+    }
+  }
+
+  private async run({ key, inbound }: Work): Promise<void> {
+    const { logger } = this.options;
+    const started = performance.now();
+    let reason = "error";
+    try {
+      const session = this.options.sessions.open(key, inbound);
+      let reply: string | undefined;
+      for await (const event of session.runTurn(inbound.text, { signal: this.controller.signal })) {
+        if (event.type === "error") {
+          logger.warn({ agentId: key.agentId, code: event.code, err: event.message }, "turn error");
+        } else if (event.type === "turn_end") {
+          reason = event.reason;
+          reply = event.reply;
+        }
+      }
+      this.options.onTurn?.(key.agentId, reason, (performance.now() - started) / 1000);
+      if (reason === "error") this.counters.turnsFailed++;
+      if (!reply?.trim()) return;
+      try {
+        await this.options.replies.send(
+          { kind: inbound.kind, instance: inbound.instance, to: inbound.contact, sessionId: session.id },
+          reply,
+        );
+        this.counters.repliesSent++;
+      } catch (error) {
+        this.counters.replyFailures++;
+        logger.error(
+          { agentId: key.agentId, channel: key.channel, to: inbound.contact, err: (error as Error).message },
+          "reply could not be delivered",
+        );
+      }
+    } catch (error) {
+      this.counters.turnsFailed++;
+      this.options.onTurn?.(key.agentId, "error", (performance.now() - started) / 1000);
+      logger.error({ agentId: key.agentId, err: (error as Error).stack }, "routing a message failed");
+    }
+  }
+}
