@@ -7,7 +7,7 @@
 
 import { ApprovalPolicy } from "./approvals.js";
 import type { HookRunner } from "./hooks.js";
-import { AgentSession, type MinimalLogger, type TranscriptSink } from "./session.js";
+import { AgentSession, type MinimalLogger, type ToolHost, type TranscriptSink } from "./session.js";
 import { builtinTools } from "./tools/builtins.js";
 import { ToolRegistry } from "./tools/registry.js";
 import { SPAWN_APPROVAL_REFUSAL, spawnTool } from "./tools/spawn.js";
@@ -37,8 +37,8 @@ export interface AgentSettings {
   toolAllowList?: string[];
   /** Tools from MCP servers, plugins, microapps. */
   extraTools?: Tool[];
-  /** Shared registry to use instead of building one (the daemon shares one across agents). */
-  registry?: ToolRegistry;
+  /** Tools to use instead of building a registry (the json-stream door keeps its own to add MCP tools). */
+  registry?: ToolHost;
   approvalsUnavailable?: string;
   contextWindow?: number;
   logger?: MinimalLogger;

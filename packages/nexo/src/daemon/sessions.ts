@@ -1,0 +1,170 @@
+/**
+ * The daemon's sessions: one engine session per (agent, channel, account, contact), created on the
+ * first message and resumed from the store afterwards (across restarts too). Transcript entries
+ * carry the channel, the sender and the channel's message id. Sessions kept in memory are bounded:
+ * idle ones beyond the cap are dropped and reloaded from the store when their contact writes again.
+ */
+
+import { buildToolRegistry, createAgentSession } from "../engine/assemble.js";
+import type { HookRunner } from "../engine/hooks.js";
+import type { TenantProviders } from "../engine/providers/llm-config.js";
+import type { AgentSession, MinimalLogger } from "../engine/session.js";
+import { LayeredTools } from "../engine/tools/layered.js";
+import type { ToolRegistry } from "../engine/tools/registry.js";
+import type { ApprovalMode, ToolCategory } from "../engine/types.js";
+import type { Store } from "../store/index.js";
+import type { InboundMessage } from "./routing/inbound.js";
+import type { SessionKey, SessionOpener } from "./routing/router.js";
+
+/** What the daemon needs to know about an agent to run its sessions (from agents.yaml). */
+export interface AgentRuntimeSettings {
+  id: string;
+  tenantId?: string;
+  provider: string;
+  model: string;
+  systemPrompt?: string;
+  maxTokens: number;
+  maxTurns: number;
+  workspace: string;
+  /** Exact tool names this agent may use; all when absent. */
+  allowedTools?: string[];
+  mode: ApprovalMode;
+  /** Tool names or categories that never ask. */
+  allow: string[];
+}
+
+export interface DaemonSessionsOptions {
+  store: Store;
+  providers: TenantProviders;
+  /** Tools every agent shares (plugins, MCP servers); each agent adds its own built-ins and Spawn. */
+  shared: ToolRegistry;
+  hooks?: HookRunner;
+  agents: () => ReadonlyMap<string, AgentRuntimeSettings>;
+  logger?: MinimalLogger;
+  /** Sessions kept in memory; default 1000. */
+  maxLive?: number;
+}
+
+/** Channels have nobody to answer a tool_request; this is what the model hears instead. */
+export const CHANNEL_APPROVAL_REFUSAL =
+  "this tool needs approval and nobody can approve it on a channel; the operator can allow it in agents.yaml (approval.allow)";
+
+export class DaemonSessions implements SessionOpener {
+  private readonly live = new Map<string, AgentSession>();
+  private readonly inboundOf = new Map<string, InboundMessage>();
+  /** Each agent's own tools (built-ins, Spawn), built once: compiling their schemas is not free. */
+  private readonly ownTools = new Map<string, ToolRegistry>();
+
+  constructor(private readonly options: DaemonSessionsOptions) {}
+
+  open(key: SessionKey, inbound: InboundMessage): AgentSession {
+    const agent = this.options.agents().get(key.agentId);
+    if (!agent) throw new Error(`agent ${key.agentId} is not configured`);
+    const id = `${key.agentId}\u0000${key.channel}\u0000${key.account ?? ""}\u0000${key.contact}`;
+    let session = this.live.get(id);
+    if (session && session.config.model === agent.model) {
+      this.live.delete(id); // re-insert: most recently used last
+      this.live.set(id, session);
+    } else {
+      session = this.load(key, agent);
+      this.live.set(id, session);
+      this.evict();
+    }
+    this.inboundOf.set(session.id, inbound);
+    return session;
+  }
+
+  get liveCount(): number {
+    return this.live.size;
+  }
+
+  /** Drops every cached session (after a config reload changed agents). */
+  forget(): void {
+    for (const [id, session] of this.live) if (!session.busy) this.live.delete(id);
+    this.ownTools.clear();
+  }
+
+  private load(key: SessionKey, agent: AgentRuntimeSettings): AgentSession {
+    const { store } = this.options;
+    const lookup = {
+      agentId: key.agentId,
+      channel: key.channel,
+      account: key.account ?? null,
+      contact: key.contact,
+    };
+    const record =
+      store.sessions.findByKey(lookup) ??
+      store.sessions.create({
+        ...lookup,
+        ...(agent.tenantId ? { tenantId: agent.tenantId } : {}),
+        approvalMode: agent.mode,
+      });
+    const provider = this.options.providers.resolve(agent.provider, agent.tenantId);
+    const settings = {
+      agentId: agent.id,
+      provider,
+      model: agent.model,
+      maxTokens: agent.maxTokens,
+      maxTurns: agent.maxTurns,
+      workspace: agent.workspace,
+      memory: store.memory,
+      mode: agent.mode,
+      allowList: agent.allow,
+      approvalsUnavailable: CHANNEL_APPROVAL_REFUSAL,
+    };
+    const session = createAgentSession({
+      sessionId: record.id,
+      agentId: agent.id,
+      ...(agent.tenantId ? { tenantId: agent.tenantId } : {}),
+      provider,
+      model: agent.model,
+      ...(agent.systemPrompt ? { system: agent.systemPrompt } : {}),
+      maxTokens: agent.maxTokens,
+      maxTurns: agent.maxTurns,
+      workspace: agent.workspace,
+      memory: store.memory,
+      history: store.transcripts.messages(record.id),
+      sink: {
+        append: (sessionId, message) => {
+          const inbound = message.role === "user" ? this.inboundOf.get(sessionId) : undefined;
+          const isUserText = inbound && message.content.some((b) => b.type === "text");
+          store.transcripts.append(sessionId, {
+            role: message.role,
+            content: message.content,
+            sourcePlugin: inbound?.kind ?? null,
+            ...(isUserText
+              ? { senderId: inbound.senderId ?? inbound.contact, messageId: inbound.messageId ?? null }
+              : {}),
+          });
+          if (isUserText) this.inboundOf.delete(sessionId);
+        },
+      },
+      registry: new LayeredTools([this.toolsOf(agent.id, settings), this.options.shared]),
+      ...(this.options.hooks ? { hooks: this.options.hooks } : {}),
+      mode: agent.mode,
+      allowList: agent.allow,
+      grants: record.alwaysAllow as ToolCategory[],
+      ...(agent.allowedTools ? { toolAllowList: agent.allowedTools } : {}),
+      approvalsUnavailable: CHANNEL_APPROVAL_REFUSAL,
+      ...(this.options.logger ? { logger: this.options.logger } : {}),
+    });
+    return session;
+  }
+
+  private toolsOf(agentId: string, settings: Parameters<typeof buildToolRegistry>[0]): ToolRegistry {
+    let tools = this.ownTools.get(agentId);
+    if (!tools) {
+      tools = buildToolRegistry(settings);
+      this.ownTools.set(agentId, tools);
+    }
+    return tools;
+  }
+
+  private evict(): void {
+    const max = this.options.maxLive ?? 1000;
+    for (const [id, session] of this.live) {
+      if (this.live.size <= max) return;
+      if (!session.busy) this.live.delete(id);
+    }
+  }
+}

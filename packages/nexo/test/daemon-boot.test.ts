@@ -1,0 +1,112 @@
+/**
+ * The daemon end to end with real parts: the loopback channel plugin and the demo tool plugin
+ * (real child processes), the local broker, a real SQLite store, the scripted model. A message
+ * POSTed to the channel's HTTP endpoint goes through the router to the agent, which calls a
+ * plugin tool, and the reply comes back through channel.send_outbound to the HTTP client.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { Daemon, type DaemonSpec } from "../src/daemon/daemon.js";
+import { createLogger } from "../src/log.js";
+
+const examples = fileURLToPath(new URL("../../../examples/plugins/", import.meta.url));
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z");
+  } catch {
+    return false;
+  }
+}
+
+async function endpoint(stateDir: string): Promise<string> {
+  const file = join(stateDir, "plugins", "loopback", "endpoint.json");
+  for (let i = 0; i < 200 && !existsSync(file); i++) await sleep(50);
+  return (JSON.parse(readFileSync(file, "utf8")) as { url: string }).url;
+}
+
+async function say(url: string, from: string, text: string): Promise<string> {
+  const post = await fetch(`${url}/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ from, text }),
+  });
+  assert.equal(post.status, 202);
+  for (let i = 0; i < 20; i++) {
+    const res = await fetch(`${url}/messages?to=${from}&timeout=2000`);
+    const body = (await res.json()) as { messages: Array<{ text: string }> };
+    if (body.messages.length > 0) return body.messages.map((m) => m.text).join("\n");
+  }
+  throw new Error(`no reply for ${from}`);
+}
+
+test("boot, route a message through an agent and a plugin tool, reply through the channel, shut down with no child left", async () => {
+  const stateDir = mkdtempSync(join(tmpdir(), "nexo-daemon-"));
+  const workspace = mkdtempSync(join(tmpdir(), "nexo-daemon-ws-"));
+  const spec: DaemonSpec = {
+    stateDir,
+    agents: [
+      {
+        id: "assistant",
+        active: true,
+        provider: "scripted",
+        model: "nexo-scripted-demo",
+        maxTokens: 1024,
+        maxTurns: 4,
+        workspace,
+        mode: "default",
+        allow: ["info", "demo_weather"],
+        bindings: [{ plugin: "loopback" }],
+        queueCap: 8,
+      },
+    ],
+    llm: { providers: {}, tenants: {} },
+    broker: { type: "local" },
+    plugins: { dirs: [join(examples, "loopback-channel"), join(examples, "demo-tools")], settings: {} },
+    env: { PATH: process.env.PATH },
+    logger: createLogger({ level: "silent" }),
+    shutdownGraceMs: 2000,
+  };
+  const daemon = await Daemon.start(spec);
+  let stopped = false;
+  try {
+    const summary = daemon.summary();
+    assert.deepEqual(summary.agents, ["assistant"]);
+    assert.deepEqual(summary.channels, ["loopback"]);
+    assert.deepEqual(summary.plugins.map((p) => [p.id, p.state]).sort(), [
+      ["demo", "running"],
+      ["loopback", "running"],
+    ]);
+    const url = await endpoint(stateDir);
+    const reply = await say(url, "alice", "weather in Paris");
+    assert.match(reply, /Paris/);
+    assert.match(reply, /DEMO DATA/i);
+    // A second contact gets their own session; the first contact's history is kept in the store.
+    await say(url, "bob", "hello");
+    const sessions = daemon.store.sessions.list();
+    assert.deepEqual(sessions.map((s) => s.contact).sort(), ["alice", "bob"]);
+    const alice = sessions.find((s) => s.contact === "alice")!;
+    const entries = daemon.store.transcripts.entries(alice.id);
+    assert.equal(entries[0]!.sourcePlugin, "loopback");
+    assert.equal(entries[0]!.senderId, "alice");
+    assert.ok(entries.some((e) => e.content.some((b) => b.type === "tool_use" && b.name === "demo_weather")));
+    assert.equal(daemon.router.stats().routed, 2);
+
+    const pids = daemon.plugins
+      .status()
+      .map((p) => p.pid)
+      .filter((p): p is number => typeof p === "number");
+    assert.equal(pids.length, 2);
+    await daemon.stop("test over");
+    stopped = true;
+    for (const pid of pids) assert.equal(alive(pid), false, `plugin process ${pid} survived the shutdown`);
+  } finally {
+    if (!stopped) await daemon.stop("test failed");
+  }
+});
