@@ -11,8 +11,9 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { Daemon, type DaemonSpec } from "../src/daemon/daemon.js";
+import { Daemon, type DaemonAgent, type DaemonSpec } from "../src/daemon/daemon.js";
 import { createLogger } from "../src/log.js";
+import { NatsServer } from "./broker-nats-server.js";
 
 const examples = fileURLToPath(new URL("../../../examples/plugins/", import.meta.url));
 
@@ -46,26 +47,28 @@ async function say(url: string, from: string, text: string): Promise<string> {
   throw new Error(`no reply for ${from}`);
 }
 
+function assistant(workspace: string): DaemonAgent {
+  return {
+    id: "assistant",
+    active: true,
+    provider: "scripted",
+    model: "nexo-scripted-demo",
+    maxTokens: 1024,
+    maxTurns: 4,
+    workspace,
+    mode: "default",
+    allow: ["info", "demo_weather"],
+    bindings: [{ plugin: "loopback" }],
+    queueCap: 8,
+  };
+}
+
 test("boot, route a message through an agent and a plugin tool, reply through the channel, shut down with no child left", async () => {
   const stateDir = mkdtempSync(join(tmpdir(), "nexo-daemon-"));
   const workspace = mkdtempSync(join(tmpdir(), "nexo-daemon-ws-"));
   const spec: DaemonSpec = {
     stateDir,
-    agents: [
-      {
-        id: "assistant",
-        active: true,
-        provider: "scripted",
-        model: "nexo-scripted-demo",
-        maxTokens: 1024,
-        maxTurns: 4,
-        workspace,
-        mode: "default",
-        allow: ["info", "demo_weather"],
-        bindings: [{ plugin: "loopback" }],
-        queueCap: 8,
-      },
-    ],
+    agents: [assistant(workspace)],
     llm: { providers: {}, tenants: {} },
     broker: { type: "local" },
     plugins: { dirs: [join(examples, "loopback-channel"), join(examples, "demo-tools")], settings: {} },
@@ -108,5 +111,50 @@ test("boot, route a message through an agent and a plugin tool, reply through th
     for (const pid of pids) assert.equal(alive(pid), false, `plugin process ${pid} survived the shutdown`);
   } finally {
     if (!stopped) await daemon.stop("test failed");
+  }
+});
+
+test("two daemons on one NATS server: the channel plugin on A, the agent on B, and a message goes all the way round", async () => {
+  const nats = await NatsServer.start();
+  const logger = createLogger({ level: "silent" });
+  const common = {
+    llm: { providers: {}, tenants: {} },
+    env: { PATH: process.env.PATH },
+    logger,
+    shutdownGraceMs: 2000,
+  };
+  const stateA = mkdtempSync(join(tmpdir(), "nexo-daemon-a-"));
+  const stateB = mkdtempSync(join(tmpdir(), "nexo-daemon-b-"));
+  let a: Daemon | undefined;
+  let b: Daemon | undefined;
+  try {
+    a = await Daemon.start({
+      ...common,
+      stateDir: stateA,
+      agents: [],
+      broker: { type: "nats", url: nats.url, name: "daemon-a" },
+      plugins: { dirs: [join(examples, "loopback-channel")], settings: {} },
+    });
+    b = await Daemon.start({
+      ...common,
+      stateDir: stateB,
+      agents: [{ ...assistant(mkdtempSync(join(tmpdir(), "nexo-daemon-ws-"))), allow: ["info"] }],
+      broker: { type: "nats", url: nats.url, name: "daemon-b" },
+      plugins: { dirs: [], settings: {} },
+    });
+    assert.deepEqual(a.summary().channels, ["loopback"]);
+    assert.deepEqual(b.summary().channels, [], "B has no channel plugin of its own");
+    // A has no agent bound to loopback, so it does not start the channel itself: start it as an operator would.
+    await a.channels.require("loopback").start({ instance: null });
+    const url = await endpoint(stateA);
+    const reply = await say(url, "erin", "hello from daemon A");
+    assert.match(reply, /demo model/i, "the scripted agent on B answered");
+    assert.equal(b.router.stats().routed, 1);
+    assert.equal(a.router.stats().unbound, 1, "A saw the message too, but no agent of A is bound to it");
+    assert.equal(b.store.sessions.list()[0]!.contact, "erin");
+  } finally {
+    await a?.stop("test over");
+    await b?.stop("test over");
+    await nats.stop();
   }
 });

@@ -33,7 +33,7 @@ export interface AgentSettings {
   mode?: ApprovalMode;
   grants?: ToolCategory[];
   allowList?: string[];
-  /** Tool names this agent may use (glob-free exact names); all when absent. */
+  /** Tool names this agent may use — exact names or a prefix ending in `*`; all when absent. */
   toolAllowList?: string[];
   /** Tools from MCP servers, plugins, microapps. */
   extraTools?: Tool[];
@@ -76,7 +76,7 @@ export function createAgentSession(settings: AgentSettings, depth = 0): AgentSes
     allowList: settings.allowList ?? [],
     grants: settings.grants ?? [],
   });
-  const allowed = settings.toolAllowList ? new Set(settings.toolAllowList) : undefined;
+  const allowed = settings.toolAllowList ? toolPatternMatcher(settings.toolAllowList) : undefined;
   return new AgentSession({
     ...(settings.sessionId === undefined ? {} : { sessionId: settings.sessionId }),
     agentId: settings.agentId,
@@ -88,7 +88,7 @@ export function createAgentSession(settings: AgentSettings, depth = 0): AgentSes
     maxTurns: settings.maxTurns,
     ...(settings.thinkingBudget === undefined ? {} : { thinkingBudget: settings.thinkingBudget }),
     tools: settings.registry ?? buildToolRegistry(settings, depth),
-    ...(allowed ? { toolFilter: (tool: Tool) => allowed.has(tool.name) } : {}),
+    ...(allowed ? { toolFilter: (tool: Tool) => allowed(tool.name) } : {}),
     ...(settings.hooks ? { hooks: settings.hooks } : {}),
     policy,
     workspace: settings.workspace,
@@ -102,4 +102,11 @@ export function createAgentSession(settings: AgentSettings, depth = 0): AgentSes
       ? {}
       : { approvalsUnavailable: settings.approvalsUnavailable }),
   });
+}
+
+/** Matches tool names against exact names and `prefix*` patterns (agents.yaml `allowed_tools`). */
+export function toolPatternMatcher(patterns: readonly string[]): (name: string) => boolean {
+  const exact = new Set(patterns.filter((p) => !p.endsWith("*")));
+  const prefixes = patterns.filter((p) => p.endsWith("*")).map((p) => p.slice(0, -1));
+  return (name) => exact.has(name) || prefixes.some((prefix) => name.startsWith(prefix));
 }
