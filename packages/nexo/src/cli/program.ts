@@ -8,6 +8,7 @@ import { registerAgent } from "./agent.js";
 import { registerDevMockLlm } from "./dev-mock-llm.js";
 import { registerDoctor } from "./doctor.js";
 import { registerPlugin } from "./plugin.js";
+import { registerStart } from "./start.js";
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -16,6 +17,7 @@ export function buildProgram(): Command {
     .description("nexo: an agent daemon that runs LLM agents and hosts out-of-process extensions")
     .version(NEXO_VERSION, "-V, --version", "print the nexo version")
     .showHelpAfterError("(run nexo --help for usage)");
+  registerStart(program);
   registerAgent(program);
   registerDoctor(program);
   registerPlugin(program);

@@ -1,0 +1,17 @@
+/**
+ * `nexo start --config DIR`: the long-running daemon. This file declares the command;
+ * cli/start-run.ts does the work (loaded on use).
+ */
+import type { Command } from "commander";
+
+export function registerStart(program: Command): void {
+  program
+    .command("start")
+    .description("run the daemon: agents, plugins, channels and routing from a config directory")
+    .requiredOption("--config <dir>", "the config directory (agents.yaml, llm.yaml, plugins.yaml, …)")
+    .option("--state-dir <dir>", "overrides daemon.yaml state_dir and $NEXO_STATE_DIR")
+    .action(async (options: { config: string; stateDir?: string }) => {
+      const { runStart } = await import("./start-run.js");
+      process.exitCode = await runStart(options);
+    });
+}
