@@ -6,6 +6,7 @@
 import { ConfigError } from "../config/index.js";
 import { loadDaemonConfig } from "../daemon/config/index.js";
 import { Daemon } from "../daemon/daemon.js";
+import { ConfigReloader } from "../daemon/reload.js";
 import { specFromConfig } from "../daemon/spec.js";
 import { installExitHooks } from "../extensions/reaper.js";
 import { createLogger } from "../log.js";
@@ -36,8 +37,11 @@ export async function runStart(options: { config: string; stateDir?: string }): 
     removeHooks();
     return 1;
   }
+  const reloader = new ConfigReloader(options.config, daemon, env, logger);
+  reloader.start();
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
+      reloader.stop();
       process.off("SIGINT", onInt);
       process.off("SIGTERM", onTerm);
       daemon.stop(`received ${signal}`).then(resolve, (error: Error) => {

@@ -49,6 +49,15 @@ export interface DaemonSpec {
   logger: Logger;
 }
 
+/** What a reload changed, and what it could not change without a restart. */
+export interface ReloadReport {
+  agents: { added: string[]; removed: string[]; changed: string[] };
+  plugins: { added: string[]; removed: string[] };
+  providersReloaded: boolean;
+  /** Settings that changed but only take effect after a restart (the broker, the state dir). */
+  needsRestart: string[];
+}
+
 export interface DaemonSummary {
   version: string;
   agents: string[];
@@ -64,7 +73,7 @@ export class Daemon {
   private stopping: Promise<void> | undefined;
 
   private constructor(
-    readonly spec: DaemonSpec,
+    public spec: DaemonSpec,
     readonly store: Store,
     readonly broker: Broker,
     readonly plugins: PluginManager,
@@ -72,7 +81,8 @@ export class Daemon {
     readonly router: Router,
     readonly sessions: DaemonSessions,
     readonly mcp: McpManager | undefined,
-    private agents: Map<string, DaemonAgent>,
+    private readonly agentsRef: { current: Map<string, DaemonAgent> },
+    private readonly providers: TenantProviders,
   ) {}
 
   static async start(spec: DaemonSpec): Promise<Daemon> {
@@ -117,13 +127,13 @@ export class Daemon {
         await mcp.connectAll(spec.mcp);
       }
 
-      const agents = new Map(spec.agents.map((a) => [a.id, a]));
+      const agentsRef = { current: new Map(spec.agents.map((a) => [a.id, a])) };
       const sessions = new DaemonSessions({
         store,
         providers,
         shared,
         hooks,
-        agents: () => agents,
+        agents: () => agentsRef.current,
         logger,
       });
       const router = new Router({
@@ -133,9 +143,20 @@ export class Daemon {
         sessions,
         replies: new ReplySender(channels, broker),
         logger,
-        queueCap: (agentId) => agents.get(agentId)?.queueCap ?? 32,
+        queueCap: (agentId) => agentsRef.current.get(agentId)?.queueCap ?? 32,
       });
-      const daemon = new Daemon(spec, store, broker, plugins, channels, router, sessions, mcp, agents);
+      const daemon = new Daemon(
+        spec,
+        store,
+        broker,
+        plugins,
+        channels,
+        router,
+        sessions,
+        mcp,
+        agentsRef,
+        providers,
+      );
       daemon.inboundSub = broker.subscribe(
         "plugin.inbound.>",
         (event, topic) => router.handle(topic, event),
@@ -192,6 +213,58 @@ export class Daemon {
         }
       }
     }
+  }
+
+  /**
+   * Applies a new, already validated spec without a restart: agents added, changed or removed take
+   * effect for the next message (the binding table is swapped atomically; turns running now
+   * finish under the old settings); providers are rebuilt; plugins added or removed are started or
+   * shut down. The broker and the state dir are fixed for the process's life.
+   */
+  async reload(next: DaemonSpec): Promise<ReloadReport> {
+    const { logger } = this.spec;
+    const before = this.agentsRef.current;
+    const after = new Map(next.agents.map((a) => [a.id, a]));
+    const report: ReloadReport = {
+      agents: {
+        added: [...after.keys()].filter((id) => !before.has(id)),
+        removed: [...before.keys()].filter((id) => !after.has(id)),
+        changed: [...after.keys()].filter(
+          (id) => before.has(id) && JSON.stringify(before.get(id)) !== JSON.stringify(after.get(id)),
+        ),
+      },
+      plugins: { added: [], removed: [] },
+      providersReloaded: JSON.stringify(this.spec.llm) !== JSON.stringify(next.llm),
+      needsRestart: [],
+    };
+    if (JSON.stringify(this.spec.broker) !== JSON.stringify(next.broker)) report.needsRestart.push("broker");
+    if (this.spec.stateDir !== next.stateDir) report.needsRestart.push("state_dir");
+
+    // Build everything that can fail first, then swap.
+    const bindings = new BindingTable(
+      next.agents.map((a) => ({ id: a.id, active: a.active, inbound_bindings: a.bindings })),
+    );
+    if (report.providersReloaded) this.providers.update(next.llm);
+    this.agentsRef.current = after;
+    this.router.setBindings(bindings);
+    this.sessions.forget();
+
+    const loaded = new Set(this.plugins.sources());
+    const wanted = new Set(next.plugins.dirs);
+    for (const dir of loaded) {
+      if (!wanted.has(dir) && (await this.plugins.remove(dir))) report.plugins.removed.push(dir);
+    }
+    this.plugins.updateSettings(next.plugins.settings);
+    for (const dir of wanted) {
+      if (!loaded.has(dir)) {
+        await this.plugins.add(dir);
+        report.plugins.added.push(dir);
+      }
+    }
+    this.spec = { ...next, broker: this.spec.broker, stateDir: this.spec.stateDir };
+    await this.startChannels();
+    logger.info({ reload: report }, "configuration reloaded");
+    return report;
   }
 
   /** Stops channels, drains turns within the grace, stops plugins, MCP, broker and store. Idempotent. */

@@ -16,13 +16,9 @@ import { z } from "zod";
 import { type Env, loadConfigFile } from "../../config/index.js";
 import type { LlmProvider } from "../types.js";
 import { UnknownProviderError } from "./errors.js";
-import {
-  buildProviderRegistry,
-  createProvider,
-  ProviderRegistry,
-  ProvidersConfigSchema,
-} from "./registry.js";
+import { createProvider, ProviderRegistry, ProvidersConfigSchema } from "./registry.js";
 import { type RetryClock, RetryConfigSchema } from "./retry.js";
+import { ScriptedProvider } from "./scripted.js";
 
 const TenantIdSchema = z
   .string()
@@ -40,10 +36,24 @@ export type LlmConfig = z.output<typeof LlmConfigSchema>;
 
 /** Global providers plus per-tenant overrides, resolved by (name, tenant). */
 export class TenantProviders {
-  readonly global: ProviderRegistry;
+  /** Global providers: llm.yaml's, `scripted`, and those plugins register (llm.chat). */
+  readonly global = new ProviderRegistry();
   private readonly tenants = new Map<string, ProviderRegistry>();
+  /** Removes the providers llm.yaml put into `global` (not the plugins'), for a reload. */
+  private removeConfigured: Array<() => void> = [];
 
-  constructor(config: LlmConfig, options: { clock?: RetryClock } = {}) {
+  constructor(
+    config: LlmConfig,
+    private readonly options: { clock?: RetryClock } = {},
+  ) {
+    this.update(config);
+  }
+
+  /**
+   * Applies a new llm.yaml (hot reload): its providers replace the previous file's, tenants are
+   * rebuilt, and providers contributed by plugins stay. A new entry may not take a plugin's name.
+   */
+  update(config: LlmConfig): void {
     const withDefaults = (providers: LlmConfig["providers"]) =>
       Object.fromEntries(
         Object.entries(providers).map(([name, entry]) => [
@@ -51,11 +61,23 @@ export class TenantProviders {
           { ...entry, retry: entry.retry ?? config.retry },
         ]),
       );
-    this.global = buildProviderRegistry(withDefaults(config.providers), options);
+    for (const remove of this.removeConfigured.splice(0)) remove();
+    const configured = withDefaults(config.providers);
+    for (const [name, entry] of Object.entries(configured)) {
+      this.removeConfigured.push(
+        this.global.register(createProvider(entry, { id: name, ...this.options }), {
+          replace: name === "scripted",
+        }),
+      );
+    }
+    // The offline model is always there unless llm.yaml names its own `scripted`.
+    if (!this.global.has("scripted"))
+      this.removeConfigured.push(this.global.register(new ScriptedProvider()));
+    this.tenants.clear();
     for (const [tenant, { providers }] of Object.entries(config.tenants)) {
       const registry = new ProviderRegistry();
       for (const [name, entry] of Object.entries(withDefaults(providers))) {
-        registry.register(createProvider(entry, { id: name, ...options }));
+        registry.register(createProvider(entry, { id: name, ...this.options }));
       }
       this.tenants.set(tenant, registry);
     }

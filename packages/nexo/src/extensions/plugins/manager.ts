@@ -103,7 +103,7 @@ interface Slot {
 }
 
 export class PluginManager {
-  private readonly options: PluginManagerOptions;
+  private readonly options: { -readonly [K in keyof PluginManagerOptions]: PluginManagerOptions[K] };
   private readonly logger: SupervisorLogger;
   private slots: Slot[] = [];
 
@@ -145,6 +145,51 @@ export class PluginManager {
     }
     await Promise.all(this.slots.map((slot) => this.startSlot(slot)));
     return this.status();
+  }
+
+  /**
+   * Loads and starts one more plugin (a config reload added it). Its id must not be taken by a
+   * plugin already loaded. Returns its status; never rejects because of the plugin.
+   */
+  async add(source: string): Promise<PluginStatus> {
+    const env = this.options.env ?? process.env;
+    const slot: Slot = { source, removers: [], warnings: [] };
+    try {
+      slot.manifest = await loadPluginManifest(source, { env, ...this.versionOption() });
+      const taken = this.slots.find((other) => other.manifest?.id === slot.manifest?.id);
+      if (taken) {
+        slot.error = record(
+          "duplicate_plugin_id",
+          new Error(`plugin id "${slot.manifest.id}" is already loaded from ${taken.manifest?.file}`),
+        );
+        slot.manifest = undefined;
+      }
+    } catch (error) {
+      slot.error = record("manifest_invalid", error);
+    }
+    this.slots.push(slot);
+    await this.startSlot(slot);
+    return this.status().at(-1)!;
+  }
+
+  /** Stops one plugin (shutdown, grace, SIGKILL), removes its wrappers and forgets it. */
+  async remove(source: string, reason = "removed from the config"): Promise<boolean> {
+    const index = this.slots.findIndex((slot) => slot.source === source);
+    if (index < 0) return false;
+    const [slot] = this.slots.splice(index, 1);
+    this.unwire(slot!);
+    await slot!.host?.stop(reason);
+    return true;
+  }
+
+  /** New operator settings (grants, env) for plugins started from now on, e.g. after a reload. */
+  updateSettings(settings: Readonly<Record<string, PluginSettings>>): void {
+    this.options.settings = settings;
+  }
+
+  /** The sources (dirs or manifests) currently loaded, in load order. */
+  sources(): string[] {
+    return this.slots.map((slot) => slot.source);
   }
 
   /** The host of a plugin, by id. */
