@@ -66,7 +66,7 @@ describe("nexo doctor", () => {
     const dir = mkdtempSync(join(tmpdir(), "nexo-doctor-"));
     writeFileSync(
       join(dir, "agents.yaml"),
-      "agents:\n  - id: ana\n    model: ${NEXO_TEST_MODEL:-scripted}\n",
+      "agents:\n  - id: ana\n    model:\n      provider: ${NEXO_TEST_MODEL:-scripted}\n      model: echo\n",
     );
     const good = await runCli(["doctor", "--json", "--config", dir]);
     assert.equal(good.code, 0, good.stdout);

@@ -5,6 +5,7 @@
 import { Command } from "commander";
 import { NEXO_VERSION } from "../version.js";
 import { registerAgent } from "./agent.js";
+import { registerConfig } from "./config.js";
 import { registerDevMockLlm } from "./dev-mock-llm.js";
 import { registerDoctor } from "./doctor.js";
 import { registerPlugin } from "./plugin.js";
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
     .showHelpAfterError("(run nexo --help for usage)");
   registerStart(program);
   registerAgent(program);
+  registerConfig(program);
   registerDoctor(program);
   registerPlugin(program);
   registerDevMockLlm(program);

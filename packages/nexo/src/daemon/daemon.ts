@@ -24,10 +24,12 @@ import { VectorBackendRegistry } from "../memory/vector.js";
 import { DATABASE_FILE } from "../paths.js";
 import { Store } from "../store/index.js";
 import { NEXO_VERSION } from "../version.js";
+import { Metrics } from "./metrics.js";
 import { type Binding, BindingTable } from "./routing/bindings.js";
 import { ReplySender } from "./routing/outbound.js";
 import { Router } from "./routing/router.js";
 import { type AgentRuntimeSettings, DaemonSessions } from "./sessions.js";
+import { timedProvider } from "./timed-provider.js";
 
 export interface DaemonAgent extends AgentRuntimeSettings {
   active: boolean;
@@ -47,6 +49,8 @@ export interface DaemonSpec {
   shutdownGraceMs?: number;
   env: NodeJS.ProcessEnv;
   logger: Logger;
+  /** Where turns, tool calls, LLM latency and queue depths are counted; one is made when absent. */
+  metrics?: Metrics;
 }
 
 /** What a reload changed, and what it could not change without a restart. */
@@ -83,6 +87,7 @@ export class Daemon {
     readonly mcp: McpManager | undefined,
     private readonly agentsRef: { current: Map<string, DaemonAgent> },
     private readonly providers: TenantProviders,
+    readonly metrics: Metrics,
   ) {}
 
   static async start(spec: DaemonSpec): Promise<Daemon> {
@@ -127,6 +132,7 @@ export class Daemon {
         await mcp.connectAll(spec.mcp);
       }
 
+      const metrics = spec.metrics ?? new Metrics();
       const agentsRef = { current: new Map(spec.agents.map((a) => [a.id, a])) };
       const sessions = new DaemonSessions({
         store,
@@ -135,7 +141,10 @@ export class Daemon {
         hooks,
         agents: () => agentsRef.current,
         logger,
+        wrapProvider: (provider) =>
+          timedProvider(provider, (id, outcome, seconds) => metrics.llmRequestFinished(id, outcome, seconds)),
       });
+      const toolStarts = new Map<string, number>();
       const router = new Router({
         bindings: new BindingTable(
           spec.agents.map((a) => ({ id: a.id, active: a.active, inbound_bindings: a.bindings })),
@@ -144,7 +153,23 @@ export class Daemon {
         replies: new ReplySender(channels, broker),
         logger,
         queueCap: (agentId) => agentsRef.current.get(agentId)?.queueCap ?? 32,
+        onTurn: (agentId, reason, seconds) => metrics.turnFinished(agentId, reason, seconds),
+        onRouted: (agentId) => metrics.messageRouted(agentId),
+        onUnbound: (channel) => metrics.messageUnbound(channel),
+        onEvent: (_agentId, event) => {
+          if (event.type === "tool_running") toolStarts.set(event.callId, performance.now());
+          if (event.type !== "tool_result" && event.type !== "tool_cancelled") return;
+          const started = toolStarts.get(event.callId);
+          toolStarts.delete(event.callId);
+          const seconds = started === undefined ? 0 : (performance.now() - started) / 1000;
+          metrics.toolCallFinished(
+            event.name,
+            event.type === "tool_result" ? event.status : "cancelled",
+            seconds,
+          );
+        },
       });
+      metrics.collectFrom({ broker, plugins, router });
       const daemon = new Daemon(
         spec,
         store,
@@ -156,6 +181,7 @@ export class Daemon {
         mcp,
         agentsRef,
         providers,
+        metrics,
       );
       daemon.inboundSub = broker.subscribe(
         "plugin.inbound.>",

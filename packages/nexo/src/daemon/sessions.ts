@@ -11,7 +11,7 @@ import type { TenantProviders } from "../engine/providers/llm-config.js";
 import type { AgentSession, MinimalLogger } from "../engine/session.js";
 import { LayeredTools } from "../engine/tools/layered.js";
 import type { ToolRegistry } from "../engine/tools/registry.js";
-import type { ApprovalMode, ToolCategory } from "../engine/types.js";
+import type { ApprovalMode, LlmProvider, ToolCategory } from "../engine/types.js";
 import type { Store } from "../store/index.js";
 import type { InboundMessage } from "./routing/inbound.js";
 import type { SessionKey, SessionOpener } from "./routing/router.js";
@@ -43,6 +43,8 @@ export interface DaemonSessionsOptions {
   logger?: MinimalLogger;
   /** Sessions kept in memory; default 1000. */
   maxLive?: number;
+  /** Wraps each agent's provider, e.g. to time its requests for /metrics. */
+  wrapProvider?: (provider: LlmProvider) => LlmProvider;
 }
 
 /** Channels have nobody to answer a tool_request; this is what the model hears instead. */
@@ -99,7 +101,8 @@ export class DaemonSessions implements SessionOpener {
         ...(agent.tenantId ? { tenantId: agent.tenantId } : {}),
         approvalMode: agent.mode,
       });
-    const provider = this.options.providers.resolve(agent.provider, agent.tenantId);
+    const resolved = this.options.providers.resolve(agent.provider, agent.tenantId);
+    const provider = this.options.wrapProvider ? this.options.wrapProvider(resolved) : resolved;
     const settings = {
       agentId: agent.id,
       provider,

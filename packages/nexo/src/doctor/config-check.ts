@@ -1,10 +1,12 @@
 /**
- * `nexo doctor --config DIR`: every YAML/TOML file in the directory must parse and every `${...}`
- * must resolve. Each problem is reported with its file, line, column and key path.
+ * `nexo doctor --config DIR`: the directory must load exactly as the daemon would load it (every
+ * known file valid, `${...}` resolved, plugin manifests readable, the names files share existing).
+ * Each problem is reported with its file, line, column and key path; warnings turn the check
+ * yellow without failing it.
  */
-import { stat } from "node:fs/promises";
-import { z } from "zod";
-import { ConfigError, listConfigFiles, loadConfigFile } from "../config/index.js";
+import { formatIssue } from "../config/index.js";
+import { inspectDaemonConfig } from "../daemon/config/load.js";
+import { formatWarning, summarizeConfig } from "../daemon/config/report.js";
 import type { Check } from "./checks.js";
 
 const MAX_LISTED_ISSUES = 10;
@@ -15,23 +17,17 @@ export function configDirCheck(dir: string, env: NodeJS.ProcessEnv = process.env
     title: `config directory ${dir}`,
     required: true,
     async run() {
-      const info = await stat(dir).catch(() => undefined);
-      if (!info?.isDirectory()) return { status: "fail", detail: `${dir} is not a directory` };
-      const files = await listConfigFiles(dir);
-      if (files.length === 0) return { status: "warn", detail: "no .yaml, .yml or .toml files in it" };
-      const problems: string[] = [];
-      for (const file of files) {
-        try {
-          await loadConfigFile(file, z.unknown(), { env });
-        } catch (error) {
-          if (error instanceof ConfigError) problems.push(...error.message.split("\n"));
-          else problems.push(`${file}: ${(error as Error).message}`);
-        }
+      const report = await inspectDaemonConfig(dir, { env });
+      const warnings = report.warnings.map(formatWarning);
+      if (report.config === undefined) {
+        const problems = [...report.issues.map(formatIssue), ...warnings];
+        const shown = problems.slice(0, MAX_LISTED_ISSUES);
+        const more = problems.length > shown.length ? `\n… and ${problems.length - shown.length} more` : "";
+        return { status: "fail", detail: `${shown.join("\n")}${more}` };
       }
-      if (problems.length === 0) return { status: "ok", detail: `${files.length} file(s) valid` };
-      const shown = problems.slice(0, MAX_LISTED_ISSUES);
-      const more = problems.length > shown.length ? `\n… and ${problems.length - shown.length} more` : "";
-      return { status: "fail", detail: `${shown.join("\n")}${more}` };
+      const summary = summarizeConfig(report.config);
+      if (warnings.length === 0) return { status: "ok", detail: summary };
+      return { status: "warn", detail: [summary, ...warnings].join("\n") };
     },
   };
 }

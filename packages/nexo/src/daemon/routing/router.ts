@@ -6,6 +6,7 @@
  */
 import type { BrokerEvent } from "../../broker/types.js";
 import type { AgentSession } from "../../engine/session.js";
+import type { TurnEndReason, TurnEvent } from "../../engine/types.js";
 import type { BindingTable } from "./bindings.js";
 import { type InboundMessage, InboundMessageError, parseInboundEvent } from "./inbound.js";
 import type { ReplySender } from "./outbound.js";
@@ -48,7 +49,11 @@ export interface RouterOptions {
   /** Queue capacity of an agent's sessions (agents.yaml `config.queue_cap`). */
   queueCap: (agentId: string) => number;
   /** Called after every turn, for metrics. */
-  onTurn?: (agentId: string, reason: string, seconds: number) => void;
+  onTurn?: (agentId: string, reason: TurnEndReason, seconds: number) => void;
+  /** Every event of every turn, for metrics (tool calls). */
+  onEvent?: (agentId: string, event: TurnEvent) => void;
+  onRouted?: (agentId: string) => void;
+  onUnbound?: (channel: string) => void;
   /** At most this many session queues are kept; idle ones beyond it are forgotten (their sessions stay in the store). */
   maxQueues?: number;
 }
@@ -98,6 +103,7 @@ export class Router {
     const agentId = this.bindings.match(inbound.kind, inbound.instance);
     if (agentId === undefined) {
       this.counters.unbound++;
+      this.options.onUnbound?.(inbound.instance ? `${inbound.kind}.${inbound.instance}` : inbound.kind);
       this.options.logger.warn(
         { topic, kind: inbound.kind, instance: inbound.instance, contact: inbound.contact },
         "inbound message not routed: no agent is bound to this channel",
@@ -120,21 +126,24 @@ export class Router {
       return;
     }
     this.counters.routed++;
+    this.options.onRouted?.(agentId);
   }
 
   stats(): RouterStats {
     return { ...this.counters };
   }
 
-  /** Total queued messages and the deepest queue, for metrics. */
-  queueDepths(): { total: number; max: number; sessions: number } {
-    let total = 0;
-    let max = 0;
+  /** Busy sessions, queued messages and the deepest queue, for metrics. */
+  queueStats(): { sessions: number; queued: number; longest: number } {
+    let sessions = 0;
+    let queued = 0;
+    let longest = 0;
     for (const q of this.queues.values()) {
-      total += q.depth;
-      max = Math.max(max, q.depth);
+      if (q.busy || q.depth > 0) sessions++;
+      queued += q.depth;
+      longest = Math.max(longest, q.depth);
     }
-    return { total, max, sessions: this.queues.size };
+    return { sessions, queued, longest };
   }
 
   /**
@@ -177,11 +186,12 @@ export class Router {
   private async run({ key, inbound }: Work): Promise<void> {
     const { logger } = this.options;
     const started = performance.now();
-    let reason = "error";
+    let reason: TurnEndReason = "error";
     try {
       const session = this.options.sessions.open(key, inbound);
       let reply: string | undefined;
       for await (const event of session.runTurn(inbound.text, { signal: this.controller.signal })) {
+        this.options.onEvent?.(key.agentId, event);
         if (event.type === "error") {
           logger.warn({ agentId: key.agentId, code: event.code, err: event.message }, "turn error");
         } else if (event.type === "turn_end") {

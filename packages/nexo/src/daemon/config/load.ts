@@ -1,0 +1,209 @@
+/**
+ * The daemon's whole configuration from one directory: every known file that exists is read,
+ * substituted and validated, relative paths are resolved against the directory, and the names one
+ * file uses from another are checked. Every problem of every file is collected, so an operator
+ * fixes a directory in one pass, and a config is only ever handed out whole and valid (which is
+ * what lets a reload swap it in atomically or keep the old one).
+ */
+import { stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import type { BrokerConfig } from "../../broker/config.js";
+import { sortIssues } from "../../config/errors.js";
+import { ConfigError, type ConfigIssue, type Env } from "../../config/index.js";
+import { type McpConfig, McpConfigSchema } from "../../engine/mcp/config.js";
+import { type LlmConfig, LlmConfigSchema } from "../../engine/providers/llm-config.js";
+import { AgentsFileSchema, type ResolvedAgent, resolveAgentPaths } from "./agents.js";
+import { BrokerFileSchema, DEFAULT_BROKER_CONFIG, resolveBrokerPaths } from "./broker.js";
+import { crossCheck } from "./cross-checks.js";
+import { DaemonFileSchema, type DaemonSettings, resolveDaemonSettings } from "./daemon.js";
+import { DEFAULT_MEMORY_CONFIG, type MemoryConfig, MemoryFileSchema } from "./memory.js";
+import { inspectPluginManifests } from "./plugin-manifests.js";
+import { EMPTY_PLUGINS_CONFIG, type PluginsConfig, PluginsFileSchema, resolvePluginDir } from "./plugins.js";
+import {
+  type ConfigWarning,
+  type FileResult,
+  KNOWN_FILES,
+  readConfigFile,
+  scanConfigDir,
+} from "./sources.js";
+import { type TenantConfig, TenantsFileSchema } from "./tenants.js";
+
+export interface LoadDaemonConfigOptions {
+  /** Variables for `${VAR}` and the plugins' PATH; the daemon passes `process.env`. */
+  readonly env: Env;
+}
+
+/** A valid config directory, every relative path made absolute. */
+export interface DaemonConfig {
+  /** The directory, absolute. */
+  readonly dir: string;
+  readonly agents: ResolvedAgent[];
+  readonly llm: LlmConfig;
+  readonly broker: BrokerConfig;
+  readonly plugins: PluginsConfig;
+  readonly mcp: McpConfig;
+  readonly memory: MemoryConfig;
+  readonly tenants: TenantConfig[];
+  readonly daemon: DaemonSettings;
+  /** The config files that were read (absent optional files are not listed). */
+  readonly files: string[];
+  readonly warnings: ConfigWarning[];
+}
+
+/** Everything found in a directory: the config when it is valid, else every problem. */
+export interface DaemonConfigReport {
+  readonly dir: string;
+  readonly files: string[];
+  readonly issues: ConfigIssue[];
+  readonly warnings: ConfigWarning[];
+  readonly config: DaemonConfig | undefined;
+}
+
+/** A config directory that cannot be used; `issues` lists every problem, `warnings` the rest. */
+export class DaemonConfigError extends ConfigError {
+  readonly warnings: readonly ConfigWarning[];
+  constructor(issues: readonly ConfigIssue[], warnings: readonly ConfigWarning[]) {
+    super(issues);
+    this.warnings = warnings;
+  }
+}
+
+/** Reads and validates `dir`; throws DaemonConfigError (a ConfigError) listing every problem. */
+export async function loadDaemonConfig(dir: string, options: LoadDaemonConfigOptions): Promise<DaemonConfig> {
+  const report = await inspectDaemonConfig(dir, options);
+  if (report.config === undefined) throw new DaemonConfigError(report.issues, report.warnings);
+  return report.config;
+}
+
+/** Like loadDaemonConfig, but problems are returned instead of thrown (for `nexo config validate`). */
+export async function inspectDaemonConfig(
+  dir: string,
+  options: LoadDaemonConfigOptions,
+): Promise<DaemonConfigReport> {
+  const { env } = options;
+  const absoluteDir = resolve(dir);
+  const info = await stat(absoluteDir).catch(() => undefined);
+  if (!info?.isDirectory()) {
+    const message = info === undefined ? "no such directory" : "not a directory";
+    return {
+      dir: absoluteDir,
+      files: [],
+      issues: [{ code: "io", file: dir, message }],
+      warnings: [],
+      config: undefined,
+    };
+  }
+
+  const scan = await scanConfigDir(dir);
+  const issues: ConfigIssue[] = [...scan.issues];
+  const warnings: ConfigWarning[] = [...scan.warnings];
+  const read = <T>(result: FileResult<T> | undefined): T | undefined => {
+    if (result === undefined) return undefined;
+    if (!result.ok) issues.push(...result.issues);
+    return result.ok ? result.value : undefined;
+  };
+  const { files } = scan;
+  const [agents, llm, broker, plugins, mcp, memory, tenants, daemon] = await Promise.all([
+    files.agents === undefined ? undefined : readConfigFile(files.agents, AgentsFileSchema, env),
+    files.llm === undefined ? undefined : readConfigFile(files.llm, LlmConfigSchema, env),
+    files.broker === undefined ? undefined : readConfigFile(files.broker, BrokerFileSchema, env),
+    files.plugins === undefined ? undefined : readConfigFile(files.plugins, PluginsFileSchema, env),
+    files.mcp === undefined ? undefined : readConfigFile(files.mcp, McpConfigSchema, env),
+    files.memory === undefined ? undefined : readConfigFile(files.memory, MemoryFileSchema, env),
+    files.tenants === undefined ? undefined : readConfigFile(files.tenants, TenantsFileSchema, env),
+    files.daemon === undefined ? undefined : readConfigFile(files.daemon, DaemonFileSchema, env),
+  ]);
+  if (files.agents === undefined) {
+    issues.push({
+      code: "io",
+      file: join(dir, "agents.yaml"),
+      message: "missing: every config directory needs an agents.yaml (agents: [...])",
+    });
+  }
+
+  const daemonFile = read(daemon) ?? DaemonFileSchema.parse({});
+  const daemonSettings = resolveDaemonSettings(daemonFile, absoluteDir, env);
+  const agentsFile = read(agents);
+  const llmConfig = files.llm === undefined ? LlmConfigSchema.parse({}) : read(llm);
+  const brokerFile = read(broker);
+  const pluginsFile = read(plugins);
+  const mcpConfig = read(mcp);
+  const memoryConfig = read(memory);
+  const tenantsFile = read(tenants);
+
+  let pluginsConfig: PluginsConfig | undefined =
+    files.plugins === undefined ? EMPTY_PLUGINS_CONFIG : undefined;
+  let pluginsComplete = true;
+  if (pluginsFile !== undefined && plugins?.ok) {
+    const resolved = {
+      ...pluginsFile,
+      plugins: pluginsFile.plugins.map((entry) => resolvePluginDir(entry, absoluteDir)),
+    };
+    const inspected = await inspectPluginManifests(resolved, plugins.file, plugins.locate, env);
+    issues.push(...inspected.issues);
+    pluginsConfig = inspected.config;
+    pluginsComplete = inspected.complete;
+  }
+
+  const brokerConfig = brokerFile?.broker ?? DEFAULT_BROKER_CONFIG;
+  const cross = crossCheck({
+    agents,
+    llm: llmConfig === undefined ? undefined : { config: llmConfig, source: llm },
+    tenants,
+    plugins:
+      pluginsConfig === undefined
+        ? undefined
+        : { config: pluginsConfig, source: plugins, complete: pluginsComplete },
+    brokerType: files.broker !== undefined && brokerFile === undefined ? undefined : brokerConfig.type,
+  });
+  issues.push(...cross.issues);
+  warnings.push(...cross.warnings);
+
+  const filesRead = KNOWN_FILES.flatMap((name) => files[name] ?? []);
+  const ordered = orderIssues(issues);
+  if (
+    ordered.length > 0 ||
+    agentsFile === undefined ||
+    llmConfig === undefined ||
+    pluginsConfig === undefined
+  ) {
+    return { dir: absoluteDir, files: filesRead, issues: ordered, warnings, config: undefined };
+  }
+  const config: DaemonConfig = {
+    dir: absoluteDir,
+    agents: agentsFile.agents.map((agent) => resolveAgentPaths(agent, absoluteDir, daemonSettings.state_dir)),
+    llm: llmConfig,
+    broker: resolveBrokerPaths(brokerConfig, absoluteDir),
+    plugins: pluginsConfig,
+    mcp: resolveMcpPaths(mcpConfig ?? McpConfigSchema.parse({}), absoluteDir),
+    memory: memoryConfig ?? DEFAULT_MEMORY_CONFIG,
+    tenants: tenantsFile?.tenants ?? [],
+    daemon: daemonSettings,
+    files: filesRead,
+    warnings,
+  };
+  return { dir: absoluteDir, files: filesRead, issues: [], warnings, config };
+}
+
+/** A stdio server's relative `cwd` starts at the config dir, whoever starts the server later. */
+function resolveMcpPaths(config: McpConfig, configDir: string): McpConfig {
+  const servers = Object.fromEntries(
+    Object.entries(config.servers).map(([name, server]) => [
+      name,
+      server.transport === "stdio" && server.cwd !== undefined
+        ? { ...server, cwd: resolve(configDir, server.cwd) }
+        : server,
+    ]),
+  );
+  return { ...config, servers };
+}
+
+/** File by file (alphabetically, problems not tied to a file first), then top to bottom. */
+function orderIssues(issues: readonly ConfigIssue[]): ConfigIssue[] {
+  const byFile = new Map<string, ConfigIssue[]>();
+  for (const issue of issues) {
+    const key = issue.file ?? "";
+    byFile.set(key, [...(byFile.get(key) ?? []), issue]);
+  }
+  return [...byFile.keys()].sort().flatMap((file) => sortIssues(byFile.get(file) ?? []));
+}

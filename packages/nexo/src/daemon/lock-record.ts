@@ -1,0 +1,95 @@
+/**
+ * What the state-dir lock file says, and the verdict on whether its owner still runs.
+ *
+ * The verdict is deliberately three-valued. "dead" lets a new daemon take the lock over; "alive"
+ * refuses it; "unknown" (the owner ran on another host, or in another pid namespace, so its pid
+ * means nothing here) also refuses, because two daemons on one state dir corrupt it silently while
+ * a refused start is loud and the operator can clear it.
+ */
+import { z } from "zod";
+import { type ProcessIdentity, probePid } from "./process-identity.js";
+
+/** The JSON inside `daemon.lock` (and inside a takeover marker, which records the taker). */
+export const LockRecordSchema = z.looseObject({
+  pid: z.number().int().min(1),
+  /** When the lock was taken, RFC 3339 in UTC. */
+  started_at: z.iso.datetime({ offset: true }),
+  hostname: z.string(),
+  boot_id: z.string().nullable(),
+  pid_namespace: z.string().nullable(),
+  /** The owner's start time in clock ticks since boot (/proc/<pid>/stat field 22). */
+  process_start: z.string().nullable(),
+  /** Unique per acquisition, so `release` can tell its own lock from a successor's. */
+  lock_id: z.string().min(1),
+});
+export type LockRecord = z.infer<typeof LockRecordSchema>;
+
+export function lockRecordFor(identity: ProcessIdentity, lockId: string, now = new Date()): LockRecord {
+  return {
+    pid: identity.pid,
+    started_at: now.toISOString(),
+    hostname: identity.hostname,
+    boot_id: identity.bootId,
+    pid_namespace: identity.pidNamespace,
+    process_start: identity.startTicks,
+    lock_id: lockId,
+  };
+}
+
+export type OwnerVerdict =
+  | { state: "alive"; reason: string }
+  | { state: "dead"; reason: string }
+  | { state: "unknown"; reason: string };
+
+/** Judges the owner named by `record` from the point of view of the process `self`. */
+export function judgeOwner(record: LockRecord, self: ProcessIdentity): OwnerVerdict {
+  const bootsKnown = record.boot_id !== null && self.bootId !== null;
+  if (bootsKnown && record.boot_id !== self.bootId) {
+    if (record.hostname === self.hostname) {
+      return { state: "dead", reason: `host ${self.hostname} has rebooted since the lock was taken` };
+    }
+    return { state: "unknown", reason: `the owner runs on host ${record.hostname}, not on this one` };
+  }
+  // Same kernel but another host name is a container on this machine: the pid namespace decides.
+  if (!bootsKnown && record.hostname !== self.hostname) {
+    return { state: "unknown", reason: `the owner runs on host ${record.hostname}, not on this one` };
+  }
+  if (
+    record.pid_namespace !== null &&
+    self.pidNamespace !== null &&
+    record.pid_namespace !== self.pidNamespace
+  ) {
+    return {
+      state: "unknown",
+      reason: `the owner runs in another pid namespace (${record.pid_namespace}, e.g. another container)`,
+    };
+  }
+  const probe = probePid(record.pid);
+  if (!probe.alive) return { state: "dead", reason: `pid ${record.pid} is not running` };
+  if (
+    record.process_start !== null &&
+    probe.startTicks !== null &&
+    probe.startTicks !== record.process_start
+  ) {
+    return {
+      state: "dead",
+      reason: `pid ${record.pid} now belongs to another process (it started at a different time)`,
+    };
+  }
+  return { state: "alive", reason: `pid ${record.pid} is running` };
+}
+
+/** Parses lock file text; the error message says what is wrong with it. */
+export function parseLockRecord(text: string): { record: LockRecord } | { problem: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { problem: text.trim() === "" ? "it is empty" : "it is not JSON" };
+  }
+  const parsed = LockRecordSchema.safeParse(json);
+  if (parsed.success) return { record: parsed.data };
+  const issue = parsed.error.issues[0];
+  const where = issue === undefined || issue.path.length === 0 ? "" : `${issue.path.join(".")}: `;
+  return { problem: `${where}${issue?.message ?? "invalid"}` };
+}

@@ -1,0 +1,328 @@
+/**
+ * The daemon's Prometheus metrics, on a registry of their own (never prom-client's global one, so
+ * two daemons in one process — tests, the benchmark — do not mix their numbers).
+ *
+ * Two kinds of numbers. Events the daemon sees happen (a turn ends, a tool call returns, an LLM
+ * request completes, a message is routed or matches no binding) are counted when they happen,
+ * through the methods below. State that other parts already keep (the broker's counters, each
+ * plugin's restarts and health, the session queues) is read at scrape time from the sources given
+ * to `collectFrom`, so the metrics never drift from what those parts report. Their cumulative
+ * counts become Prometheus counters by adding what grew since the last scrape; a source replaced
+ * by a new one (hot reload) starts counting afresh instead of being subtracted.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { BrokerStats } from "../broker/types.js";
+import type { TurnEndReason } from "../engine/types.js";
+import type { PluginStatus } from "../extensions/plugins/manager.js";
+import { createLogger } from "../log.js";
+
+/** The session queues of the router, as it reports them. */
+export interface SessionQueueStats {
+  /** Sessions with a turn running or messages waiting. */
+  sessions: number;
+  /** Messages waiting across all sessions (the running turn's message is not counted). */
+  queued: number;
+  /** The most messages waiting in any one session. */
+  longest: number;
+}
+
+/** What the gauges and scrape-time counters are read from; each part is optional. */
+export interface MetricSources {
+  broker?: { stats(): BrokerStats };
+  plugins?: { status(): PluginStatus[] };
+  router?: { queueStats(): SessionQueueStats };
+}
+
+export type ToolCallStatus = "success" | "error" | "cancelled";
+export type LlmRequestOutcome = "ok" | "error";
+
+export interface MetricsOptions {
+  /** Process metrics (CPU, memory, event loop lag, GC, handles). Default true. */
+  processMetrics?: boolean;
+  /** Where a failing source is reported; a scrape never fails because of one. */
+  logger?: { warn(obj: object, msg?: string): void };
+}
+
+const TURN_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600];
+const TOOL_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+const LLM_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120];
+
+export class Metrics {
+  readonly registry = new Registry();
+  private sources: MetricSources = {};
+  private readonly logger: NonNullable<MetricsOptions["logger"]>;
+  private readonly feeds = new CumulativeFeeds();
+
+  private readonly turns: Counter<"agent" | "outcome">;
+  private readonly turnSeconds: Histogram<"agent">;
+  private readonly toolCalls: Counter<"tool" | "status">;
+  private readonly toolSeconds: Histogram<"tool">;
+  private readonly llmSeconds: Histogram<"provider" | "outcome">;
+  private readonly routed: Counter<"agent">;
+  private readonly unbound: Counter<"channel">;
+
+  constructor(options: MetricsOptions = {}) {
+    this.logger = options.logger ?? createLogger({ base: { component: "metrics" } });
+    const registers = [this.registry];
+    this.turns = new Counter({
+      name: "nexo_turns_total",
+      help: "Turns finished, by agent and outcome (the turn's end reason).",
+      labelNames: ["agent", "outcome"],
+      registers,
+    });
+    this.turnSeconds = new Histogram({
+      name: "nexo_turn_duration_seconds",
+      help: "Wall-clock duration of a turn, from the message to the end of the reply.",
+      labelNames: ["agent"],
+      buckets: TURN_BUCKETS,
+      registers,
+    });
+    this.toolCalls = new Counter({
+      name: "nexo_tool_calls_total",
+      help: "Tool calls finished, by tool and status (success, error, cancelled).",
+      labelNames: ["tool", "status"],
+      registers,
+    });
+    this.toolSeconds = new Histogram({
+      name: "nexo_tool_call_duration_seconds",
+      help: "Duration of a tool call's execution (approval wait excluded).",
+      labelNames: ["tool"],
+      buckets: TOOL_BUCKETS,
+      registers,
+    });
+    this.llmSeconds = new Histogram({
+      name: "nexo_llm_request_duration_seconds",
+      help: "Duration of one LLM request until its response is complete, by provider and outcome.",
+      labelNames: ["provider", "outcome"],
+      buckets: LLM_BUCKETS,
+      registers,
+    });
+    this.routed = new Counter({
+      name: "nexo_messages_routed_total",
+      help: "Inbound messages routed to an agent.",
+      labelNames: ["agent"],
+      registers,
+    });
+    this.unbound = new Counter({
+      name: "nexo_messages_unbound_total",
+      help: "Inbound messages no binding matched (logged and dropped), by channel kind.",
+      labelNames: ["channel"],
+      registers,
+    });
+    this.registerScrapeTimeMetrics();
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** `outcome` is the turn's end reason (completed, cancelled, error, max_turns, blocked). */
+  turnFinished(agent: string, outcome: TurnEndReason, seconds: number): void {
+    checkSeconds(seconds);
+    this.turns.inc({ agent, outcome });
+    this.turnSeconds.observe({ agent }, seconds);
+  }
+
+  toolCallFinished(tool: string, status: ToolCallStatus, seconds: number): void {
+    checkSeconds(seconds);
+    this.toolCalls.inc({ tool, status });
+    this.toolSeconds.observe({ tool }, seconds);
+  }
+
+  llmRequestFinished(provider: string, outcome: LlmRequestOutcome, seconds: number): void {
+    checkSeconds(seconds);
+    this.llmSeconds.observe({ provider, outcome }, seconds);
+  }
+
+  messageRouted(agent: string): void {
+    this.routed.inc({ agent });
+  }
+
+  messageUnbound(channel: string): void {
+    this.unbound.inc({ channel });
+  }
+
+  /**
+   * Reads gauges and scrape-time counters from these sources from now on, replacing the previous
+   * ones (after a hot reload, pass the new set).
+   */
+  collectFrom(sources: MetricSources): void {
+    this.sources = { ...sources };
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  private registerScrapeTimeMetrics(): void {
+    const registers = [this.registry];
+    // prom-client calls `collect` with the metric as `this`; the feeds are reached through this.
+    const feeds = this.feeds;
+    const plugins = (read: (statuses: PluginStatus[], source: object) => void) =>
+      this.safely("plugins", () => {
+        const source = this.sources.plugins;
+        if (source !== undefined) read(source.status(), source);
+      });
+    const broker = (read: (stats: BrokerStats, source: object) => void) =>
+      this.safely("broker", () => {
+        const source = this.sources.broker;
+        if (source !== undefined) read(source.stats(), source);
+      });
+    const queues = (read: (stats: SessionQueueStats) => void) =>
+      this.safely("router", () => {
+        const source = this.sources.router;
+        if (source !== undefined) read(source.queueStats());
+      });
+
+    new Gauge({
+      name: "nexo_plugin_up",
+      help: "1 while the plugin is running (handshake done), 0 otherwise (starting, backoff, failed, …).",
+      labelNames: ["plugin"],
+      registers,
+      collect() {
+        plugins((statuses) => {
+          // Plugins removed by a reload disappear from the gauge.
+          this.reset();
+          for (const status of statuses) this.set({ plugin: status.id }, status.state === "running" ? 1 : 0);
+        });
+      },
+    });
+    new Counter({
+      name: "nexo_plugin_restarts_total",
+      help: "Times a plugin's process was restarted after a crash.",
+      labelNames: ["plugin"],
+      registers,
+      collect() {
+        plugins((statuses, source) => {
+          for (const s of statuses) feeds.feed(this, source, { plugin: s.id }, s.restarts);
+        });
+      },
+    });
+    new Counter({
+      name: "nexo_plugin_dropped_events_total",
+      help: "Broker events not delivered to a plugin because it did not keep up.",
+      labelNames: ["plugin"],
+      registers,
+      collect() {
+        plugins((statuses, source) => {
+          for (const s of statuses) feeds.feed(this, source, { plugin: s.id }, s.droppedEvents);
+        });
+      },
+    });
+    new Gauge({
+      name: "nexo_broker_up",
+      help: "1 while published events can reach subscribers.",
+      labelNames: ["broker"],
+      registers,
+      collect() {
+        broker((stats) => {
+          this.reset();
+          this.set({ broker: stats.kind }, stats.ready ? 1 : 0);
+        });
+      },
+    });
+    new Counter({
+      name: "nexo_broker_published_events_total",
+      help: "Events accepted by the broker's publish.",
+      labelNames: ["broker"],
+      registers,
+      collect() {
+        broker((stats, source) => feeds.feed(this, source, { broker: stats.kind }, stats.published));
+      },
+    });
+    new Counter({
+      name: "nexo_broker_dropped_events_total",
+      help: "Events dropped because a subscriber's queue was full.",
+      labelNames: ["broker"],
+      registers,
+      collect() {
+        broker((stats, source) => feeds.feed(this, source, { broker: stats.kind }, stats.dropped));
+      },
+    });
+    new Gauge({
+      name: "nexo_broker_queued_events",
+      help: "Events waiting in subscriber queues now, over all subscriptions.",
+      labelNames: ["broker"],
+      registers,
+      collect() {
+        broker((stats) => {
+          this.reset();
+          const queued = stats.subscriptions.reduce((sum, s) => sum + s.queued, 0);
+          this.set({ broker: stats.kind }, queued);
+        });
+      },
+    });
+    new Gauge({
+      name: "nexo_sessions_active",
+      help: "Sessions with a turn running or messages waiting.",
+      registers,
+      collect() {
+        queues((stats) => this.set(stats.sessions));
+      },
+    });
+    new Gauge({
+      name: "nexo_session_queued_messages",
+      help: "Messages waiting for their session's turn, over all sessions.",
+      registers,
+      collect() {
+        queues((stats) => this.set(stats.queued));
+      },
+    });
+    new Gauge({
+      name: "nexo_session_queue_max_depth",
+      help: "The most messages waiting in any one session's queue.",
+      registers,
+      collect() {
+        queues((stats) => this.set(stats.longest));
+      },
+    });
+  }
+
+  private safely(source: string, read: () => void): void {
+    try {
+      read();
+    } catch (error) {
+      this.logger.warn(
+        { source, err: error instanceof Error ? error.message : String(error) },
+        "metrics source failed; its values are from the last good scrape",
+      );
+    }
+  }
+}
+
+/**
+ * Turns cumulative counts kept elsewhere into increments of a Prometheus counter. Remembers the
+ * last value per (counter, source object, labels); a count that went down means the part was
+ * recreated, and its whole new count is added.
+ */
+class CumulativeFeeds {
+  private readonly last = new WeakMap<object, WeakMap<object, Map<string, number>>>();
+
+  feed<L extends string>(
+    counter: Counter<L>,
+    source: object,
+    labels: Record<L, string>,
+    total: number,
+  ): void {
+    let bySource = this.last.get(counter);
+    if (bySource === undefined) {
+      bySource = new WeakMap();
+      this.last.set(counter, bySource);
+    }
+    let byLabels = bySource.get(source);
+    if (byLabels === undefined) {
+      byLabels = new Map();
+      bySource.set(source, byLabels);
+    }
+    const key = JSON.stringify(labels);
+    const previous = byLabels.get(key) ?? 0;
+    const increment = total >= previous ? total - previous : total;
+    byLabels.set(key, total);
+    // Adding 0 still creates the series, so a plugin that never restarted shows 0, not nothing.
+    counter.inc(labels, increment);
+  }
+}
+
+function checkSeconds(seconds: number): void {
+  if (!Number.isFinite(seconds) || seconds < 0) {
+    throw new RangeError(`a duration must be a finite number of seconds >= 0, got ${seconds}`);
+  }
+}
