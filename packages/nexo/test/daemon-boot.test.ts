@@ -158,3 +158,91 @@ test("two daemons on one NATS server: the channel plugin on A, the agent on B, a
     await nats.stop();
   }
 });
+
+test("a plugin that crashes mid-turn: the turn ends cleanly, the plugin restarts, the next message works", async () => {
+  const kitchen = fileURLToPath(new URL("./fixtures/plugins/kitchen/", import.meta.url));
+  const stateDir = mkdtempSync(join(tmpdir(), "nexo-daemon-crash-"));
+  const daemon = await Daemon.start({
+    stateDir,
+    agents: [
+      {
+        ...assistant(mkdtempSync(join(tmpdir(), "nexo-daemon-ws-"))),
+        allowedTools: ["kitchen_crash", "kitchen_echo"],
+        allow: ["kitchen_crash", "kitchen_echo"],
+      },
+    ],
+    llm: { providers: {}, tenants: {} },
+    broker: { type: "local" },
+    plugins: { dirs: [join(examples, "loopback-channel"), kitchen], settings: {} },
+    env: { PATH: process.env.PATH },
+    logger: createLogger({ level: "silent" }),
+    shutdownGraceMs: 2000,
+  });
+  try {
+    const url = await endpoint(stateDir);
+    const firstPid = daemon.plugins.status().find((p) => p.id === "kitchen")!.pid;
+    const crashed = await say(url, "dana", "kitchen_crash please");
+    assert.match(crashed, /kitchen_crash/, "the turn ended with a reply about the failed call");
+    for (let i = 0; i < 100; i++) {
+      const status = daemon.plugins.status().find((p) => p.id === "kitchen")!;
+      if (status.state === "running" && status.pid !== firstPid) break;
+      await sleep(50);
+    }
+    const status = daemon.plugins.status().find((p) => p.id === "kitchen")!;
+    assert.equal(status.state, "running");
+    assert.equal(status.restarts, 1);
+    assert.notEqual(status.pid, firstPid);
+    const echoed = await say(url, "dana", "kitchen_echo after the crash");
+    assert.match(echoed, /after the crash/);
+    assert.equal(daemon.router.stats().turnsFailed, 0);
+  } finally {
+    await daemon.stop("test over");
+  }
+});
+
+test("a channel answering -33004 with retry_after_secs: the reply is retried after that wait and delivered", async () => {
+  const stateDir = mkdtempSync(join(tmpdir(), "nexo-daemon-ratelimit-"));
+  const daemon = await Daemon.start({
+    stateDir,
+    agents: [assistant(mkdtempSync(join(tmpdir(), "nexo-daemon-ws-")))],
+    llm: { providers: {}, tenants: {} },
+    broker: { type: "local" },
+    plugins: {
+      dirs: [join(examples, "loopback-channel")],
+      // One reply may wait per recipient; a second one is refused with -33004, retry after 1 s.
+      settings: { loopback: { env: { LOOPBACK_OUTBOX_LIMIT: "1", LOOPBACK_RETRY_AFTER_SECS: "1" } } },
+    },
+    env: { PATH: process.env.PATH },
+    logger: createLogger({ level: "silent" }),
+    shutdownGraceMs: 2000,
+  });
+  try {
+    const url = await endpoint(stateDir);
+    const post = (text: string) =>
+      fetch(`${url}/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ from: "frank", text }),
+      });
+    await post("hello one");
+    for (let i = 0; i < 100 && daemon.router.stats().repliesSent < 1; i++) await sleep(20);
+    const started = Date.now();
+    await post("hello two"); // its reply finds the outbox full
+    await sleep(300);
+    assert.equal(daemon.router.stats().repliesSent, 1, "the second reply is waiting for the retry");
+    const first = (await (await fetch(`${url}/messages?to=frank&timeout=1000`)).json()) as {
+      messages: unknown[];
+    };
+    assert.equal(first.messages.length, 1);
+    for (let i = 0; i < 200 && daemon.router.stats().repliesSent < 2; i++) await sleep(20);
+    assert.equal(daemon.router.stats().repliesSent, 2);
+    assert.equal(daemon.router.stats().replyFailures, 0);
+    assert.ok(Date.now() - started >= 900, "the retry waited for retry_after_secs");
+    const second = (await (await fetch(`${url}/messages?to=frank&timeout=1000`)).json()) as {
+      messages: unknown[];
+    };
+    assert.equal(second.messages.length, 1);
+  } finally {
+    await daemon.stop("test over");
+  }
+});
