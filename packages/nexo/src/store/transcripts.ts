@@ -139,6 +139,10 @@ export class TranscriptRepository {
   readonly #db: Connection;
   readonly #now: () => Date;
 
+  /** Prepared once: re-preparing per append was a tenth of the daemon's CPU under load. */
+  #insert: ReturnType<Connection["prepare"]> | undefined;
+  #touch: ReturnType<Connection["prepare"]> | undefined;
+
   constructor(db: Connection, now: () => Date) {
     this.#db = db;
     this.#now = now;
@@ -155,8 +159,10 @@ export class TranscriptRepository {
     // Validation and redaction (the slow part) happen before the write lock is taken.
     const rows = entries.map((entry, index) => this.#prepare(sessionId, entry, index));
     if (rows.length === 0) return [];
-    const insert = this.#db.prepare(INSERT);
-    const touch = this.#db.prepare(TOUCH_SESSION);
+    this.#insert ??= this.#db.prepare(INSERT);
+    this.#touch ??= this.#db.prepare(TOUCH_SESSION);
+    const insert = this.#insert;
+    const touch = this.#touch;
     return this.#db
       .transaction(() => {
         const stored = rows.map((row) => {

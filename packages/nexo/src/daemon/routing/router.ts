@@ -4,6 +4,7 @@
  * sessions run concurrently; the reply goes back through the channel. Nothing is dropped silently:
  * unbound, malformed and over-capacity messages are counted and logged.
  */
+import { setMaxListeners } from "node:events";
 import type { BrokerEvent } from "../../broker/types.js";
 import type { AgentSession } from "../../engine/session.js";
 import type { TurnEndReason, TurnEvent } from "../../engine/types.js";
@@ -82,6 +83,8 @@ export class Router {
 
   constructor(private readonly options: RouterOptions) {
     this.bindings = options.bindings;
+    // Every running turn listens on this one signal; hundreds at once are expected, not a leak.
+    setMaxListeners(0, this.controller.signal);
   }
 
   /** Swaps the binding table (hot reload); messages already queued keep their agent. */
