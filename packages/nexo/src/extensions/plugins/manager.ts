@@ -261,9 +261,21 @@ export class PluginManager {
       ...options.services,
       ...(settings.grants ? { grants: settings.grants } : {}),
     });
+    // Like the services, the bridge must serve the very first peer: a plugin may publish as soon
+    // as it has answered initialize, before start() returns here.
+    if (options.broker !== undefined && manifest.channelKinds.length > 0) {
+      slot.bridge = new BrokerBridge({
+        host,
+        broker: options.broker,
+        kinds: manifest.channelKinds,
+        logger: this.logger,
+      });
+      slot.bridge.start();
+    }
     try {
       await host.start();
     } catch (error) {
+      slot.bridge?.stop();
       this.logger.error({ plugin: manifest.id, err: (error as Error).message }, "plugin did not start");
       return;
     }
@@ -272,11 +284,7 @@ export class PluginManager {
   }
 
   private wire(slot: Slot, host: PluginHost, manifest: LoadedPluginManifest): void {
-    const { broker, registries = {} } = this.options;
-    if (broker !== undefined && manifest.channelKinds.length > 0) {
-      slot.bridge = new BrokerBridge({ host, broker, kinds: manifest.channelKinds, logger: this.logger });
-      slot.bridge.start();
-    }
+    const { registries = {} } = this.options;
     const wirings: Array<[string, () => () => void]> = [];
     if (registries.channels)
       wirings.push(["channels", () => registerPluginChannels(host, registries.channels!)]);

@@ -1,0 +1,140 @@
+/**
+ * The three ways of calling an echo tool in another process that the plugin benchmark compares,
+ * each behind the same `call(args)`:
+ *   nexo  — the engine's ToolRegistry → the plugin tool wrapper → PluginHost → an SDK child
+ *   mcp   — @modelcontextprotocol/sdk's Client → McpServer over stdio
+ *   floor — a hand-written JSON-lines client and echo child (readline + JSON.parse/stringify)
+ */
+import { spawn } from "node:child_process";
+import { setMaxListeners } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ToolRegistry } from "../../packages/nexo/src/engine/tools/registry.js";
+import type { ToolContext } from "../../packages/nexo/src/engine/types.js";
+import { PluginManager } from "../../packages/nexo/src/extensions/plugins/manager.js";
+import type { SupervisorLogger } from "../../packages/nexo/src/extensions/supervisor.js";
+
+export interface Contender {
+  call(args: Record<string, unknown>): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
+
+/** The benchmark measures, not logs: every level goes nowhere. */
+export const silentLogger: SupervisorLogger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** Fails loudly when a contender's answer is not the echo: a fast wrong answer measures nothing. */
+function expectEcho(who: string, text: string, got: string | undefined): void {
+  if (got !== text)
+    throw new Error(`${who} answered ${JSON.stringify(got)} instead of echoing ${JSON.stringify(text)}`);
+}
+
+export async function nexoContender(): Promise<Contender> {
+  const stateRoot = mkdtempSync(join(tmpdir(), "nexo-bench-plugins-"));
+  const tools = new ToolRegistry();
+  const manager = new PluginManager({
+    plugins: [here("./echo-tool")],
+    stateRoot,
+    env: { PATH: process.env.PATH },
+    registries: { tools },
+    logger: silentLogger,
+  });
+  const [status] = await manager.start();
+  if (status?.state !== "running") {
+    throw new Error(`the echo plugin did not start: ${status?.lastError?.message ?? status?.state}`);
+  }
+  // One signal for every call, as in one turn of the engine; 16 calls in flight listen to it at once.
+  const turn = new AbortController();
+  setMaxListeners(64, turn.signal);
+  const ctx: ToolContext = {
+    signal: turn.signal,
+    sessionId: "bench",
+    agentId: "bench",
+    callId: "bench",
+    workspace: stateRoot,
+    unconfined: false,
+  };
+  const call = async (args: Record<string, unknown>) => {
+    const out = await tools.invoke("bench_echo", args, ctx);
+    if (out.isError) throw new Error(`bench_echo failed: ${out.output}`);
+    return out.output;
+  };
+  expectEcho("nexo", "ping", (await call({ text: "ping" })) as string);
+  return {
+    call,
+    close: async () => {
+      await manager.stop("benchmark over");
+      rmSync(stateRoot, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function mcpContender(): Promise<Contender> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ["--import", "tsx", here("./mcp-echo-server.ts")],
+    stderr: "inherit",
+  });
+  const client = new Client({ name: "nexo-bench", version: "1.0.0" });
+  await client.connect(transport);
+  const call = async (args: Record<string, unknown>) => {
+    const result = await client.callTool({ name: "echo", arguments: args });
+    const [first] = result.content as Array<{ type: string; text?: string }>;
+    return first?.text;
+  };
+  expectEcho("mcp", "ping", (await call({ text: "ping" })) as string);
+  return { call, close: () => client.close() };
+}
+
+export async function floorContender(): Promise<Contender> {
+  const child = spawn(process.execPath, [here("../wire/echo-bare.mjs")], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const waiting = new Map<number, (result: unknown) => void>();
+  let next = 0;
+  createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) => {
+    const message = JSON.parse(line) as { id: number; result: unknown };
+    const resolve = waiting.get(message.id);
+    waiting.delete(message.id);
+    resolve?.(message.result);
+  });
+  const call = (args: Record<string, unknown>) =>
+    new Promise<unknown>((resolve) => {
+      const id = ++next;
+      waiting.set(id, resolve);
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method: "echo", params: args })}\n`);
+    });
+  expectEcho("floor", "ping", ((await call({ text: "ping" })) as { text?: string }).text);
+  return {
+    call,
+    close: async () => {
+      child.kill();
+    },
+  };
+}
+
+/** Keeps `concurrency` calls in flight for `seconds`; returns completed calls per second. */
+export async function drive(
+  contender: Contender,
+  args: Record<string, unknown>,
+  concurrency: number,
+  seconds: number,
+): Promise<number> {
+  const deadline = performance.now() + seconds * 1000;
+  let done = 0;
+  const lane = async () => {
+    while (performance.now() < deadline) {
+      await contender.call(args);
+      done++;
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, lane));
+  return done / ((performance.now() - start) / 1000);
+}
