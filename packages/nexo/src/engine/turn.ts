@@ -203,13 +203,14 @@ async function callModel(run: TurnRun, onUsage: (u: Partial<Usage>) => void): Pr
       switch (event.type) {
         case "text_delta":
           reply.text += event.text;
-          await events.push({ type: "text_delta", turnId, text: event.text });
+          if (!events.offer({ type: "text_delta", turnId, text: event.text })) await events.room();
           break;
         case "thinking_delta":
           reply.thinking ??= { text: "" };
           reply.thinking.text += event.text;
           if (event.signature) reply.thinking.signature = event.signature;
-          if (event.text) await events.push({ type: "thinking", turnId, text: event.text });
+          if (event.text && !events.offer({ type: "thinking", turnId, text: event.text }))
+            await events.room();
           break;
         case "tool_call":
           reply.toolCalls.push({ type: "tool_use", id: event.id, name: event.name, input: event.input });
