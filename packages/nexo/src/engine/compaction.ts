@@ -25,10 +25,20 @@ export function messageChars(message: ChatMessage): number {
   return chars;
 }
 
+/** Serialised schema sizes, by schema object: tools keep their schema for life, so this is computed once. */
+const schemaChars = new WeakMap<object, number>();
+
 /** The size of the tool definitions sent with every request. */
 export function toolSpecChars(tools: ToolSpec[]): number {
   let chars = 0;
-  for (const t of tools) chars += t.name.length + t.description.length + JSON.stringify(t.inputSchema).length;
+  for (const t of tools) {
+    let size = schemaChars.get(t.inputSchema);
+    if (size === undefined) {
+      size = JSON.stringify(t.inputSchema).length;
+      schemaChars.set(t.inputSchema, size);
+    }
+    chars += t.name.length + t.description.length + size;
+  }
   return chars;
 }
 
