@@ -6,44 +6,19 @@
  * move between providers and be stored once.
  */
 
-// --- conversation content -------------------------------------------------------------------
+// --- conversation content (declared in ../conversation.ts, shared with the store) ------------
 
-export interface TextBlock {
-  type: "text";
-  text: string;
-}
-export interface ThinkingBlock {
-  type: "thinking";
-  text: string;
-  /** Anthropic's signature, needed to send thinking back in a later request. */
-  signature?: string;
-}
-export interface ImageBlock {
-  type: "image";
-  mediaType: string;
-  /** base64 */
-  data: string;
-}
-export interface ToolUseBlock {
-  type: "tool_use";
-  /** The call id, unique within the session. */
-  id: string;
-  name: string;
-  input: Record<string, unknown>;
-}
-export interface ToolResultBlock {
-  type: "tool_result";
-  toolUseId: string;
-  content: string;
-  isError?: boolean;
-}
+import type { ChatMessage } from "../conversation.js";
 
-export type ContentBlock = TextBlock | ThinkingBlock | ImageBlock | ToolUseBlock | ToolResultBlock;
-
-export interface ChatMessage {
-  role: "user" | "assistant";
-  content: ContentBlock[];
-}
+export type {
+  ChatMessage,
+  ContentBlock,
+  ImageBlock,
+  TextBlock,
+  ThinkingBlock,
+  ToolResultBlock,
+  ToolUseBlock,
+} from "../conversation.js";
 
 // --- usage ------------------------------------------------------------------------------------
 

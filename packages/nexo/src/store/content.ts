@@ -1,46 +1,22 @@
 /**
- * Conversation content as the store persists it. The shapes mirror the engine's `ContentBlock` and
- * `ChatMessage` (src/engine/types.ts) field for field; they are declared here because the store is
- * the lower layer and must not import the engine. The store tests pass the engine's types in and
- * out (store-transcripts, store-memory), so the type check fails if the two ever drift apart.
+ * Conversation content as the store persists it: the shared shapes of src/conversation.ts (the
+ * engine uses the same ones), validated and redacted on the way in.
  */
 import { z } from "zod";
+import type { ContentBlock } from "../conversation.js";
 import { StoreError } from "./errors.js";
 import { addCounts, emptyCounts, type RedactionCounts, redactJson } from "./redact.js";
 import { toPlainJson } from "./validate.js";
 
-export interface TextBlock {
-  type: "text";
-  text: string;
-}
-export interface ThinkingBlock {
-  type: "thinking";
-  text: string;
-  signature?: string;
-}
-export interface ImageBlock {
-  type: "image";
-  mediaType: string;
-  data: string;
-}
-export interface ToolUseBlock {
-  type: "tool_use";
-  id: string;
-  name: string;
-  input: Record<string, unknown>;
-}
-export interface ToolResultBlock {
-  type: "tool_result";
-  toolUseId: string;
-  content: string;
-  isError?: boolean;
-}
-export type ContentBlock = TextBlock | ThinkingBlock | ImageBlock | ToolUseBlock | ToolResultBlock;
-
-export interface ChatMessage {
-  role: "user" | "assistant";
-  content: ContentBlock[];
-}
+export type {
+  ChatMessage,
+  ContentBlock,
+  ImageBlock,
+  TextBlock,
+  ThinkingBlock,
+  ToolResultBlock,
+  ToolUseBlock,
+} from "../conversation.js";
 
 const contentBlockSchema = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("text"), text: z.string() }),
