@@ -91,14 +91,18 @@ export class AnthropicStreamDecoder {
     }
   }
 
-  /** Throws when the stream ended before the response was complete. */
-  finish(): void {
+  /**
+   * Throws when the stream ended before the response was complete. Anthropic's stream has said
+   * everything by then, so there are no events left to return (OpenAI's decoder has some).
+   */
+  finish(): ProviderEvent[] {
     if (!this.complete) {
       throw new LlmConnectionError(
         `${this.provider}: the stream from ${this.baseUrl} ended before the response was complete`,
         { provider: this.provider, reason: "stream_truncated" },
       );
     }
+    return [];
   }
 
   private startBlock(index: number, block: LooseBlock): ProviderEvent[] {

@@ -4,13 +4,12 @@
  * and could not know that output has already reached a door.
  */
 import type Anthropic from "@anthropic-ai/sdk";
-import { LlmAuthenticationError, LlmModelNotFoundError } from "@nexo/wire";
 import type { ChatRequest, LlmProvider, ProviderEvent } from "../types.js";
 import { toAnthropicParams } from "./anthropic-request.js";
 import { AnthropicStreamDecoder } from "./anthropic-stream.js";
-import { AttemptGuard, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_TIMEOUT_MS } from "./attempt-guard.js";
+import { runAttempt } from "./attempt.js";
+import { DEFAULT_TIMEOUT_MS } from "./attempt-guard.js";
 import { contextWindow } from "./context-windows.js";
-import { toLlmError } from "./errors.js";
 import {
   DEFAULT_RETRY_POLICY,
   type RetryClock,
@@ -97,43 +96,20 @@ export class AnthropicProvider implements LlmProvider {
     });
   }
 
-  private async *attempt(request: ChatRequest): AsyncGenerator<ProviderEvent, void, undefined> {
-    const clientPromise = this.getClient();
-    if (!clientPromise) {
-      throw new LlmAuthenticationError(`${this.id}: no API key configured (set api_key in llm.yaml)`, {
-        provider: this.id,
-      });
-    }
-    const model = request.model || this.options.defaultModel;
-    if (!model) {
-      throw new LlmModelNotFoundError(`${this.id}: the request names no model and no default_model is set`, {
-        provider: this.id,
-      });
-    }
-    const params = toAnthropicParams(request, model, { promptCaching: this.options.promptCaching ?? true });
-    const guard = new AttemptGuard(request.signal, this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, {
+  private attempt(request: ChatRequest): AsyncGenerator<ProviderEvent, void, undefined> {
+    const promptCaching = this.options.promptCaching ?? true;
+    return runAttempt({
       provider: this.id,
       baseUrl: this.baseUrl,
+      client: this.getClient(),
+      request,
+      defaultModel: this.options.defaultModel,
+      idleTimeoutMs: this.options.idleTimeoutMs,
+      clock: this.clock,
+      sdkErrors: () => (this.sdk ? [this.sdk.default] : []),
+      open: (client, model, signal) =>
+        client.messages.create(toAnthropicParams(request, model, { promptCaching }), { signal }),
+      decoder: () => new AnthropicStreamDecoder(this.id, this.baseUrl),
     });
-    try {
-      const client = await clientPromise;
-      const stream = await client.messages.create(params, { signal: guard.signal });
-      const decoder = new AnthropicStreamDecoder(this.id, this.baseUrl);
-      for await (const event of stream) {
-        guard.touch();
-        yield* decoder.push(event);
-      }
-      guard.throwIfAborted();
-      decoder.finish();
-    } catch (error) {
-      guard.throwIfAborted();
-      throw toLlmError(
-        error,
-        { provider: this.id, baseUrl: this.baseUrl, model, now: this.clock.now },
-        this.sdk ? [this.sdk.default] : [],
-      );
-    } finally {
-      guard.dispose();
-    }
   }
 }

@@ -1,18 +1,8 @@
-/**
- * The OpenAI Chat Completions provider, which also serves every OpenAI-compatible endpoint
- * (Ollama, vLLM, DeepSeek, MiniMax, OpenRouter, …) through `base_url`. It uses the official SDK
- * with its retries off, so nexo's retry policy (retry.ts) is the only one.
- *
- * The two flavours differ only in defaults: `openai` needs a key, sends `max_completion_tokens`
- * and maps a thinking budget to `reasoning_effort`; `openai_compatible` works without a key
- * (local servers) and sends the older `max_tokens`, which compatible servers understand.
- */
-import { LlmAuthenticationError, LlmModelNotFoundError } from "@nexo/wire";
 import type OpenAI from "openai";
 import type { ChatRequest, LlmProvider, ProviderEvent } from "../types.js";
-import { AttemptGuard, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_TIMEOUT_MS } from "./attempt-guard.js";
+import { runAttempt } from "./attempt.js";
+import { DEFAULT_TIMEOUT_MS } from "./attempt-guard.js";
 import { contextWindow } from "./context-windows.js";
-import { toLlmError } from "./errors.js";
 import { type OpenAiRequestOptions, toOpenAiParams } from "./openai-request.js";
 import { OpenAiStreamDecoder } from "./openai-stream.js";
 import {
@@ -110,48 +100,25 @@ export class OpenAiProvider implements LlmProvider {
     });
   }
 
-  private async *attempt(request: ChatRequest): AsyncGenerator<ProviderEvent, void, undefined> {
-    const clientPromise = this.getClient();
-    if (!clientPromise) {
-      throw new LlmAuthenticationError(`${this.id}: no API key configured (set api_key in llm.yaml)`, {
-        provider: this.id,
-      });
-    }
-    const model = request.model || this.options.defaultModel;
-    if (!model) {
-      throw new LlmModelNotFoundError(`${this.id}: the request names no model and no default_model is set`, {
-        provider: this.id,
-      });
-    }
-    const params = toOpenAiParams(request, model, {
+  private attempt(request: ChatRequest): AsyncGenerator<ProviderEvent, void, undefined> {
+    const paramOptions = {
       maxTokensParam:
         this.options.maxTokensParam ?? (this.flavor === "openai" ? "max_completion_tokens" : "max_tokens"),
       includeUsage: this.options.includeUsage ?? true,
       reasoningEffort: this.flavor === "openai",
-    });
-    const guard = new AttemptGuard(request.signal, this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, {
+    } as const;
+    return runAttempt({
       provider: this.id,
       baseUrl: this.baseUrl,
+      client: this.getClient(),
+      request,
+      defaultModel: this.options.defaultModel,
+      idleTimeoutMs: this.options.idleTimeoutMs,
+      clock: this.clock,
+      sdkErrors: () => (this.sdk ? [this.sdk.default] : []),
+      open: (client, model, signal) =>
+        client.chat.completions.create(toOpenAiParams(request, model, paramOptions), { signal }),
+      decoder: () => new OpenAiStreamDecoder(this.id, this.baseUrl),
     });
-    try {
-      const client = await clientPromise;
-      const stream = await client.chat.completions.create(params, { signal: guard.signal });
-      const decoder = new OpenAiStreamDecoder(this.id, this.baseUrl);
-      for await (const chunk of stream) {
-        guard.touch();
-        yield* decoder.push(chunk);
-      }
-      guard.throwIfAborted();
-      yield* decoder.finish();
-    } catch (error) {
-      guard.throwIfAborted();
-      throw toLlmError(
-        error,
-        { provider: this.id, baseUrl: this.baseUrl, model, now: this.clock.now },
-        this.sdk ? [this.sdk.default] : [],
-      );
-    } finally {
-      guard.dispose();
-    }
   }
 }
