@@ -502,4 +502,32 @@ describe("json-stream door", () => {
     client.end();
     assert.equal((await client.exited).code, 0);
   });
+
+  test("set_config switches the model and thinking for the next request, and says what it cannot do", async () => {
+    const { client } = await start([{ text: "first" }, { text: "second" }]);
+    await client.turn("m1", "hello");
+    client.send({
+      type: "set_config",
+      model: "claude-other",
+      thinking: "enabled",
+      thinking_budget: 2048,
+      effort: "high",
+    });
+    const info = await client.waitFor((e) => e.type === "info" && /config updated/.test(String(e.message)));
+    assert.match(String(info.message), /model claude-other/);
+    assert.match(String(info.message), /thinking on \(budget 2048 tokens\)/);
+    assert.match(String(info.message), /not supported by this agent: effort/);
+    const changed = await client.waitFor((e) => e.type === "config_changed");
+    assert.equal((changed.capabilities as { current_model: string }).current_model, "claude-other");
+    await client.turn("m2", "again");
+    const requests = mock.requests().filter((r) => r.path === "/v1/messages");
+    const [before, after] = requests.map(
+      (r) => r.body as { model: string; thinking?: { budget_tokens: number } },
+    );
+    assert.equal(before!.model, "claude-test");
+    assert.equal(before!.thinking, undefined);
+    assert.equal(after!.model, "claude-other");
+    assert.equal(after!.thinking?.budget_tokens, 2048);
+    client.end();
+  });
 });

@@ -33,6 +33,7 @@ export async function runAgent(options: AgentFlags & { jsonStream?: boolean }): 
     version: NEXO_VERSION,
     announceSessionId: true,
     capabilities: boot.capabilities,
+    applyConfig: boot.applyConfig,
     addMcpServer: boot.addMcpServer,
     logger,
   });

@@ -46,6 +46,8 @@ export const DEFAULT_MODELS: Record<string, string> = {
 };
 
 export const DEFAULT_MAX_TOKENS = 8192;
+/** What `set_config {thinking: "enabled"}` grants when no budget is given (as the reference). */
+export const DEFAULT_THINKING_BUDGET = 10_000;
 export const DEFAULT_MAX_TURNS = 30;
 
 /** The provider the flags and environment describe. */
@@ -100,6 +102,8 @@ export interface Bootstrapped {
   store: Store;
   record: Session;
   capabilities: () => jsonstream.JsonStreamCapabilities;
+  /** Applies `set_config`; returns the line the door reports in `info`. */
+  applyConfig: (command: jsonstream.JsonStreamSetConfigCommand) => string;
   /** Connects a server announced with `add_mcp_server` and registers its tools; resolves with their names. */
   addMcpServer: (command: jsonstream.JsonStreamAddMcpServerCommand) => Promise<string[]>;
   /** Closes what the session opened besides the store (MCP servers). */
@@ -215,12 +219,34 @@ export function bootstrap(flags: AgentFlags, env: NodeJS.ProcessEnv, logger: Log
       image_input: provider.id === "scripted" ? "unsupported" : "supported",
       modes: ["default", "auto_edit", "yolo"],
       current_mode: session.policy.mode,
-      current_model: model,
+      current_model: session.config.model,
     });
+    const applyConfig = (command: jsonstream.JsonStreamSetConfigCommand): string => {
+      const changed: string[] = [];
+      const unsupported: string[] = [];
+      if (command.model !== undefined && command.model !== session.config.model) {
+        session.config.model = command.model;
+        changed.push(`model ${command.model}`);
+      }
+      if (command.thinking === "disabled") {
+        if (session.config.thinkingBudget !== undefined) changed.push("thinking off");
+        delete session.config.thinkingBudget;
+      } else if (command.thinking === "enabled" || command.thinking_budget !== undefined) {
+        const budget = command.thinking_budget ?? session.config.thinkingBudget ?? DEFAULT_THINKING_BUDGET;
+        session.config.thinkingBudget = budget;
+        changed.push(`thinking on (budget ${budget} tokens)`);
+      }
+      if (command.effort !== undefined) unsupported.push("effort");
+      if (command.image_input !== undefined) unsupported.push("image_input");
+      if (command.compaction !== undefined) unsupported.push("compaction");
+      const parts = [changed.length > 0 ? `config updated: ${changed.join(", ")}` : "set_config: no changes"];
+      if (unsupported.length > 0) parts.push(`not supported by this agent: ${unsupported.join(", ")}`);
+      return parts.join("; ");
+    };
     const close = async () => {
       await mcp?.close();
     };
-    return { session, store, record, capabilities, addMcpServer, close, resumed };
+    return { session, store, record, capabilities, applyConfig, addMcpServer, close, resumed };
   } catch (error) {
     store.close();
     throw error;
