@@ -8,6 +8,7 @@
 import { ApprovalPolicy } from "./approvals.js";
 import type { HookRunner } from "./hooks.js";
 import { AgentSession, type MinimalLogger, type ToolHost, type TranscriptSink } from "./session.js";
+import { toolPatternMatcher } from "./tools/allow-list.js";
 import { builtinTools } from "./tools/builtins.js";
 import { ToolRegistry } from "./tools/registry.js";
 import { SPAWN_APPROVAL_REFUSAL, spawnTool } from "./tools/spawn.js";
@@ -102,11 +103,4 @@ export function createAgentSession(settings: AgentSettings, depth = 0): AgentSes
       ? {}
       : { approvalsUnavailable: settings.approvalsUnavailable }),
   });
-}
-
-/** Matches tool names against exact names and `prefix*` patterns (agents.yaml `allowed_tools`). */
-export function toolPatternMatcher(patterns: readonly string[]): (name: string) => boolean {
-  const exact = new Set(patterns.filter((p) => !p.endsWith("*")));
-  const prefixes = patterns.filter((p) => p.endsWith("*")).map((p) => p.slice(0, -1));
-  return (name) => exact.has(name) || prefixes.some((prefix) => name.startsWith(prefix));
 }

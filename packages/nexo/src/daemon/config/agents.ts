@@ -12,6 +12,7 @@ import { plugin } from "@nexo/wire/schemas";
 import { z } from "zod";
 import { isValidTopic } from "../../broker/topic.js";
 import { APPROVAL_MODES, TOOL_CATEGORIES } from "../../engine/approvals.js";
+import { toolPatternMatcher } from "../../engine/tools/allow-list.js";
 import type { ApprovalMode } from "../../engine/types.js";
 import { TenantRefSchema } from "./tenants.js";
 
@@ -202,15 +203,12 @@ export function resolveAgentPaths(agent: AgentConfig, configDir: string, stateDi
 export function agentSystemPrompt(
   agent: Pick<AgentConfig, "system_prompt" | "language">,
 ): string | undefined {
-  const parts = [agent.system_prompt, agent.language && `Always reply in ${agent.language}.`];
+  const parts = [agent.system_prompt?.trim(), agent.language && `Always reply in ${agent.language}.`];
   const text = parts.filter((part) => part !== undefined && part !== "").join("\n\n");
   return text === "" ? undefined : text;
 }
 
 /** Whether `allowed_tools` lets the agent use `toolName` (absent list: every tool). */
 export function toolAllowed(patterns: readonly string[] | undefined, toolName: string): boolean {
-  if (patterns === undefined) return true;
-  return patterns.some((pattern) =>
-    pattern.endsWith("*") ? toolName.startsWith(pattern.slice(0, -1)) : pattern === toolName,
-  );
+  return patterns === undefined || toolPatternMatcher(patterns)(toolName);
 }
