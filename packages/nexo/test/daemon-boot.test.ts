@@ -5,7 +5,7 @@
  * plugin tool, and the reply comes back through channel.send_outbound to the HTTP client.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { Daemon, type DaemonAgent, type DaemonSpec } from "../src/daemon/daemon.js";
 import { createLogger } from "../src/log.js";
 import { NatsServer } from "./broker-nats-server.js";
+import { endpoint, say } from "./helpers/loopback.js";
 
 const examples = fileURLToPath(new URL("../../../examples/plugins/", import.meta.url));
 
@@ -24,27 +25,6 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-async function endpoint(stateDir: string): Promise<string> {
-  const file = join(stateDir, "plugins", "loopback", "endpoint.json");
-  for (let i = 0; i < 200 && !existsSync(file); i++) await sleep(50);
-  return (JSON.parse(readFileSync(file, "utf8")) as { url: string }).url;
-}
-
-async function say(url: string, from: string, text: string): Promise<string> {
-  const post = await fetch(`${url}/messages`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ from, text }),
-  });
-  assert.equal(post.status, 202);
-  for (let i = 0; i < 20; i++) {
-    const res = await fetch(`${url}/messages?to=${from}&timeout=2000`);
-    const body = (await res.json()) as { messages: Array<{ text: string }> };
-    if (body.messages.length > 0) return body.messages.map((m) => m.text).join("\n");
-  }
-  throw new Error(`no reply for ${from}`);
 }
 
 function assistant(workspace: string): DaemonAgent {

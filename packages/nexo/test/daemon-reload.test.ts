@@ -3,7 +3,7 @@
  * validated as a whole and applied; an invalid edit keeps the running config and says why.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -14,6 +14,7 @@ import { Daemon } from "../src/daemon/daemon.js";
 import { ConfigReloader, type ReloadOutcome } from "../src/daemon/reload.js";
 import { specFromConfig } from "../src/daemon/spec.js";
 import { createLogger } from "../src/log.js";
+import { endpoint, say } from "./helpers/loopback.js";
 
 const examples = fileURLToPath(new URL("../../../examples/plugins/", import.meta.url));
 
@@ -44,21 +45,6 @@ async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 
   }
 }
 
-async function say(url: string, from: string, text: string): Promise<string> {
-  await fetch(`${url}/messages`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ from, text }),
-  });
-  for (let i = 0; i < 20; i++) {
-    const body = (await (await fetch(`${url}/messages?to=${from}&timeout=2000`)).json()) as {
-      messages: Array<{ text: string }>;
-    };
-    if (body.messages.length > 0) return body.messages.map((m) => m.text).join("\n");
-  }
-  throw new Error(`no reply for ${from}`);
-}
-
 test("hot reload: valid changes apply without a restart, invalid ones keep the running config", async () => {
   const dir = mkdtempSync(join(tmpdir(), "nexo-reload-cfg-"));
   const stateDir = mkdtempSync(join(tmpdir(), "nexo-reload-state-"));
@@ -73,9 +59,7 @@ test("hot reload: valid changes apply without a restart, invalid ones keep the r
   const outcome = async (n: number): Promise<ReloadOutcome> =>
     waitFor(`reload #${n}`, () => reloader.history[n - 1]);
   try {
-    const endpointFile = join(stateDir, "plugins", "loopback", "endpoint.json");
-    await waitFor("the loopback endpoint", () => (existsSync(endpointFile) ? true : undefined));
-    const url = (JSON.parse(readFileSync(endpointFile, "utf8")) as { url: string }).url;
+    const url = await endpoint(stateDir);
     assert.match(await say(url, "alice", "hello"), /demo model/i);
 
     // 1. A valid change: a new plugin, a changed agent.
