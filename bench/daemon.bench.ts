@@ -19,7 +19,7 @@
  *   BENCH_DAEMON_LANES      concurrent contacts of the throughput test (default 64)
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { NatsServer } from "../packages/nexo/test/broker-nats-server.js";
+import { NatsServer } from "../packages/nexo/test/broker/nats-server.js";
 import { type BrokerChoice, ChildDaemon } from "./daemon/child-daemon.js";
 import { countersSince, daemonErrors, readCounters } from "./daemon/daemon-counters.js";
 import {

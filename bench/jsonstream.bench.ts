@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { MockLlmServer } from "../packages/nexo/src/dev/mock-llm/index.js";
+import { MockLlmServer } from "@nexo/mock-llm";
 import { type BenchContext, interleave, median, round } from "./lib.js";
 
 const NEXO = fileURLToPath(new URL("../packages/nexo/bin/nexo.js", import.meta.url));

@@ -3,8 +3,9 @@
  * prints its base URL on stdout (point a provider's base_url at it). Script errors are reported
  * on stderr with exit code 2.
  */
+
+import type { MockScript } from "@nexo/mock-llm";
 import { type Command, InvalidArgumentError } from "commander";
-import type { MockScript } from "../dev/mock-llm/script.js";
 
 function parsePort(value: string): number {
   const port = Number(value);
@@ -34,8 +35,8 @@ export function registerDevMockLlm(program: Command): void {
     .option("--host <address>", "address to bind", "127.0.0.1")
     .action(async (options: { script?: string; port: number; host: string }) => {
       // Loaded on use, like every command's implementation, to keep the CLI's start-up small.
-      const { loadMockScript, MockScriptError } = await import("../dev/mock-llm/script.js");
-      const { MockLlmServer } = await import("../dev/mock-llm/server.js");
+      const { loadMockScript, MockScriptError } = await import("@nexo/mock-llm");
+      const { MockLlmServer } = await import("@nexo/mock-llm");
       let script: MockScript = { responses: [] };
       if (options.script !== undefined) {
         try {

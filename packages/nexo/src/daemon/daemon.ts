@@ -14,10 +14,10 @@ import { type BrokerConfigInput, createBroker } from "../broker/config.js";
 import type { Broker, Subscription } from "../broker/types.js";
 import { ChannelRegistry } from "../channels/registry.js";
 import { HookRunner } from "../engine/hooks.js";
-import type { McpConfig } from "../engine/mcp/config.js";
-import type { McpManager } from "../engine/mcp/manager.js";
 import { type LlmConfig, TenantProviders } from "../engine/providers/llm-config.js";
 import { ToolRegistry } from "../engine/tools/registry.js";
+import type { McpConfig } from "../extensions/mcp/config.js";
+import type { McpManager } from "../extensions/mcp/manager.js";
 import { PluginManager, type PluginSettings, type PluginStatus } from "../extensions/plugins/manager.js";
 import type { Logger } from "../log.js";
 import { VectorBackendRegistry } from "../memory/vector.js";
@@ -125,7 +125,7 @@ export class Daemon {
 
       let mcp: McpManager | undefined;
       if (spec.mcp && Object.keys(spec.mcp.servers ?? {}).length > 0) {
-        const { McpManager: Manager, syncMcpTools } = await import("../engine/mcp/index.js");
+        const { McpManager: Manager, syncMcpTools } = await import("../extensions/mcp/index.js");
         mcp = new Manager({ logger, hostEnv: spec.env });
         cleanups.push(() => mcp?.close());
         syncMcpTools(mcp, shared);

@@ -8,7 +8,8 @@
 import { buildToolRegistry, createAgentSession } from "../engine/assemble.js";
 import type { HookRunner } from "../engine/hooks.js";
 import type { TenantProviders } from "../engine/providers/llm-config.js";
-import type { AgentSession, MinimalLogger } from "../engine/session.js";
+import type { AgentSession } from "../engine/session.js";
+import type { MinimalLogger } from "../engine/session-types.js";
 import { LayeredTools } from "../engine/tools/layered.js";
 import type { ToolRegistry } from "../engine/tools/registry.js";
 import type { ApprovalMode, LlmProvider, ToolCategory } from "../engine/types.js";

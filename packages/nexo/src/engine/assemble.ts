@@ -7,7 +7,8 @@
 
 import { ApprovalPolicy } from "./approvals.js";
 import type { HookRunner } from "./hooks.js";
-import { AgentSession, type MinimalLogger, type ToolHost, type TranscriptSink } from "./session.js";
+import { AgentSession } from "./session.js";
+import type { MinimalLogger, ToolHost, TranscriptSink } from "./session-types.js";
 import { toolPatternMatcher } from "./tools/allow-list.js";
 import { builtinTools } from "./tools/builtins.js";
 import { ToolRegistry } from "./tools/registry.js";

@@ -7,70 +7,19 @@ import { ApprovalPolicy, PendingApprovals } from "./approvals.js";
 import { messageChars } from "./compaction.js";
 import { EventChannel } from "./event-channel.js";
 import type { HookRunner } from "./hooks.js";
+import type { MinimalLogger, SessionConfig, SessionState } from "./session-types.js";
 import { runTurn } from "./turn.js";
 import {
-  type AgentMemory,
   type ApprovalScope,
   type ChatMessage,
   type ContentBlock,
   emptyUsage,
-  type LlmProvider,
   type Tool,
-  type ToolContext,
   type ToolOutput,
   type ToolSpec,
   type TurnEvent,
   type Usage,
 } from "./types.js";
-
-/** What the turn loop needs from the tool registry (engine/tools/registry.ts provides it). */
-export interface ToolHost {
-  get(name: string): Tool | undefined;
-  specs(filter?: (tool: Tool) => boolean): ToolSpec[];
-  invoke(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput>;
-}
-
-/** Where a session's messages are persisted (the store implements it). */
-export interface TranscriptSink {
-  append(sessionId: string, message: ChatMessage, meta: { turnId: string }): void | Promise<void>;
-}
-
-export interface MinimalLogger {
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
-export interface SessionConfig {
-  sessionId?: string;
-  agentId: string;
-  tenantId?: string;
-  provider: LlmProvider;
-  model: string;
-  system?: string;
-  maxTokens: number;
-  /** Model calls allowed per user message. */
-  maxTurns: number;
-  temperature?: number;
-  thinkingBudget?: number;
-  tools: ToolHost;
-  /** The agent's tool allow-list: which registered tools this session may offer the model. */
-  toolFilter?: (tool: Tool) => boolean;
-  hooks?: HookRunner;
-  policy?: ApprovalPolicy;
-  workspace: string;
-  unconfined?: boolean;
-  memory?: AgentMemory;
-  history?: ChatMessage[];
-  sink?: TranscriptSink;
-  /** Overrides the provider's knowledge of the model's window (tokens). */
-  contextWindow?: number;
-  logger?: MinimalLogger;
-  /**
-   * When set, calls that would need approval are refused with this reason instead of waiting
-   * (sub-agents and unattended channels have nobody to ask).
-   */
-  approvalsUnavailable?: string;
-}
 
 /** Thrown when a turn is started while another one runs in the same session. */
 export class SessionBusyError extends Error {
@@ -78,31 +27,6 @@ export class SessionBusyError extends Error {
     super(`session ${sessionId} is already running a turn`);
     this.name = "SessionBusyError";
   }
-}
-
-/** The session as the turn loop sees it. */
-export interface SessionState {
-  readonly config: SessionConfig;
-  readonly history: ChatMessage[];
-  usage: Usage;
-  readonly policy: ApprovalPolicy;
-  readonly approvals: PendingApprovals;
-  readonly hooks: HookRunner | undefined;
-  readonly hookContext: { agentId: string; sessionId: string };
-  readonly logger: MinimalLogger | undefined;
-  append(message: ChatMessage, turnId: string): Promise<void>;
-  replaceHistory(messages: ChatMessage[]): void;
-  /** The history's size in the estimate's characters, kept up to date as messages come and go. */
-  readonly historyChars: number;
-  toolSpecs(): ToolSpec[];
-  findTool(name: string): Tool | undefined;
-  invokeTool(
-    name: string,
-    args: Record<string, unknown>,
-    callId: string,
-    signal: AbortSignal,
-  ): Promise<ToolOutput>;
-  contextWindow(): number | undefined;
 }
 
 export class AgentSession implements SessionState {

@@ -17,7 +17,7 @@ import { ApprovalCancelledError } from "./approvals.js";
 import { compact, compactionCut, needsCompaction, toolSpecChars } from "./compaction.js";
 import type { EventChannel } from "./event-channel.js";
 import { isRetryable } from "./providers/errors.js";
-import type { SessionState } from "./session.js";
+import type { SessionState } from "./session-types.js";
 import {
   addUsage,
   type ContentBlock,

@@ -4,7 +4,7 @@
  * was sent) and a tool host over plain Tool objects.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { ToolHost } from "../../src/engine/session.js";
+import type { ToolHost } from "../../src/engine/session-types.js";
 import type {
   ChatRequest,
   LlmProvider,

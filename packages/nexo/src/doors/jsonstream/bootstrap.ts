@@ -8,10 +8,10 @@ import { mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type * as jsonstream from "@nexo/wire/schemas/jsonstream";
 import { buildToolRegistry, createAgentSession } from "../../engine/assemble.js";
-import type { McpManager } from "../../engine/mcp/index.js";
 import { createProvider, ProviderConfigSchema } from "../../engine/providers/index.js";
 import type { AgentSession } from "../../engine/session.js";
 import type { ApprovalMode, LlmProvider, ToolCategory } from "../../engine/types.js";
+import type { McpManager } from "../../extensions/mcp/index.js";
 import type { Logger } from "../../log.js";
 import { DATABASE_FILE, defaultStateDir } from "../../paths.js";
 import { type ChatMessage, type Session, Store } from "../../store/index.js";
@@ -204,7 +204,9 @@ export function bootstrap(flags: AgentFlags, env: NodeJS.ProcessEnv, logger: Log
     let mcp: McpManager | undefined;
     const addMcpServer = async (command: jsonstream.JsonStreamAddMcpServerCommand): Promise<string[]> => {
       // Loaded on first use: most sessions never add a server, and start-up time matters here.
-      const { McpManager, serverConfigFromFields, syncMcpTools } = await import("../../engine/mcp/index.js");
+      const { McpManager, serverConfigFromFields, syncMcpTools } = await import(
+        "../../extensions/mcp/index.js"
+      );
       if (!mcp) {
         mcp = new McpManager({ logger, configDir: workspace });
         syncMcpTools(mcp, registry);

@@ -3,7 +3,7 @@
  * shared by every agent of the daemon (plugins, MCP servers). Names are unique across layers in
  * practice — plugin and MCP tools are namespaced — and the first layer wins otherwise.
  */
-import type { ToolHost } from "../session.js";
+import type { ToolHost } from "../session-types.js";
 import type { Tool, ToolContext, ToolOutput, ToolSpec } from "../types.js";
 
 export class LayeredTools implements ToolHost {

@@ -1,0 +1,249 @@
+/**
+ * The daemon's metrics: events counted through the daemon's calls, state read at scrape time from
+ * a real LocalBroker and a real PluginManager (a plugin killed for real shows as a restart), a
+ * registry of their own, and a scrape that survives a failing source.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, afterEach, describe, it } from "node:test";
+import { register as globalRegistry } from "prom-client";
+import { createEvent } from "../../src/broker/event.js";
+import { LocalBroker } from "../../src/broker/local.js";
+import { Metrics, type SessionQueueStats } from "../../src/daemon/metrics.js";
+import { PluginManager } from "../../src/extensions/plugins/index.js";
+import { ProcessGroupRegistry } from "../../src/extensions/reaper.js";
+import { baseEnv, pluginDir } from "../fixtures/plugins/harness.js";
+import { recordingLogger, waitUntil } from "../fixtures/processes.js";
+
+const root = mkdtempSync(join(tmpdir(), "nexo-metrics-"));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
+});
+
+function localBroker(queueDepth?: number): LocalBroker {
+  const broker = new LocalBroker({
+    logger: recordingLogger() as never,
+    ...(queueDepth ? { queueDepth } : {}),
+  });
+  cleanups.push(() => broker.close({ drainTimeoutMs: 0 }));
+  return broker;
+}
+
+/**
+ * The value of one sample in Prometheus text format, or undefined when the series is absent.
+ * `labels` must list the sample's labels in the order prom-client prints them.
+ */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  const rendered = Object.entries(labels)
+    .map(([key, value]) => `${key}="${value}"`)
+    .join(",");
+  const prefix = rendered === "" ? `${name} ` : `${name}{${rendered}} `;
+  const line = text.split("\n").find((l) => l.startsWith(prefix));
+  return line === undefined ? undefined : Number(line.slice(prefix.length));
+}
+
+async function scrape(metrics: Metrics): Promise<string> {
+  return (await metrics.render()).body;
+}
+
+describe("metrics counted as they happen", () => {
+  it("counts turns, tool calls, LLM requests, routed and unbound messages with their labels", async () => {
+    const metrics = new Metrics({ processMetrics: false });
+    metrics.turnFinished("ana", "completed", 1.5);
+    metrics.turnFinished("ana", "completed", 0.2);
+    metrics.turnFinished("ana", "error", 3);
+    metrics.turnFinished("bo", "cancelled", 0.05);
+    metrics.toolCallFinished("bash", "success", 0.03);
+    metrics.toolCallFinished("bash", "error", 0.5);
+    metrics.llmRequestFinished("anthropic", "ok", 2.2);
+    metrics.llmRequestFinished("anthropic", "error", 0.1);
+    metrics.messageRouted("ana");
+    metrics.messageRouted("ana");
+    metrics.messageUnbound("slack");
+    const text = await scrape(metrics);
+
+    assert.equal(sample(text, "nexo_turns_total", { agent: "ana", outcome: "completed" }), 2);
+    assert.equal(sample(text, "nexo_turns_total", { agent: "ana", outcome: "error" }), 1);
+    assert.equal(sample(text, "nexo_turns_total", { agent: "bo", outcome: "cancelled" }), 1);
+    assert.equal(sample(text, "nexo_turn_duration_seconds_count", { agent: "ana" }), 3);
+    assert.equal(sample(text, "nexo_turn_duration_seconds_sum", { agent: "ana" }), 4.7);
+    assert.equal(sample(text, "nexo_turn_duration_seconds_bucket", { le: "0.25", agent: "ana" }), 1);
+    assert.equal(sample(text, "nexo_tool_calls_total", { tool: "bash", status: "success" }), 1);
+    assert.equal(sample(text, "nexo_tool_calls_total", { tool: "bash", status: "error" }), 1);
+    assert.equal(sample(text, "nexo_tool_call_duration_seconds_count", { tool: "bash" }), 2);
+    assert.equal(
+      sample(text, "nexo_llm_request_duration_seconds_count", { provider: "anthropic", outcome: "ok" }),
+      1,
+    );
+    assert.equal(
+      sample(text, "nexo_llm_request_duration_seconds_bucket", {
+        le: "4",
+        provider: "anthropic",
+        outcome: "ok",
+      }),
+      1,
+    );
+    assert.equal(sample(text, "nexo_messages_routed_total", { agent: "ana" }), 2);
+    assert.equal(sample(text, "nexo_messages_unbound_total", { channel: "slack" }), 1);
+    assert.match(text, /# TYPE nexo_turn_duration_seconds histogram/);
+  });
+
+  it("rejects a duration that is not a finite, non-negative number of seconds", () => {
+    const metrics = new Metrics({ processMetrics: false });
+    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      assert.throws(() => metrics.turnFinished("ana", "completed", bad), RangeError);
+      assert.throws(() => metrics.toolCallFinished("bash", "success", bad), RangeError);
+      assert.throws(() => metrics.llmRequestFinished("openai", "ok", bad), RangeError);
+    }
+  });
+
+  it("keeps its own registry: two instances never mix, the global registry stays empty", async () => {
+    const a = new Metrics();
+    const b = new Metrics();
+    a.messageRouted("ana");
+    assert.equal(sample(await scrape(a), "nexo_messages_routed_total", { agent: "ana" }), 1);
+    assert.equal(sample(await scrape(b), "nexo_messages_routed_total", { agent: "ana" }), undefined);
+    assert.doesNotMatch(await globalRegistry.metrics(), /nexo_/);
+    const text = await scrape(a);
+    assert.ok(sample(text, "process_cpu_user_seconds_total") !== undefined, "process metrics are on");
+    assert.ok(sample(text, "nodejs_heap_size_used_bytes") !== undefined);
+    assert.equal((await a.render()).contentType, "text/plain; version=0.0.4; charset=utf-8");
+  });
+});
+
+describe("metrics read at scrape time", () => {
+  it("reports broker publishes, drops, queued events and readiness from a real LocalBroker", async () => {
+    const metrics = new Metrics({ processMetrics: false });
+    const broker = localBroker();
+    metrics.collectFrom({ broker });
+    let release!: () => void;
+    const blocked = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    broker.subscribe("in.>", () => blocked, { queueDepth: 1 });
+    for (let i = 0; i < 4; i++) broker.publish("in.x", createEvent({ topic: "in.x", source: "test" }));
+    // The queue holds one event; the handler is blocked, so at least two of four were dropped.
+    let stats = broker.stats();
+    assert.ok(stats.dropped >= 2);
+    let text = await scrape(metrics);
+    assert.equal(sample(text, "nexo_broker_published_events_total", { broker: "local" }), 4);
+    assert.equal(sample(text, "nexo_broker_dropped_events_total", { broker: "local" }), stats.dropped);
+    assert.equal(sample(text, "nexo_broker_queued_events", { broker: "local" }), 1);
+    assert.equal(sample(text, "nexo_broker_up", { broker: "local" }), 1);
+
+    // A second scrape adds only what grew since the first: cumulative counts are not re-added.
+    broker.publish("in.x", createEvent({ topic: "in.x", source: "test" }));
+    stats = broker.stats();
+    text = await scrape(metrics);
+    assert.equal(sample(text, "nexo_broker_published_events_total", { broker: "local" }), 5);
+    assert.equal(sample(text, "nexo_broker_dropped_events_total", { broker: "local" }), stats.dropped);
+
+    release();
+    await broker.close();
+    text = await scrape(metrics);
+    assert.equal(sample(text, "nexo_broker_up", { broker: "local" }), 0);
+  });
+
+  it("a replacement broker (reload) adds its own counts instead of being subtracted", async () => {
+    const metrics = new Metrics({ processMetrics: false });
+    const first = localBroker();
+    metrics.collectFrom({ broker: first });
+    for (let i = 0; i < 5; i++) first.publish("a", createEvent({ topic: "a", source: "test" }));
+    assert.equal(sample(await scrape(metrics), "nexo_broker_published_events_total", { broker: "local" }), 5);
+
+    const second = localBroker();
+    for (let i = 0; i < 7; i++) second.publish("a", createEvent({ topic: "a", source: "test" }));
+    metrics.collectFrom({ broker: second });
+    assert.equal(
+      sample(await scrape(metrics), "nexo_broker_published_events_total", { broker: "local" }),
+      12,
+    );
+  });
+
+  it("reports session queue depths from the router's stats", async () => {
+    const metrics = new Metrics({ processMetrics: false });
+    let stats: SessionQueueStats = { sessions: 3, queued: 7, longest: 5 };
+    metrics.collectFrom({ router: { queueStats: () => stats } });
+    let text = await scrape(metrics);
+    assert.equal(sample(text, "nexo_sessions_active"), 3);
+    assert.equal(sample(text, "nexo_session_queued_messages"), 7);
+    assert.equal(sample(text, "nexo_session_queue_max_depth"), 5);
+    stats = { sessions: 0, queued: 0, longest: 0 };
+    text = await scrape(metrics);
+    assert.equal(sample(text, "nexo_session_queued_messages"), 0);
+  });
+
+  it("counts a real plugin's crash and restart, and shows whether it is up", async () => {
+    const metrics = new Metrics({ processMetrics: false });
+    const groups = new ProcessGroupRegistry();
+    const manager = new PluginManager({
+      plugins: [pluginDir("minimal")],
+      stateRoot: join(root, "plugins"),
+      env: baseEnv(),
+      logger: recordingLogger(),
+      processGroups: groups,
+      shutdownTimeoutMs: 1_000,
+      // The fixture's manifest leaves respawn at the contract's default (off).
+      restart: { respawn: true, initialDelayMs: 100, jitter: 0 },
+    });
+    cleanups.push(async () => {
+      await manager.stop();
+      groups.killAll("SIGKILL");
+    });
+    metrics.collectFrom({ plugins: manager });
+    await manager.start();
+    let text = await scrape(metrics);
+    assert.equal(sample(text, "nexo_plugin_up", { plugin: "minimal" }), 1);
+    assert.equal(sample(text, "nexo_plugin_restarts_total", { plugin: "minimal" }), 0);
+
+    const pid = manager.status()[0]?.pid;
+    assert.ok(pid !== undefined);
+    process.kill(pid, "SIGKILL");
+    await waitUntil(() => manager.status()[0]?.state !== "running", 3_000, "the plugin to be seen down");
+    text = await scrape(metrics);
+    assert.equal(sample(text, "nexo_plugin_up", { plugin: "minimal" }), 0);
+    await waitUntil(
+      () => manager.status()[0]?.state === "running" && manager.status()[0]?.pid !== pid,
+      5_000,
+      "the plugin to restart",
+    );
+    text = await scrape(metrics);
+    assert.equal(sample(text, "nexo_plugin_up", { plugin: "minimal" }), 1);
+    assert.equal(sample(text, "nexo_plugin_restarts_total", { plugin: "minimal" }), 1);
+  });
+
+  it("a failing source is logged, keeps its last values, and the scrape still succeeds", async () => {
+    const logger = recordingLogger();
+    const metrics = new Metrics({ processMetrics: false, logger });
+    const broker = localBroker();
+    let failing = false;
+    metrics.messageRouted("ana");
+    metrics.collectFrom({
+      broker: {
+        stats: () => {
+          if (failing) throw new Error("broker gone");
+          return broker.stats();
+        },
+      },
+      plugins: {
+        status: () => {
+          throw new Error("manager gone");
+        },
+      },
+    });
+    assert.equal(sample(await scrape(metrics), "nexo_broker_up", { broker: "local" }), 1);
+    failing = true;
+    const text = await scrape(metrics);
+    assert.equal(sample(text, "nexo_messages_routed_total", { agent: "ana" }), 1);
+    assert.equal(sample(text, "nexo_broker_up", { broker: "local" }), 1, "the last good value stays");
+    const warned = logger.entries
+      .filter((entry) => entry.level === "warn")
+      .map((entry) => entry.fields.source);
+    assert.ok(warned.includes("plugins") && warned.includes("broker"));
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * Hot reload against a real daemon: edits to the config directory are picked up by the watcher,
+ * validated as a whole and applied; an invalid edit keeps the running config and says why.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { loadDaemonConfig } from "../../src/daemon/config/index.js";
+import { Daemon } from "../../src/daemon/daemon.js";
+import { ConfigReloader, type ReloadOutcome } from "../../src/daemon/reload.js";
+import { specFromConfig } from "../../src/daemon/spec.js";
+import { createLogger } from "../../src/log.js";
+import { endpoint, say } from "../helpers/loopback.js";
+
+const examples = fileURLToPath(new URL("../../../../examples/plugins/", import.meta.url));
+
+function agentsYaml(agents: Array<{ id: string; prompt: string }>): string {
+  return `agents:\n${agents
+    .map(
+      (a) => `  - id: ${a.id}
+    model: { provider: scripted, model: nexo-scripted-demo }
+    system_prompt: ${JSON.stringify(a.prompt)}
+    inbound_bindings: [{ plugin: loopback${a.id === "ana" ? "" : `, instance: ${a.id}`} }]
+    approval: { allow: [info, demo_weather] }
+`,
+    )
+    .join("")}`;
+}
+
+function pluginsYaml(names: string[]): string {
+  return `plugins:\n${names.map((n) => `  - dir: ${join(examples, n)}\n`).join("")}`;
+}
+
+async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+test("hot reload: valid changes apply without a restart, invalid ones keep the running config", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "nexo-reload-cfg-"));
+  const stateDir = mkdtempSync(join(tmpdir(), "nexo-reload-state-"));
+  writeFileSync(join(dir, "agents.yaml"), agentsYaml([{ id: "ana", prompt: "first prompt" }]));
+  writeFileSync(join(dir, "plugins.yaml"), pluginsYaml(["loopback-channel"]));
+  writeFileSync(join(dir, "daemon.yaml"), `state_dir: ${stateDir}\nhttp: { enabled: false }\n`);
+  const env = { PATH: process.env.PATH };
+  const logger = createLogger({ level: "silent" });
+  const daemon = await Daemon.start(specFromConfig(await loadDaemonConfig(dir, { env }), env, logger));
+  const reloader = new ConfigReloader(dir, daemon, env, logger, 100);
+  reloader.start();
+  const outcome = async (n: number): Promise<ReloadOutcome> =>
+    waitFor(`reload #${n}`, () => reloader.history[n - 1]);
+  try {
+    const url = await endpoint(stateDir);
+    assert.match(await say(url, "alice", "hello"), /demo model/i);
+
+    // 1. A valid change: a new plugin, a changed agent.
+    writeFileSync(join(dir, "plugins.yaml"), pluginsYaml(["loopback-channel", "demo-tools"]));
+    writeFileSync(join(dir, "agents.yaml"), agentsYaml([{ id: "ana", prompt: "second prompt" }]));
+    const first = await outcome(1);
+    assert.ok(first.ok, !first.ok ? first.error : "");
+    const report = first.ok ? first.report : undefined;
+    assert.deepEqual(report?.agents.changed, ["ana"]);
+    assert.deepEqual(report?.plugins.added, [join(examples, "demo-tools")]);
+    await waitFor("the demo plugin to run", () =>
+      daemon.plugins.status().find((p) => p.id === "demo" && p.state === "running") ? true : undefined,
+    );
+    assert.match(
+      await say(url, "alice", "weather in Oslo"),
+      /Oslo/,
+      "the new plugin's tool is offered right away",
+    );
+
+    // 2. An invalid change: rejected with file, line and key; the running config keeps working.
+    writeFileSync(join(dir, "agents.yaml"), "agents:\n  - id: ana\n    modle: {}\n");
+    const second = await waitFor("the rejected reload", () => reloader.history.find((o) => !o.ok));
+    assert.ok(!second.ok);
+    assert.match(second.ok ? "" : second.error, /agents\.yaml:3:\d+: agents\[0\]\.modle/);
+    assert.match(await say(url, "bob", "hello"), /demo model/i, "still routed under the previous config");
+
+    // 3. Remove the plugin and the agent: the plugin process stops, messages are no longer routed.
+    const demoPid = daemon.plugins.status().find((p) => p.id === "demo")!.pid!;
+    const seen = reloader.history.length;
+    writeFileSync(join(dir, "plugins.yaml"), pluginsYaml(["loopback-channel"]));
+    writeFileSync(join(dir, "agents.yaml"), "agents: []\n");
+    await waitFor("the last reload", () =>
+      reloader.history.slice(seen).find((o) => o.ok && o.report.agents.removed.length > 0),
+    );
+    await waitFor("the demo plugin to stop", () =>
+      daemon.plugins.status().some((p) => p.id === "demo") ? undefined : true,
+    );
+    assert.throws(() => process.kill(demoPid, 0), "the removed plugin's process is gone");
+    const unboundBefore = daemon.router.stats().unbound;
+    await fetch(`${url}/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ from: "carol", text: "anyone?" }),
+    });
+    await waitFor("the unbound count", () =>
+      daemon.router.stats().unbound > unboundBefore ? true : undefined,
+    );
+  } finally {
+    reloader.stop();
+    await daemon.stop("test over");
+  }
+});

@@ -1,0 +1,207 @@
+import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ChannelRateLimitedError } from "@nexo/wire";
+import { createEvent } from "../../../src/broker/event.js";
+import { LocalBroker } from "../../../src/broker/local.js";
+import type { BrokerEvent } from "../../../src/broker/types.js";
+import {
+  type ChannelAdapter,
+  ChannelRegistry,
+  type OutboundMessage,
+} from "../../../src/channels/registry.js";
+import { BindingTable } from "../../../src/daemon/routing/bindings.js";
+import { ReplySender } from "../../../src/daemon/routing/outbound.js";
+import { Router, type SessionKey } from "../../../src/daemon/routing/router.js";
+import { createAgentSession } from "../../../src/engine/assemble.js";
+import type { AgentSession } from "../../../src/engine/session.js";
+import type { ChatRequest, LlmProvider, ProviderEvent } from "../../../src/engine/types.js";
+
+const quiet = { info() {}, warn() {}, error() {} };
+
+/** A provider that answers "echo: <text>" after `delayMs`, tracking how many calls overlap. */
+class EchoProvider implements LlmProvider {
+  readonly id = "echo";
+  running = 0;
+  maxRunning = 0;
+  /** Overlap of calls for alice's messages ("a0", "a1", …). */
+  aliceRunning = 0;
+  aliceMaxRunning = 0;
+  constructor(private readonly delayMs: number) {}
+  async *stream(request: ChatRequest): AsyncIterable<ProviderEvent> {
+    this.running++;
+    this.maxRunning = Math.max(this.maxRunning, this.running);
+    try {
+      const last = request.messages.at(-1)!.content[0] as { text: string };
+      const alice = /^a\d$/.test(last.text);
+      if (alice) this.aliceMaxRunning = Math.max(this.aliceMaxRunning, ++this.aliceRunning);
+      await sleep(this.delayMs);
+      if (alice) this.aliceRunning--;
+      yield { type: "text_delta", text: `echo: ${last.text}` };
+      yield { type: "stop", reason: "end_turn" };
+    } finally {
+      this.running--;
+    }
+  }
+}
+
+class RecordingChannel implements ChannelAdapter {
+  readonly owner = "test";
+  readonly sent: OutboundMessage[] = [];
+  rateLimitFirst = 0;
+  constructor(readonly kind: string) {}
+  async start(): Promise<void> {}
+  async stop(): Promise<void> {}
+  async sendOutbound(message: OutboundMessage) {
+    if (this.rateLimitFirst > 0) {
+      this.rateLimitFirst--;
+      throw new ChannelRateLimitedError("slow down", { retry_after_secs: 2 });
+    }
+    this.sent.push(message);
+    return { messageId: String(this.sent.length), sentAtUnix: 0 };
+  }
+}
+
+function setup(delayMs = 20, queueCap = 8) {
+  const provider = new EchoProvider(delayMs);
+  const sessions = new Map<string, AgentSession>();
+  const opened: SessionKey[] = [];
+  const broker = new LocalBroker();
+  const channels = new ChannelRegistry();
+  const chat = new RecordingChannel("chat");
+  channels.register(chat);
+  const waits: number[] = [];
+  const router = new Router({
+    bindings: new BindingTable([
+      { id: "ana", active: true, inbound_bindings: [{ plugin: "chat" }] },
+      {
+        id: "bob",
+        active: true,
+        inbound_bindings: [{ plugin: "chat", instance: "sales" }, { plugin: "remote" }],
+      },
+      { id: "off", active: false, inbound_bindings: [{ plugin: "ghost" }] },
+    ]),
+    sessions: {
+      open: (key) => {
+        const id = `${key.agentId}|${key.channel}|${key.account ?? ""}|${key.contact}`;
+        let session = sessions.get(id);
+        if (!session) {
+          opened.push(key);
+          session = createAgentSession({
+            agentId: key.agentId,
+            provider,
+            model: "m",
+            maxTokens: 100,
+            maxTurns: 2,
+            workspace: mkdtempSync(join(tmpdir(), "nexo-router-")),
+          });
+          sessions.set(id, session);
+        }
+        return session;
+      },
+    },
+    replies: new ReplySender(channels, broker, { wait: async (ms) => void waits.push(ms) }),
+    logger: quiet,
+    queueCap: () => queueCap,
+  });
+  const inbound = (topic: string, from: string, text: string) =>
+    router.handle(topic, createEvent({ topic, source: "test", payload: { from, text } }));
+  return { router, provider, chat, broker, opened, inbound, waits };
+}
+
+describe("router", () => {
+  test("each message is routed once to the owning agent and answered through the channel", async () => {
+    const { router, chat, opened, inbound } = setup();
+    inbound("plugin.inbound.chat", "alice", "hi");
+    inbound("plugin.inbound.chat.sales", "carol", "price?");
+    await router.drain(5000);
+    assert.deepEqual(opened.map((k) => [k.agentId, k.channel, k.contact]).sort(), [
+      ["ana", "chat", "alice"],
+      ["bob", "chat.sales", "carol"],
+    ]);
+    assert.deepEqual(
+      chat.sent
+        .map((m) => [m.to, (m as { body: string }).body, (m as { instance?: string }).instance])
+        .sort(),
+      [
+        ["alice", "echo: hi", undefined],
+        ["carol", "echo: price?", "sales"],
+      ],
+    );
+    assert.equal(router.stats().routed, 2);
+  });
+
+  test("one session runs one turn at a time; different sessions run concurrently", async () => {
+    const { router, provider, chat, inbound } = setup(30);
+    for (let i = 0; i < 3; i++) inbound("plugin.inbound.chat", "alice", `a${i}`);
+    for (let i = 0; i < 3; i++) inbound("plugin.inbound.chat", `user${i}`, "x");
+    await router.drain(5000);
+    assert.equal(chat.sent.length, 6);
+    const aliceReplies = chat.sent.filter((m) => m.to === "alice").map((m) => (m as { body: string }).body);
+    assert.deepEqual(aliceReplies, ["echo: a0", "echo: a1", "echo: a2"], "in order, one after another");
+    assert.ok(provider.maxRunning >= 2, "other sessions ran at the same time");
+    assert.equal(provider.aliceMaxRunning, 1, "alice's turns never overlapped");
+  });
+
+  test("unbound, inactive-agent and malformed messages are counted, not lost silently", async () => {
+    const { router, inbound } = setup();
+    inbound("plugin.inbound.nobody", "x", "hello");
+    inbound("plugin.inbound.ghost", "x", "hello");
+    inbound("plugin.inbound.chat.other", "x", "no binding for this instance");
+    router.handle(
+      "plugin.inbound.chat",
+      createEvent({ topic: "plugin.inbound.chat", source: "t", payload: { text: "who?" } }),
+    );
+    await router.drain(1000);
+    assert.deepEqual(
+      { unbound: router.stats().unbound, malformed: router.stats().malformed, routed: router.stats().routed },
+      { unbound: 3, malformed: 1, routed: 0 },
+    );
+  });
+
+  test("a full session queue refuses and counts; other sessions are unaffected", async () => {
+    const { router, chat, inbound } = setup(40, 2);
+    for (let i = 0; i < 6; i++) inbound("plugin.inbound.chat", "flood", `m${i}`);
+    inbound("plugin.inbound.chat", "calm", "hello");
+    await router.drain(5000);
+    const stats = router.stats();
+    assert.ok(stats.queueFull >= 3, `refused ${stats.queueFull}`);
+    assert.ok(chat.sent.some((m) => m.to === "calm"));
+  });
+
+  test("a rate-limited channel is retried after the retry_after it asked for", async () => {
+    const { router, chat, inbound, waits } = setup();
+    chat.rateLimitFirst = 2;
+    inbound("plugin.inbound.chat", "alice", "hi");
+    await router.drain(5000);
+    assert.deepEqual(waits, [2000, 2000]);
+    assert.equal(chat.sent.length, 1);
+    assert.equal(router.stats().repliesSent, 1);
+  });
+
+  test("a kind no local adapter serves is answered on plugin.outbound.<kind> through the broker", async () => {
+    const { router, broker, inbound } = setup();
+    const got: BrokerEvent[] = [];
+    broker.subscribe("plugin.outbound.remote.>", (e) => void got.push(e));
+    broker.subscribe("plugin.outbound.remote", (e) => void got.push(e));
+    inbound("plugin.inbound.remote", "dave", "over there");
+    await router.drain(5000);
+    for (let i = 0; i < 50 && got.length === 0; i++) await sleep(10);
+    assert.equal(got.length, 1);
+    assert.deepEqual(got[0]!.payload, { to: "dave", text: "echo: over there" });
+  });
+
+  test("two active agents claiming one binding is refused", () => {
+    assert.throws(
+      () =>
+        new BindingTable([
+          { id: "a", active: true, inbound_bindings: [{ plugin: "chat" }] },
+          { id: "b", active: true, inbound_bindings: [{ plugin: "chat" }] },
+        ]),
+      /claimed by both a and b/,
+    );
+  });
+});

@@ -1,0 +1,190 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import Database from "better-sqlite3";
+import { openConnection } from "../../src/store/db.js";
+import { isStoreError, MIGRATIONS, type Migration, migrate, Store } from "../../src/store/index.js";
+
+let root: string;
+before(() => {
+  root = mkdtempSync(join(tmpdir(), "nexo-store-migrations-"));
+});
+after(() => rmSync(root, { recursive: true, force: true }));
+
+let counter = 0;
+const freshPath = () => join(root, `db-${++counter}`, "nexo.db");
+
+function rawRows(path: string, sql: string): unknown[] {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db.prepare(sql).all();
+  } finally {
+    db.close();
+  }
+}
+
+describe("opening a store", () => {
+  it("creates the file owner-only, in WAL mode, with every migration applied in order", () => {
+    const path = freshPath();
+    const store = Store.open(path);
+    assert.deepEqual(store.migration, {
+      from: 0,
+      to: MIGRATIONS.length,
+      applied: MIGRATIONS.map((m) => m.version),
+    });
+    assert.equal(store.schemaVersion, MIGRATIONS.length);
+    store.close();
+
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    assert.equal(statSync(join(path, "..")).mode & 0o777, 0o700);
+    assert.deepEqual(
+      rawRows(path, "SELECT version, name FROM schema_migrations ORDER BY version"),
+      MIGRATIONS.map((m) => ({ version: m.version, name: m.name })),
+    );
+    assert.deepEqual(rawRows(path, "PRAGMA journal_mode"), [{ journal_mode: "wal" }]);
+  });
+
+  it("is idempotent: reopening applies nothing and keeps the data", () => {
+    const path = freshPath();
+    const first = Store.open(path);
+    first.sessions.create({ id: "s1", agentId: "kate", title: "kept" });
+    first.transcripts.append("s1", { role: "user", content: "remember the blue kettle" });
+    first.memory.remember({ agentId: "kate", content: "likes the blue kettle" });
+    first.close();
+
+    const second = Store.open(path);
+    assert.deepEqual(second.migration, { from: MIGRATIONS.length, to: MIGRATIONS.length, applied: [] });
+    assert.equal(second.sessions.get("s1")?.title, "kept");
+    assert.equal(second.transcripts.search("kettle").length, 1);
+    assert.equal(second.memory.recallRanked("kate", "kettle").length, 1);
+    second.close();
+    assert.equal(rawRows(path, "SELECT * FROM schema_migrations").length, MIGRATIONS.length);
+  });
+
+  it("configures its connection: WAL, foreign keys, busy timeout, synchronous=NORMAL", () => {
+    const db = openConnection(freshPath(), { busyTimeoutMs: 1234 });
+    assert.equal(db.pragma("journal_mode", { simple: true }), "wal");
+    assert.equal(db.pragma("foreign_keys", { simple: true }), 1);
+    assert.equal(db.pragma("busy_timeout", { simple: true }), 1234);
+    assert.equal(db.pragma("synchronous", { simple: true }), 1); // 1 = NORMAL
+    db.close();
+  });
+
+  it("refuses a transcript entry for a session that does not exist", () => {
+    const store = Store.open(freshPath());
+    assert.throws(
+      () => store.transcripts.append("missing", { role: "user", content: "x" }),
+      (e) => isStoreError(e, "not_found"),
+    );
+    store.close();
+  });
+
+  it("refuses an empty path and a negative busy timeout with typed errors", () => {
+    assert.throws(
+      () => Store.open(""),
+      (e) => isStoreError(e, "invalid_argument"),
+    );
+    assert.throws(
+      () => Store.open(freshPath(), { busyTimeoutMs: -1 }),
+      (e) => isStoreError(e, "invalid_argument"),
+    );
+  });
+
+  it("works in memory for tests", () => {
+    const store = Store.inMemory();
+    assert.equal(store.path, ":memory:");
+    assert.equal(store.schemaVersion, MIGRATIONS.length);
+    store.close();
+    assert.equal(store.isOpen, false);
+  });
+});
+
+describe("migrate", () => {
+  const log: string[] = [];
+  const tracked = (version: number, name: string): Migration => ({
+    version,
+    name,
+    up: (db) => {
+      log.push(name);
+      db.exec(`CREATE TABLE t${version} (x INTEGER)`);
+    },
+  });
+
+  it("applies pending migrations in order, each once", () => {
+    const db = new Database(":memory:");
+    log.length = 0;
+    const list = [tracked(1, "one"), tracked(2, "two"), tracked(3, "three")];
+    assert.deepEqual(migrate(db, list.slice(0, 2)), { from: 0, to: 2, applied: [1, 2] });
+    assert.deepEqual(migrate(db, list), { from: 2, to: 3, applied: [3] });
+    assert.deepEqual(migrate(db, list), { from: 3, to: 3, applied: [] });
+    assert.deepEqual(log, ["one", "two", "three"]);
+    db.close();
+  });
+
+  it("rolls a failing migration back completely and leaves earlier ones applied", () => {
+    const db = new Database(":memory:");
+    const failing: Migration = {
+      version: 2,
+      name: "broken",
+      up: "CREATE TABLE half (x INTEGER); INSERT INTO nowhere VALUES (1);",
+    };
+    assert.throws(
+      () => migrate(db, [tracked(1, "one"), failing]),
+      (e) => isStoreError(e, "migration_failed") && /migration 2 \(broken\)/.test(e.message),
+    );
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
+    assert.deepEqual(tables, [{ name: "schema_migrations" }, { name: "t1" }]);
+    assert.deepEqual(migrate(db, [tracked(1, "one")]), { from: 1, to: 1, applied: [] });
+    db.close();
+  });
+
+  it("refuses a database newer than the code, naming both versions", () => {
+    const path = freshPath();
+    Store.open(path, {
+      migrations: [...MIGRATIONS, { version: MIGRATIONS.length + 1, name: "future", up: "" }],
+    }).close();
+    assert.throws(
+      () => Store.open(path),
+      (e) =>
+        isStoreError(e, "schema_too_new") &&
+        e.message.includes(`version ${MIGRATIONS.length + 1} (future)`) &&
+        e.message.includes(`up to ${MIGRATIONS.length}`),
+    );
+  });
+
+  it("refuses a database whose history disagrees with the code", () => {
+    const db = new Database(":memory:");
+    migrate(db, [tracked(1, "one")]);
+    assert.throws(
+      () => migrate(db, [tracked(1, "uno")]),
+      (e) => isStoreError(e, "schema_mismatch"),
+    );
+    db.close();
+  });
+
+  it("refuses a migration list with gaps, disorder or empty names", () => {
+    const db = new Database(":memory:");
+    for (const list of [
+      [tracked(2, "two")],
+      [tracked(1, "one"), tracked(3, "three")],
+      [tracked(2, "two"), tracked(1, "one")],
+      [{ version: 1, name: " ", up: "" }],
+    ]) {
+      assert.throws(
+        () => migrate(db, list),
+        (e) => isStoreError(e, "invalid_argument"),
+      );
+    }
+    db.close();
+  });
+
+  it("a second store opening a file that is already migrated applies nothing", () => {
+    const path = freshPath();
+    const stores = [Store.open(path), Store.open(path)];
+    assert.deepEqual(stores[1]!.migration.applied, []);
+    for (const store of stores) store.close();
+    assert.equal(rawRows(path, "SELECT * FROM schema_migrations").length, MIGRATIONS.length);
+  });
+});
