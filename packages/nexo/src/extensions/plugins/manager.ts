@@ -51,6 +51,11 @@ export interface PluginSettings {
   env?: Readonly<Record<string, string>>;
   /** Variables copied from the daemon's environment, by name. */
   passthroughEnv?: readonly string[];
+  /**
+   * plugins.yaml's `restart:` for this plugin. Key by key it wins over the manager-wide `restart`,
+   * which wins over the manifest's `[plugin.supervisor]`: the operator decides.
+   */
+  restart?: Partial<RestartPolicy>;
 }
 
 export interface PluginManagerOptions {
@@ -247,7 +252,7 @@ export class PluginManager {
         ...this.versionOption(),
         ...(settings.env ? { operatorEnv: settings.env } : {}),
         ...(settings.passthroughEnv ? { passthroughEnv: settings.passthroughEnv } : {}),
-        ...(options.restart ? { restart: options.restart } : {}),
+        restart: { ...options.restart, ...settings.restart },
         ...(options.shutdownTimeoutMs ? { shutdownTimeoutMs: options.shutdownTimeoutMs } : {}),
         logger: this.logger,
         ...(options.processGroups ? { processGroups: options.processGroups } : {}),

@@ -126,6 +126,54 @@ describe("plugin manager", () => {
     assert.equal(statuses[1]?.state, "running");
   });
 
+  it("applies plugins.yaml's per-plugin restart: over the manifest's [plugin.supervisor]", async () => {
+    // kitchen's manifest asks for respawn = true (3 attempts, 100 ms); the operator turns it off.
+    const tools = new ToolRegistry();
+    const logger = recordingLogger();
+    const manager = new PluginManager({
+      plugins: [pluginDir("kitchen")],
+      stateRoot: join(root, "state-restart"),
+      env: baseEnv(),
+      registries: { tools },
+      settings: { kitchen: { restart: { respawn: false } } },
+      logger,
+    });
+    managers.push(manager);
+    await manager.start();
+    await tools.invoke("kitchen_crash", {}, context);
+    await waitUntil(() => manager.status()[0]?.state === "failed", 3_000, "the plugin to be marked failed");
+    assert.equal(manager.status()[0]?.restarts, 0, "no restart was attempted");
+    assert.match(manager.status()[0]?.lastError?.message ?? "", /respawn is disabled/);
+    assert.ok(!logger.entries.some((e) => /^restarting after/.test(e.message ?? "")));
+  });
+
+  it("a per-plugin restart: override also wins over the manager-wide policy, key by key", async () => {
+    const manager = new PluginManager({
+      plugins: [pluginDir("kitchen")],
+      stateRoot: join(root, "state-restart2"),
+      env: baseEnv(),
+      restart: { respawn: false, initialDelayMs: 10 },
+      settings: { kitchen: { restart: { respawn: true, maxRestarts: 1 } } },
+      logger: recordingLogger(),
+    });
+    managers.push(manager);
+    await manager.start();
+    const crash = async () => {
+      const host = manager.host("kitchen")!;
+      const params = { plugin_id: "kitchen", tool_name: "kitchen_crash", args: {}, agent_id: "a" };
+      await host.request("tool.invoke", params, { timeoutMs: 2_000 }).catch(() => undefined);
+    };
+    await crash();
+    await waitUntil(
+      () => manager.status()[0]?.state === "running" && manager.status()[0]?.restarts === 1,
+      3_000,
+      "one restart (the plugin's respawn = true wins over the manager's false)",
+    );
+    await crash();
+    await waitUntil(() => manager.status()[0]?.state === "failed", 3_000, "the second crash to be final");
+    assert.match(manager.status()[0]?.lastError?.message ?? "", /crash loop/);
+  });
+
   it("removes a plugin's wrappers when it gives up after a crash loop", async () => {
     const tools = new ToolRegistry();
     const manager = new PluginManager({
