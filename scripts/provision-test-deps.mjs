@@ -24,7 +24,8 @@ const command = `apt-get update && apt-get install -y --no-install-recommends ${
 for (const m of missing) console.error(`npm test: ${m.program} is missing (needed for the ${m.why})`);
 
 const isRoot = process.getuid?.() === 0;
-const sudoWorks = !isRoot && has("sudo") && spawnSync("sudo", ["-n", "true"], { stdio: "ignore" }).status === 0;
+const sudoWorks =
+  !isRoot && has("sudo") && spawnSync("sudo", ["-n", "true"], { stdio: "ignore" }).status === 0;
 if (!has("apt-get") || (!isRoot && !sudoWorks)) {
   const prefix = isRoot ? "" : "sudo ";
   console.error(

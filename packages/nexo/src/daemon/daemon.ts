@@ -75,6 +75,8 @@ export interface DaemonSummary {
 export class Daemon {
   private inboundSub: Subscription | undefined;
   private stopping: Promise<void> | undefined;
+  /** `<kind>.<instance>` of the channels channel.start was sent to. */
+  private readonly startedChannels = new Set<string>();
 
   private constructor(
     public spec: DaemonSpec,
@@ -190,6 +192,8 @@ export class Daemon {
           name: "router",
         },
       );
+      // A plugin whose first attempt failed comes up later; its bound channels start then.
+      plugins.on("wired", () => void daemon.startChannels());
       await daemon.startChannels();
       logger.info({ ready: daemon.summary() }, "nexo daemon ready");
       return daemon;
@@ -212,14 +216,17 @@ export class Daemon {
     };
   }
 
-  /** channel.start for every (kind, instance) an active agent is bound to and a local adapter serves. */
+  /**
+   * channel.start for every (kind, instance) an active agent is bound to and a local adapter serves,
+   * unless it was sent already.
+   */
   private async startChannels(): Promise<void> {
     const seen = new Set<string>();
     for (const agent of this.spec.agents) {
       if (!agent.active) continue;
       for (const binding of agent.bindings) {
         const key = `${binding.plugin}.${binding.instance ?? ""}`;
-        if (seen.has(key)) continue;
+        if (seen.has(key) || this.startedChannels.has(key)) continue;
         seen.add(key);
         const adapter = this.channels.get(binding.plugin);
         if (!adapter) {
@@ -229,6 +236,7 @@ export class Daemon {
           );
           continue;
         }
+        this.startedChannels.add(key);
         try {
           await adapter.start({ instance: binding.instance ?? null });
         } catch (error) {
@@ -288,6 +296,7 @@ export class Daemon {
       }
     }
     this.spec = { ...next, broker: this.spec.broker, stateDir: this.spec.stateDir };
+    this.startedChannels.clear();
     await this.startChannels();
     logger.info({ reload: report }, "configuration reloaded");
     return report;

@@ -117,6 +117,27 @@ export class StartAbortedError extends Error {
   }
 }
 
+/**
+ * `start({firstAttemptOnly})` gave up waiting: the first attempt failed and a restart is scheduled.
+ * The supervisor keeps trying in the background; this is not a final failure.
+ */
+export class StartDeferredError extends Error {
+  readonly id: string;
+  /** Why the attempt failed ("exited with code 1", "start failed: …"). */
+  readonly reason: string;
+  /** How long until the next attempt. */
+  readonly retryInMs: number;
+  readonly stderrTail: string[];
+  constructor(id: string, reason: string, retryInMs: number, stderrTail: string[]) {
+    super(`${id}: ${reason}; restarting in ${retryInMs} ms`);
+    this.name = "StartDeferredError";
+    this.id = id;
+    this.reason = reason;
+    this.retryInMs = retryInMs;
+    this.stderrTail = stderrTail;
+  }
+}
+
 /** The owner's start step did not finish within `startTimeoutMs`. */
 export class StartTimeoutError extends Error {
   readonly timeoutMs: number;

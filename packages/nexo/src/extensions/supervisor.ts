@@ -30,6 +30,7 @@ import {
   type Incarnation,
   type SpawnSpec,
   StartAbortedError,
+  StartDeferredError,
   StartTimeoutError,
   type SupervisorEvents,
   SupervisorFailedError,
@@ -80,9 +81,19 @@ export interface StopOptions {
   exitGraceMs?: number;
 }
 
+export interface StartOptions {
+  /**
+   * Settle after the first attempt: when it fails and a restart is scheduled, reject with
+   * StartDeferredError instead of waiting through the backoff; the restarts go on in the
+   * background (`running` is emitted when one succeeds). A boot must not wait on a crash loop.
+   */
+  firstAttemptOnly?: boolean;
+}
+
 interface Waiter {
   resolve: (incarnation: Incarnation) => void;
   reject: (error: Error) => void;
+  firstAttemptOnly: boolean;
 }
 
 const noopLogger: SupervisorLogger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -133,14 +144,18 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   /**
    * Starts the child (from idle, stopped or failed; crash history is forgotten) and resolves with
    * the first incarnation to reach `running`. Rejects with SupervisorFailedError or
-   * StartAbortedError when it fails or is stopped first. While already starting or running, it
-   * just waits for / returns the running incarnation.
+   * StartAbortedError when it fails or is stopped first, or — with `firstAttemptOnly` — with
+   * StartDeferredError when the first attempt failed and a restart is scheduled. While already
+   * starting or running, it just waits for / returns the running incarnation.
    */
-  start(): Promise<Incarnation> {
+  start(options: StartOptions = {}): Promise<Incarnation> {
     const state = this.currentState;
     if (state === "running" && this.run !== undefined) return Promise.resolve(this.run.incarnation);
     if (state === "stopping") return Promise.reject(new Error(`${this.id}: cannot start while stopping`));
-    const waiting = new Promise<Incarnation>((resolve, reject) => this.waiters.push({ resolve, reject }));
+    const firstAttemptOnly = options.firstAttemptOnly === true;
+    const waiting = new Promise<Incarnation>((resolve, reject) =>
+      this.waiters.push({ resolve, reject, firstAttemptOnly }),
+    );
     if (state === "idle" || state === "stopped" || state === "failed") {
       this.tracker.reset();
       this.lastFailure = undefined;
@@ -203,8 +218,12 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     this.emit("started", run.incarnation);
     const timeoutMs = this.options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
     try {
+      // A child that exits during the start step ends it (its timer must not outlive the child).
+      const exitedFirst = run.done.then(() => {
+        throw new Error("the child exited during the start step");
+      });
       await withTimeout(
-        Promise.resolve().then(() => this.options.onStarted?.(run.incarnation)),
+        Promise.race([Promise.resolve().then(() => this.options.onStarted?.(run.incarnation)), exitedFirst]),
         timeoutMs,
         () => new StartTimeoutError(timeoutMs),
       );
@@ -251,6 +270,11 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       `restarting after ${verdict.delayMs} ms`,
     );
     this.setState("backoff", { reason: description, delayMs: verdict.delayMs });
+    const deferred = new StartDeferredError(this.id, description, verdict.delayMs, this.stderrTail());
+    this.waiters = this.waiters.filter((waiter) => {
+      if (waiter.firstAttemptOnly) waiter.reject(deferred);
+      return !waiter.firstAttemptOnly;
+    });
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       if (this.currentState !== "backoff") return;

@@ -226,3 +226,99 @@ test("a channel answering -33004 with retry_after_secs: the reply is retried aft
     await daemon.stop("test over");
   }
 });
+
+const kitchenDir = fileURLToPath(new URL("../fixtures/plugins/kitchen/", import.meta.url));
+const minimalDir = fileURLToPath(new URL("../fixtures/plugins/minimal/", import.meta.url));
+
+async function waitFor(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+test("a plugin in a restart loop does not hold up boot: ready after its first attempt, restarts go on behind", async () => {
+  const stateDir = mkdtempSync(join(tmpdir(), "nexo-daemon-loop-"));
+  const daemon = await Daemon.start({
+    stateDir,
+    agents: [assistant(mkdtempSync(join(tmpdir(), "nexo-daemon-ws-")))],
+    llm: { providers: {}, tenants: {} },
+    broker: { type: "local" },
+    plugins: {
+      dirs: [minimalDir, kitchenDir],
+      settings: {
+        kitchen: {
+          env: { FIXTURE_INIT: "crash" },
+          // A loop that would take 3 × 3 s before giving up, if boot waited for it.
+          restart: { respawn: true, maxRestarts: 3, initialDelayMs: 3_000, maxDelayMs: 3_000, jitter: 0 },
+        },
+      },
+    },
+    env: { PATH: process.env.PATH },
+    logger: createLogger({ level: "silent" }),
+    shutdownGraceMs: 2000,
+  });
+  try {
+    const kitchen = () => daemon.plugins.status().find((p) => p.id === "kitchen")!;
+    // Ready came after the first attempt only: the plugin waits for its first restart.
+    assert.equal(kitchen().state, "backoff");
+    assert.equal(kitchen().restarts, 0);
+    assert.match(kitchen().lastError?.message ?? "", /exited with code 1/);
+    assert.deepEqual(
+      daemon.summary().plugins.find((p) => p.id === "minimal"),
+      { id: "minimal", state: "running" },
+    );
+    // The restarts go on in the background, per the policy.
+    await waitFor(() => kitchen().restarts >= 1, 5_000, "the first background restart");
+  } finally {
+    await daemon.stop("test over");
+  }
+});
+
+test("a plugin that comes up on a later attempt is wired then, and its bound channel is started", async () => {
+  const stateDir = mkdtempSync(join(tmpdir(), "nexo-daemon-late-"));
+  const daemon = await Daemon.start({
+    stateDir,
+    agents: [
+      {
+        ...assistant(mkdtempSync(join(tmpdir(), "nexo-daemon-ws-"))),
+        bindings: [{ plugin: "kitchen_chat" }],
+      },
+    ],
+    llm: { providers: {}, tenants: {} },
+    broker: { type: "local" },
+    plugins: {
+      dirs: [kitchenDir],
+      settings: {
+        kitchen: {
+          env: { FIXTURE_INIT: "crash-first" },
+          restart: { respawn: true, maxRestarts: 3, initialDelayMs: 300, jitter: 0 },
+        },
+      },
+    },
+    env: { PATH: process.env.PATH },
+    logger: createLogger({ level: "silent" }),
+    shutdownGraceMs: 2000,
+  });
+  try {
+    const kitchen = () => daemon.plugins.status().find((p) => p.id === "kitchen")!;
+    assert.equal(kitchen().state, "backoff");
+    assert.deepEqual(daemon.channels.kinds(), []);
+    await waitFor(() => kitchen().state === "running", 5_000, "the second attempt to succeed");
+    await waitFor(() => daemon.channels.kinds().includes("kitchen_chat"), 2_000, "the channel wrapper");
+    const host = daemon.plugins.host("kitchen")!;
+    const params = { plugin_id: "kitchen", tool_name: "kitchen_stats", args: {}, agent_id: "assistant" };
+    let channelCalls: string[] = [];
+    for (let i = 0; i < 100 && !channelCalls.includes("start:kitchen_chat:null"); i++) {
+      if (i > 0) await sleep(30);
+      const stats = (await host.request("tool.invoke", params, { timeoutMs: 2_000 })) as {
+        channel: string[];
+      };
+      channelCalls = stats.channel;
+    }
+    assert.deepEqual(channelCalls, ["start:kitchen_chat:null"], "channel.start once, on the late plugin");
+  } finally {
+    await daemon.stop("test over");
+  }
+});

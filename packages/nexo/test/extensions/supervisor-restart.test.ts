@@ -5,6 +5,10 @@
  * at once with a typed error.
  */
 import assert from "node:assert/strict";
+import { once } from "node:events";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ConnectionClosedError, JsonRpcPeer } from "@nexo/wire";
@@ -18,6 +22,7 @@ import {
   type FailureInfo,
   FatalStartError,
   type Incarnation,
+  StartDeferredError,
   type StateChange,
   Supervisor,
   SupervisorFailedError,
@@ -141,6 +146,42 @@ describe("crashes of a real child", () => {
       return true;
     });
     assert.equal(supervisor.state, "failed");
+  });
+
+  it("start({firstAttemptOnly}) settles after the first attempt; the restarts go on in the background", async () => {
+    // The child crashes on its first run only (a marker file says it ran before); a healthy run
+    // says "ready" on stdout, which is the start step.
+    const marker = join(mkdtempSync(join(tmpdir(), "nexo-first-")), "ran");
+    const supervisor = new Supervisor({
+      id: "flaky",
+      spawn: {
+        command: process.execPath,
+        args: [
+          "-e",
+          `const fs = require("node:fs"); if (!fs.existsSync(${JSON.stringify(marker)})) {
+             fs.writeFileSync(${JSON.stringify(marker)}, ""); process.exit(5); }
+           process.stdout.write("ready\\n"); setInterval(() => {}, 1000);`,
+        ],
+        env: {},
+      },
+      onStarted: (incarnation) => once(incarnation.stdout, "data").then(() => undefined),
+      restart: { respawn: true, maxRestarts: 2, initialDelayMs: 200, jitter: 0 },
+    });
+    try {
+      const running = new Promise<Incarnation>((resolve) => supervisor.once("running", resolve));
+      const error = await supervisor.start({ firstAttemptOnly: true }).then(
+        () => assert.fail("the first attempt crashed"),
+        (e: unknown) => e,
+      );
+      assert.ok(error instanceof StartDeferredError, String(error));
+      assert.match(error.reason, /exited with code 5/);
+      assert.equal(error.retryInMs, 200);
+      assert.equal(supervisor.state, "backoff");
+      assert.equal((await running).number, 2);
+      assert.equal(supervisor.state, "running");
+    } finally {
+      await supervisor.stop();
+    }
   });
 
   it("a child that cannot be spawned fails with the spawn error", async () => {

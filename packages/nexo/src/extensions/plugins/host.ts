@@ -28,6 +28,7 @@ import { restartPolicyFromManifest } from "../restart-policy.js";
 import {
   describeExit,
   type Incarnation,
+  StartDeferredError,
   Supervisor,
   SupervisorFailedError,
   type SupervisorLogger,
@@ -155,7 +156,13 @@ export class PluginHost extends EventEmitter<PluginHostEvents> {
    * Starts the plugin and resolves once its first incarnation passed the handshake. Rejects with
    * the sandbox's, the environment's or the command's typed error when it may not start at all,
    * with PluginIdentityError / PluginCatalogError / PluginHandshakeError / PluginInitTimeoutError
-   * when the handshake failed, else with the supervisor's SupervisorFailedError.
+   * when the handshake failed, else with the supervisor's SupervisorFailedError or, when the first
+   * attempt crashed and a restart is scheduled, StartDeferredError.
+   *
+   * It never waits beyond the first attempt: a plugin in a crash loop must not hold up whoever
+   * starts it (the daemon's boot). After a failed first attempt `state` tells whether the plugin
+   * keeps restarting in the background (`backoff`, `starting`) — `ready` is emitted when an
+   * incarnation comes up — or is done (`failed`).
    */
   async start(): Promise<PluginSession> {
     this.launchError = undefined;
@@ -167,9 +174,10 @@ export class PluginHost extends EventEmitter<PluginHostEvents> {
       throw error;
     }
     try {
-      await this.supervisor.start();
+      await this.supervisor.start({ firstAttemptOnly: true });
     } catch (error) {
-      if (error instanceof SupervisorFailedError && isHandshakeError(this.startError)) throw this.startError;
+      const gaveUp = error instanceof SupervisorFailedError || error instanceof StartDeferredError;
+      if (gaveUp && isHandshakeError(this.startError)) throw this.startError;
       throw error;
     }
     const session = this.session;

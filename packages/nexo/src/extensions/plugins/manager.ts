@@ -6,9 +6,11 @@
  *
  * One plugin's failure never stops the others: a bad manifest, a refused sandbox or a failed
  * handshake leaves that plugin `invalid` or `failed` in the status, with the reason, and the rest
- * run. A plugin that later gives up (crash loop) has its wrappers removed, so the model is not
+ * run. Starting waits for each plugin's first attempt only: one that crashed and is scheduled to
+ * restart is left restarting in the background and wired when it comes up (`wired`). A plugin that later gives up (crash loop) has its wrappers removed, so the model is not
  * offered tools that cannot answer.
  */
+import { EventEmitter } from "node:events";
 import { join } from "node:path";
 import type { Broker } from "../../broker/types.js";
 import type { ChannelRegistry } from "../../channels/registry.js";
@@ -107,12 +109,21 @@ interface Slot {
   error?: PluginErrorRecord;
 }
 
-export class PluginManager {
+export interface PluginManagerEvents {
+  /**
+   * A plugin's wrappers were put in the registries: at its first start, or later, when a plugin
+   * whose first attempt failed came up on a restart (its channels may need starting then).
+   */
+  wired: [pluginId: string];
+}
+
+export class PluginManager extends EventEmitter<PluginManagerEvents> {
   private readonly options: { -readonly [K in keyof PluginManagerOptions]: PluginManagerOptions[K] };
   private readonly logger: SupervisorLogger;
   private slots: Slot[] = [];
 
   constructor(options: PluginManagerOptions) {
+    super();
     this.options = options;
     this.logger = options.logger ?? createLogger({ base: { component: "plugin-manager" } });
   }
@@ -277,15 +288,28 @@ export class PluginManager {
       });
       slot.bridge.start();
     }
+    host.on("failed", () => this.unwire(slot));
     try {
       await host.start();
     } catch (error) {
+      const message = (error as Error).message;
+      if (host.state === "backoff" || host.state === "starting") {
+        // Only the first attempt is waited for; the supervisor goes on restarting per the policy,
+        // and the wrappers are put in place when an incarnation comes up.
+        this.logger.warn(
+          { plugin: manifest.id, err: message },
+          "plugin did not start on its first attempt; it keeps restarting in the background",
+        );
+        host.once("ready", () => {
+          if (this.slots.includes(slot)) this.wire(slot, host, manifest);
+        });
+        return;
+      }
       slot.bridge?.stop();
-      this.logger.error({ plugin: manifest.id, err: (error as Error).message }, "plugin did not start");
+      this.logger.error({ plugin: manifest.id, err: message }, "plugin did not start");
       return;
     }
     this.wire(slot, host, manifest);
-    host.on("failed", () => this.unwire(slot));
   }
 
   private wire(slot: Slot, host: PluginHost, manifest: LoadedPluginManifest): void {
@@ -311,6 +335,7 @@ export class PluginManager {
         this.logger.warn({ plugin: manifest.id }, warning);
       }
     }
+    this.emit("wired", manifest.id);
   }
 
   private unwire(slot: Slot): void {
