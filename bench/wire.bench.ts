@@ -48,7 +48,7 @@ function bareClient(): Client {
 
 function nexoClient(): Client {
   const proc = child("echo-nexo.mjs");
-  const peer = new JsonRpcPeer({ input: proc.stdout, output: proc.stdin, name: "bench-client" });
+  const peer = JsonRpcPeer.overStreams({ input: proc.stdout, output: proc.stdin, name: "bench-client" });
   return {
     call: (params) => peer.request("echo", params),
     close: () => {

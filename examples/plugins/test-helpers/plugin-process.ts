@@ -91,7 +91,7 @@ export class PluginProcess {
     });
     // A write to a child that already exited must not crash the test process.
     this.child.stdin.on("error", () => undefined);
-    this.peer = new JsonRpcPeer({
+    this.peer = JsonRpcPeer.overStreams({
       input: this.child.stdout,
       output: this.child.stdin,
       name: `host-of-${manifest.id}`,

@@ -118,7 +118,7 @@ export class PluginAdapter {
     this.started = true;
 
     const output = createFrameOutput();
-    const peer = new JsonRpcPeer({
+    const peer = JsonRpcPeer.overStreams({
       input: process.stdin,
       output,
       name: `plugin:${this.pluginId}`,

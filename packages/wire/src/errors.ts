@@ -159,6 +159,13 @@ export class InternalError extends RpcError {
   }
 }
 
+/** Any thrown value as an RpcError: typed errors keep their code, anything else is -32603. */
+export function toRpcError(error: unknown): RpcError {
+  if (error instanceof RpcError) return error;
+  if (error instanceof Error) return new InternalError(error.message || error.name);
+  return new InternalError(String(error));
+}
+
 // --- transport-level failures (never on the wire as such) ---------------------------------------
 
 /** An outgoing request got no reply in time. The peer stays usable. */

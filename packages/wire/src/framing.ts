@@ -136,14 +136,46 @@ function isBlank(buf: Buffer, start: number, end: number): boolean {
   return true;
 }
 
-export interface FrameWriterOptions {
-  /** Refuse to send a frame larger than this (bytes, newline excluded). Default: no limit. */
+export interface JsonEncoderOptions {
+  /** Refuse to send a message larger than this (bytes of JSON, newline excluded). Default: no limit. */
   maxFrameBytes?: number;
   /**
    * Reject values JSON cannot represent (NaN, ±Infinity, BigInt, undefined at the top level)
    * instead of letting `JSON.stringify` turn them into `null`. The SDK turns this on.
    */
   strictJson?: boolean;
+}
+
+/**
+ * One message as JSON text under a connection's outbound rules (strict JSON, size cap). Shared by
+ * every transport, so a line and a WebSocket text frame refuse exactly the same values.
+ */
+export class JsonEncoder {
+  readonly maxFrameBytes: number;
+  private readonly strictJson: boolean;
+
+  constructor(options: JsonEncoderOptions = {}) {
+    this.maxFrameBytes = options.maxFrameBytes ?? Number.POSITIVE_INFINITY;
+    this.strictJson = options.strictJson ?? false;
+  }
+
+  /** The JSON text of `value`, size unchecked. Throws TypeError for what JSON cannot represent. */
+  serialize(value: unknown): string {
+    const json = this.strictJson ? JSON.stringify(value, rejectUnrepresentable) : JSON.stringify(value);
+    if (json === undefined) throw new TypeError("value cannot be represented as JSON");
+    return json;
+  }
+
+  /** The error to fail a send with when `json` is over the cap, else undefined. */
+  checkSize(json: string): FrameTooLargeError | undefined {
+    // A UTF-16 code unit never takes more than 3 bytes, so most messages skip the exact count.
+    if (json.length * 3 <= this.maxFrameBytes) return undefined;
+    const bytes = Buffer.byteLength(json, "utf8");
+    return bytes > this.maxFrameBytes ? new FrameTooLargeError(bytes, this.maxFrameBytes) : undefined;
+  }
+}
+
+export interface FrameWriterOptions extends JsonEncoderOptions {
   /**
    * Coalesce the frames written in one tick into one system call (cork, then uncork on the next
    * tick). Right for one-way event streams such as the json-stream door, where it multiplies
@@ -171,8 +203,7 @@ const RESOLVED = Promise.resolve();
  */
 export class FrameWriter {
   private readonly stream: Writable;
-  private readonly maxFrameBytes: number;
-  private readonly strictJson: boolean;
+  private readonly encoder: JsonEncoder;
   private readonly queue: QueuedWrite[] = [];
   private blocked = false;
   private readonly coalesce: boolean;
@@ -181,8 +212,7 @@ export class FrameWriter {
 
   constructor(stream: Writable, options: FrameWriterOptions = {}) {
     this.stream = stream;
-    this.maxFrameBytes = options.maxFrameBytes ?? Number.POSITIVE_INFINITY;
-    this.strictJson = options.strictJson ?? false;
+    this.encoder = new JsonEncoder(options);
     this.coalesce = options.coalesce ?? false;
   }
 
@@ -200,12 +230,8 @@ export class FrameWriter {
   /** Sends an already serialized frame (no newline inside, none at the end). */
   writeLine(json: string): Promise<void> {
     if (this.closedError) return Promise.reject(this.closedError);
-    // A UTF-16 code unit never takes more than 3 bytes, so most frames skip the exact count.
-    if (json.length * 3 > this.maxFrameBytes) {
-      const bytes = Buffer.byteLength(json, "utf8");
-      if (bytes > this.maxFrameBytes)
-        return Promise.reject(new FrameTooLargeError(bytes, this.maxFrameBytes));
-    }
+    const tooLarge = this.encoder.checkSize(json);
+    if (tooLarge) return Promise.reject(tooLarge);
     const line = `${json}\n`;
     if (!this.blocked) {
       this.put(line);
@@ -227,9 +253,7 @@ export class FrameWriter {
   }
 
   serialize(value: unknown): string {
-    const json = this.strictJson ? JSON.stringify(value, rejectUnrepresentable) : JSON.stringify(value);
-    if (json === undefined) throw new TypeError("value cannot be represented as JSON");
-    return json;
+    return this.encoder.serialize(value);
   }
 
   private put(line: string): void {

@@ -1,6 +1,7 @@
 /**
- * A bidirectional JSON-RPC 2.0 peer over a pair of streams. Both ends of every nexo connection use
- * it: the host towards plugins and microapps, the SDK inside them, the doors towards UIs.
+ * A bidirectional JSON-RPC 2.0 peer over a message transport (transport.ts): a child's stdio as
+ * JSON lines, or a WebSocket. Both ends of every nexo connection use it: the host towards plugins
+ * and microapps, the SDK inside them, the doors towards UIs.
  *
  * Rules (docs/architecture.md, "The wire layer"):
  * - incoming requests are dispatched concurrently; the reader never waits for a handler;
@@ -10,7 +11,6 @@
  * - malformed input is either answered (-32700/-32600 with id null) or logged and ignored.
  */
 import { randomUUID } from "node:crypto";
-import type { Readable, Writable } from "node:stream";
 import {
   ConnectionClosedError,
   type ErrorProtocol,
@@ -18,84 +18,31 @@ import {
   InvalidRequestError,
   JsonRpcCode,
   MethodNotFoundError,
-  ParseError,
   RequestCancelledError,
   RpcError,
   TimeoutError,
+  toRpcError,
 } from "./errors.js";
-import { DEFAULT_MAX_FRAME_BYTES, type FrameProblem, FrameWriter, LineDecoder } from "./framing.js";
+import { IncomingRequest, problemError } from "./incoming-request.js";
+import { LineTransport } from "./line-transport.js";
+import type {
+  FallbackRequestHandler,
+  IdStrategy,
+  JsonRpcId,
+  MalformedPolicy,
+  NotificationHandler,
+  PeerLogger,
+  PeerOptions,
+  ProtocolProblem,
+  RequestHandler,
+  RequestOptions,
+  StreamPeerOptions,
+  StreamRequestOptions,
+} from "./peer-types.js";
+import type { CloseInfo, MessageTransport, TransportProblem, TransportSink } from "./transport.js";
 
-export type JsonRpcId = number | string;
-
-/** How this side numbers its own requests. The other side's ids live in a separate space. */
-export type IdStrategy = "integer" | "uuid" | { prefix: string } | (() => JsonRpcId);
-
-/** The subset of pino's API the peer logs through (pino loggers fit as they are). */
-export interface PeerLogger {
-  debug(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
-export type MalformedPolicy = "reply" | "ignore";
-
-/** Something unusable arrived; reported to `onProtocolProblem` whatever the policy. */
-export type ProtocolProblem =
-  | FrameProblem
-  | { kind: "parse_error"; detail: string }
-  | { kind: "invalid_request"; detail: string }
-  | { kind: "unknown_response_id"; id: unknown }
-  | { kind: "orphan_delta"; method: string; requestId: unknown };
-
-export interface PeerOptions {
-  input: Readable;
-  output: Writable;
-  /** Shown in logs. */
-  name?: string;
-  ids?: IdStrategy;
-  /** Default timeout of outgoing requests in ms; 0 disables. Default 30 000. */
-  requestTimeoutMs?: number;
-  /** Inbound line cap in bytes. Default 1 MiB. */
-  maxFrameBytes?: number;
-  /** Outbound frame cap in bytes. Default: none. */
-  maxOutgoingFrameBytes?: number;
-  /** Reject NaN/Infinity/BigInt on send instead of sending `null`. */
-  strictJson?: boolean;
-  /** Answer malformed input with -32700/-32600 (`reply`) or only log it (`ignore`, the default). */
-  malformed?: MalformedPolicy;
-  /** Which protocol's meaning to give codes in the reserved band when decoding errors. */
-  errorProtocol?: ErrorProtocol;
-  logger?: PeerLogger;
-  onProtocolProblem?: (problem: ProtocolProblem) => void;
-  /** End the output stream when the peer closes. Default true. */
-  endOutputOnClose?: boolean;
-}
-
-export interface RequestOptions {
-  /** Overrides the peer's default; 0 disables the timeout. */
-  timeoutMs?: number;
-  signal?: AbortSignal;
-}
-
-export interface StreamRequestOptions<D> extends RequestOptions {
-  /** Notification method carrying the deltas, each with `params.request_id` = this request's id. */
-  deltaMethod: string;
-  onDelta: (params: D) => void;
-}
-
-/** What a request handler gets besides the params. */
-export interface RequestContext {
-  readonly id: JsonRpcId | null;
-  readonly method: string;
-  /** Aborted when the connection closes while the handler runs. */
-  readonly signal: AbortSignal;
-  /** Sends `method` with `{request_id: <this request's id>, ...params}` — a streamed reply's delta. */
-  sendDelta(method: string, params: Record<string, unknown>): Promise<void>;
-}
-
-export type RequestHandler = (params: unknown, ctx: RequestContext) => unknown;
-export type NotificationHandler = (params: unknown, method: string) => void | Promise<void>;
-export type FallbackRequestHandler = (method: string, params: unknown, ctx: RequestContext) => unknown;
+export type * from "./peer-types.js";
+export type { CloseInfo } from "./transport.js";
 
 interface Pending {
   method: string;
@@ -107,25 +54,17 @@ interface Pending {
   onDelta: ((params: unknown) => void) | undefined;
 }
 
-export interface CloseInfo {
-  reason: string;
-}
-
 const noopLogger: PeerLogger = { debug() {}, warn() {}, error() {} };
 
 export class JsonRpcPeer {
   readonly name: string;
-  private readonly decoder: LineDecoder;
-  private readonly writer: FrameWriter;
-  private readonly input: Readable;
-  private readonly output: Writable;
+  private readonly transport: MessageTransport;
   private readonly logger: PeerLogger;
   private readonly malformedPolicy: MalformedPolicy;
   private readonly errorProtocol: ErrorProtocol;
   private readonly defaultTimeoutMs: number;
   private readonly nextId: () => JsonRpcId;
   private readonly onProblem: ((problem: ProtocolProblem) => void) | undefined;
-  private readonly endOutputOnClose: boolean;
 
   private readonly pending = new Map<JsonRpcId, Pending>();
   private readonly running = new Set<IncomingRequest>();
@@ -140,38 +79,24 @@ export class JsonRpcPeer {
   /** Resolves once, when the connection has closed for whatever reason. */
   readonly closed: Promise<CloseInfo>;
 
+  /** A peer speaking JSON lines over a stream pair, e.g. a child's stdout and stdin. */
+  static overStreams(options: StreamPeerOptions): JsonRpcPeer {
+    return new JsonRpcPeer({ ...options, transport: new LineTransport(options) });
+  }
+
   constructor(options: PeerOptions) {
     this.name = options.name ?? "peer";
-    this.input = options.input;
-    this.output = options.output;
+    this.transport = options.transport;
     this.logger = options.logger ?? noopLogger;
     this.malformedPolicy = options.malformed ?? "ignore";
     this.errorProtocol = options.errorProtocol ?? "generic";
     this.defaultTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.nextId = makeIdGenerator(options.ids ?? "integer");
     this.onProblem = options.onProtocolProblem;
-    this.endOutputOnClose = options.endOutputOnClose ?? true;
     this.closed = new Promise((resolve) => {
       this.resolveClosed = resolve;
     });
-
-    this.writer = new FrameWriter(this.output, {
-      maxFrameBytes: options.maxOutgoingFrameBytes,
-      strictJson: options.strictJson,
-    });
-    this.decoder = new LineDecoder(
-      {
-        frame: (line) => this.onLine(line),
-        problem: (problem) => this.onFrameProblem(problem),
-      },
-      { maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES },
-    );
-
-    this.input.on("data", this.onData);
-    this.input.on("end", this.onInputEnd);
-    this.input.on("close", this.onInputClose);
-    this.input.on("error", this.onInputError);
-    this.output.on("error", this.onOutputError);
+    this.transport.start(this.sink);
   }
 
   // --- registration ---------------------------------------------------------------------------
@@ -185,6 +110,16 @@ export class JsonRpcPeer {
   onNotification(method: string, handler: NotificationHandler): this {
     this.notificationHandlers.set(method, handler);
     return this;
+  }
+
+  /** Removes `method`'s request handler if it is still `handler`; the method then answers -32601. */
+  removeRequestHandler(method: string, handler: RequestHandler): void {
+    if (this.requestHandlers.get(method) === handler) this.requestHandlers.delete(method);
+  }
+
+  /** Removes `method`'s notification handler if it is still `handler`. */
+  removeNotificationHandler(method: string, handler: NotificationHandler): void {
+    if (this.notificationHandlers.get(method) === handler) this.notificationHandlers.delete(method);
   }
 
   /** Called for requests without a registered handler (instead of answering -32601). */
@@ -230,7 +165,7 @@ export class JsonRpcPeer {
   notify(method: string, params?: unknown): Promise<void> {
     if (this.closeInfo) return Promise.reject(new ConnectionClosedError(this.closeInfo.reason));
     const frame = params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params };
-    return this.writer.write(frame);
+    return this.transport.send(frame);
   }
 
   /** Outgoing requests still waiting for their reply. */
@@ -247,21 +182,24 @@ export class JsonRpcPeer {
     return this.closeInfo !== undefined;
   }
 
-  /** Frames queued behind backpressure. */
+  /** Messages queued behind backpressure. */
   get queuedFrames(): number {
-    return this.writer.queuedFrames;
+    return this.transport.queuedMessages;
   }
 
   /**
    * Closes the connection: pending requests fail with ConnectionClosedError, running handlers
-   * are aborted, input is no longer read, and (by default) the output is ended.
+   * are aborted, input is no longer read, and the transport ends the connection (a line transport
+   * ends its output unless told not to; a WebSocket sends a close frame).
    */
   close(reason = "closed by this side"): void {
+    this.shutDown({ reason });
+  }
+
+  private shutDown(info: CloseInfo): void {
     if (this.closeInfo) return;
-    this.closeInfo = { reason };
-    this.input.off("data", this.onData);
-    this.input.off("end", this.onInputEnd);
-    this.input.off("close", this.onInputClose);
+    this.closeInfo = info;
+    const reason = info.reason;
     const error = new ConnectionClosedError(reason);
     for (const [id, entry] of this.pending) {
       this.pending.delete(id);
@@ -270,11 +208,8 @@ export class JsonRpcPeer {
     }
     for (const request of this.running) request.abort(error);
     this.running.clear();
-    this.writer.close(error);
-    if (this.endOutputOnClose && !this.output.writableEnded && !this.output.destroyed) {
-      this.output.end();
-    }
-    this.resolveClosed(this.closeInfo);
+    this.transport.close(reason);
+    this.resolveClosed(info);
   }
 
   private send<R>(
@@ -290,12 +225,6 @@ export class JsonRpcPeer {
     const id = this.nextId();
     const frame =
       params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params };
-    let json: string;
-    try {
-      json = this.writer.serialize(frame);
-    } catch (error) {
-      return Promise.reject(error);
-    }
 
     return new Promise<R>((resolve, reject) => {
       const entry: Pending = {
@@ -326,7 +255,7 @@ export class JsonRpcPeer {
         signal.addEventListener("abort", entry.onAbort, { once: true });
       }
       this.pending.set(id, entry);
-      this.writer.writeLine(json).catch((error: Error) => {
+      this.transport.send(frame).catch((error: Error) => {
         if (this.pending.get(id) !== entry) return;
         this.pending.delete(id);
         this.settle(entry);
@@ -342,58 +271,29 @@ export class JsonRpcPeer {
 
   // --- incoming -------------------------------------------------------------------------------
 
-  private readonly onData = (chunk: Buffer | string): void => {
-    this.decoder.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk);
+  /** What the transport calls; the peer's only entry point for incoming traffic. */
+  private readonly sink: TransportSink = {
+    message: (value) => this.onMessage(value),
+    problem: (problem) => this.onTransportProblem(problem),
+    closed: (info, error) => {
+      if (error) this.logger.warn({ peer: this.name, err: error.message }, "connection failed");
+      this.shutDown(info);
+    },
   };
 
-  private readonly onInputEnd = (): void => {
-    this.decoder.end();
-    this.close("input ended");
-  };
-
-  private readonly onInputClose = (): void => {
-    this.close("input closed");
-  };
-
-  private readonly onInputError = (error: Error): void => {
-    this.logger.warn({ peer: this.name, err: error.message }, "input stream error");
-    this.close(`input error: ${error.message}`);
-  };
-
-  private readonly onOutputError = (error: Error): void => {
-    this.logger.warn({ peer: this.name, err: error.message }, "output stream error");
-    this.close(`output error: ${error.message}`);
-  };
-
-  private onFrameProblem(problem: FrameProblem): void {
-    this.logger.warn({ peer: this.name, ...problem }, "dropped an unusable frame");
-    this.onProblem?.(problem);
-    if (this.malformedPolicy === "reply") {
-      const error =
-        problem.kind === "oversize"
-          ? new InvalidRequestError(
-              `frame of ${problem.bytes} bytes exceeds the ${problem.maxBytes}-byte limit`,
-              {
-                bytes: problem.bytes,
-                max_bytes: problem.maxBytes,
-              },
-            )
-          : new ParseError("frame is not valid UTF-8");
-      this.replyError(null, error);
-    }
+  private onTransportProblem(problem: TransportProblem): void {
+    this.reportProblem(problem, "dropped an unusable frame");
+    if (this.malformedPolicy === "reply") this.replyError(null, problemError(problem));
   }
 
-  private onLine(line: string): void {
-    let message: unknown;
-    try {
-      message = JSON.parse(line);
-    } catch (error) {
-      this.malformed(new ParseError("parse error", { detail: (error as Error).message }), null, {
-        kind: "parse_error",
-        detail: (error as Error).message,
-      });
-      return;
-    }
+  /** Logs a problem and passes it to `onProtocolProblem`; layers above the peer report theirs here. */
+  reportProblem(problem: ProtocolProblem, message = "protocol problem"): void {
+    this.logger.warn({ peer: this.name, ...problem }, message);
+    this.onProblem?.(problem);
+  }
+
+  private onMessage(message: unknown): void {
+    if (this.closeInfo) return;
     if (message === null || typeof message !== "object" || Array.isArray(message)) {
       const detail = Array.isArray(message) ? "batches are not supported" : "a message must be a JSON object";
       this.malformed(new InvalidRequestError(detail), null, { kind: "invalid_request", detail });
@@ -425,8 +325,7 @@ export class JsonRpcPeer {
   }
 
   private malformed(error: RpcError, id: JsonRpcId | null, problem: ProtocolProblem): void {
-    this.logger.warn({ peer: this.name, ...problem }, "malformed message");
-    this.onProblem?.(problem);
+    this.reportProblem(problem, "malformed message");
     if (this.malformedPolicy === "reply") this.replyError(id, error);
   }
 
@@ -434,8 +333,10 @@ export class JsonRpcPeer {
     const id = msg.id as JsonRpcId;
     const entry = this.pending.get(id);
     if (!entry) {
-      this.logger.warn({ peer: this.name, id }, "response for an unknown or expired request id");
-      this.onProblem?.({ kind: "unknown_response_id", id });
+      this.reportProblem(
+        { kind: "unknown_response_id", id },
+        "response for an unknown or expired request id",
+      );
       return;
     }
     this.pending.delete(id);
@@ -466,8 +367,10 @@ export class JsonRpcPeer {
         return;
       }
       if (!this.notificationHandlers.has(method)) {
-        this.logger.warn({ peer: this.name, method, requestId }, "delta for no pending stream dropped");
-        this.onProblem?.({ kind: "orphan_delta", method, requestId });
+        this.reportProblem(
+          { kind: "orphan_delta", method, requestId },
+          "delta for no pending stream dropped",
+        );
         return;
       }
     }
@@ -530,8 +433,8 @@ export class JsonRpcPeer {
 
   private replyResult(id: JsonRpcId | null, result: unknown): void {
     if (this.closeInfo) return;
-    this.writer
-      .write({ jsonrpc: "2.0", id, result: result === undefined ? null : result })
+    this.transport
+      .send({ jsonrpc: "2.0", id, result: result === undefined ? null : result })
       .catch((error: Error) => {
         this.logger.error({ peer: this.name, id, err: error.message }, "could not send a result");
         // The result could not be serialized or is too large: the caller must still get an answer.
@@ -541,53 +444,14 @@ export class JsonRpcPeer {
 
   private replyError(id: JsonRpcId | null, error: RpcError): void {
     if (this.closeInfo) return;
-    this.writer.write({ jsonrpc: "2.0", id, error: error.toJSON() }).catch((writeError: Error) => {
+    this.transport.send({ jsonrpc: "2.0", id, error: error.toJSON() }).catch((writeError: Error) => {
       if (writeError instanceof ConnectionClosedError) return;
       this.logger.error({ peer: this.name, id, err: writeError.message }, "could not send an error reply");
-      this.writer
-        .write({ jsonrpc: "2.0", id, error: { code: error.code, message: error.message } })
+      this.transport
+        .send({ jsonrpc: "2.0", id, error: { code: error.code, message: error.message } })
         .catch(() => undefined);
     });
   }
-}
-
-/**
- * The context of one incoming request. Its AbortController is created only when a handler asks
- * for the signal: creating one per request cost about a tenth of the echo benchmark's CPU.
- */
-class IncomingRequest implements RequestContext {
-  private controller: AbortController | undefined;
-  private abortedWith: Error | undefined;
-
-  constructor(
-    private readonly peer: JsonRpcPeer,
-    readonly id: JsonRpcId | null,
-    readonly method: string,
-  ) {}
-
-  get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.abortedWith) this.controller.abort(this.abortedWith);
-    }
-    return this.controller.signal;
-  }
-
-  abort(reason: Error): void {
-    this.abortedWith = reason;
-    this.controller?.abort(reason);
-  }
-
-  sendDelta(method: string, params: Record<string, unknown>): Promise<void> {
-    return this.peer.notify(method, { request_id: this.id, ...params });
-  }
-}
-
-/** Any thrown value as an RpcError: typed errors keep their code, anything else is -32603. */
-export function toRpcError(error: unknown): RpcError {
-  if (error instanceof RpcError) return error;
-  if (error instanceof Error) return new InternalError(error.message || error.name);
-  return new InternalError(String(error));
 }
 
 function makeIdGenerator(strategy: IdStrategy): () => JsonRpcId {

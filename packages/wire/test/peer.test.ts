@@ -6,30 +6,30 @@ import {
   ConnectionClosedError,
   InvalidParamsError,
   JsonRpcPeer,
-  type PeerOptions,
   type ProtocolProblem,
   RequestCancelledError,
   RpcError,
+  type StreamPeerOptions,
   TimeoutError,
   ToolUnavailableError,
 } from "@nexo/wire";
 import fc from "fast-check";
 
 /** Two peers wired back to back over in-memory streams. */
-function pair(aOptions: Partial<PeerOptions> = {}, bOptions: Partial<PeerOptions> = {}) {
+function pair(aOptions: Partial<StreamPeerOptions> = {}, bOptions: Partial<StreamPeerOptions> = {}) {
   const a2b = new PassThrough();
   const b2a = new PassThrough();
-  const a = new JsonRpcPeer({ input: b2a, output: a2b, name: "a", ...aOptions });
-  const b = new JsonRpcPeer({ input: a2b, output: b2a, name: "b", ...bOptions });
+  const a = JsonRpcPeer.overStreams({ input: b2a, output: a2b, name: "a", ...aOptions });
+  const b = JsonRpcPeer.overStreams({ input: a2b, output: b2a, name: "b", ...bOptions });
   return { a, b, a2b, b2a };
 }
 
 /** A peer plus the raw other end, to send arbitrary bytes and read exact frames. */
-function rawPeer(options: Partial<PeerOptions> = {}) {
+function rawPeer(options: Partial<StreamPeerOptions> = {}) {
   const toPeer = new PassThrough();
   const fromPeer = new PassThrough();
   const problems: ProtocolProblem[] = [];
-  const peer = new JsonRpcPeer({
+  const peer = JsonRpcPeer.overStreams({
     input: toPeer,
     output: fromPeer,
     onProtocolProblem: (p) => problems.push(p),
@@ -189,7 +189,11 @@ describe("JsonRpcPeer", () => {
     const child = spawn(process.execPath, ["-e", "process.stdin.once('data', () => process.exit(3))"], {
       stdio: ["pipe", "pipe", "inherit"],
     });
-    const peer = new JsonRpcPeer({ input: child.stdout, output: child.stdin, requestTimeoutMs: 10_000 });
+    const peer = JsonRpcPeer.overStreams({
+      input: child.stdout,
+      output: child.stdin,
+      requestTimeoutMs: 10_000,
+    });
     await assert.rejects(peer.request("anything"), ConnectionClosedError);
   });
 

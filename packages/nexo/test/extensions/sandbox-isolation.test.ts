@@ -210,7 +210,7 @@ describe("stopping a sandboxed plugin", { skip: bwrapMissing }, () => {
       id: "sandboxed-rpc",
       spawn: spec,
       onStarted: (incarnation) => {
-        peer = new JsonRpcPeer({ input: incarnation.stdout, output: incarnation.stdin });
+        peer = JsonRpcPeer.overStreams({ input: incarnation.stdout, output: incarnation.stdin });
       },
       shutdown: () => peer!.request("shutdown", undefined, { timeoutMs: 2_000 }),
     });

@@ -248,7 +248,7 @@ describe("requests in flight to a child that dies", () => {
       spawn: { command: process.execPath, args: [fixture("rpc-child.mjs")], env: {} },
       restart: { initialDelayMs: 50, jitter: 0 },
       onStarted: async (incarnation: Incarnation) => {
-        const peer = new JsonRpcPeer({
+        const peer = JsonRpcPeer.overStreams({
           input: incarnation.stdout,
           output: incarnation.stdin,
           name: "dies-mid-call",

@@ -26,7 +26,7 @@ function rpcSupervisor(flags: string[], options: Partial<SupervisorOptions> = {}
     onStarted: (incarnation) => {
       peers.set(
         incarnation.number,
-        new JsonRpcPeer({ input: incarnation.stdout, output: incarnation.stdin, name: "stoppable" }),
+        JsonRpcPeer.overStreams({ input: incarnation.stdout, output: incarnation.stdin, name: "stoppable" }),
       );
     },
     shutdown: (incarnation) =>

@@ -74,7 +74,7 @@ export class ScriptedHost {
     });
     // Writes to a child that already exited must not crash the test process.
     this.child.stdin.on("error", () => undefined);
-    this.peer = new JsonRpcPeer({
+    this.peer = JsonRpcPeer.overStreams({
       input: this.child.stdout,
       output: this.child.stdin,
       name: "scripted-host",

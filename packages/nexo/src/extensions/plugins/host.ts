@@ -232,7 +232,7 @@ export class PluginHost extends EventEmitter<PluginHostEvents> {
   // --- incarnations --------------------------------------------------------------------------
 
   private async onIncarnation(incarnation: Incarnation): Promise<void> {
-    const peer = new JsonRpcPeer({
+    const peer = JsonRpcPeer.overStreams({
       input: incarnation.stdout,
       output: incarnation.stdin,
       name: `plugin:${this.id}#${incarnation.number}`,
