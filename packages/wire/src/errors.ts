@@ -142,8 +142,12 @@ export class MethodNotFoundError extends RpcError {
     super(JsonRpcCode.methodNotFound, message, data);
     this.name = "MethodNotFoundError";
   }
+  /**
+   * The answer to a method nobody serves: exactly `{code, message}`, no `data`, because strict
+   * plugin hosts compare the error object's keys (plugin contract §3).
+   */
   static forMethod(method: string): MethodNotFoundError {
-    return new MethodNotFoundError(`method not found: ${method}`, { method });
+    return new MethodNotFoundError(`method not found: ${method}`);
   }
 }
 export class InvalidParamsError extends RpcError {
@@ -197,6 +201,18 @@ export class RequestCancelledError extends Error {
     super(`request ${method} was cancelled${reason instanceof Error ? `: ${reason.message}` : ""}`);
     this.name = "RequestCancelledError";
     this.method = method;
+  }
+}
+
+/** The other side answered with a reply (or a streamed delta) that breaks its method's schema. */
+export class MalformedReplyError extends Error {
+  readonly method: string;
+  readonly detail: string;
+  constructor(method: string, detail: string) {
+    super(`malformed ${method} reply: ${detail}`);
+    this.name = "MalformedReplyError";
+    this.method = method;
+    this.detail = detail;
   }
 }
 

@@ -1,0 +1,143 @@
+/**
+ * Serving a protocol's method table on a peer: one handler per method, its params checked against
+ * the method's schema before the handler runs, its types read from the same schema.
+ *
+ *   const dispatcher = new Dispatcher(peer, { requests: appServerMethods });
+ *   const stop = dispatcher.handle("thread/read", async (params) => readThread(params.threadId));
+ *   stop(); // thread/read now answers -32601
+ *
+ * Rules:
+ * - params that break the schema are answered -32602 `invalid <method> params: <issues>` with no
+ *   `data` (strict clients compare the error's keys; `invalidParams` changes the error per
+ *   protocol); the handler never sees them;
+ * - the handler gets the parsed params: defaults applied, unknown fields kept (every schema is a
+ *   loose object, as the specs' compatibility rules require);
+ * - with `checkResults`, a result that breaks the schema is answered -32603 (it is the serving
+ *   side's bug) and reported; the result goes out as the handler returned it, never re-shaped;
+ * - a method nobody handles is answered -32601 by the peer; `handle` returns the disposer that
+ *   makes a method unhandled again;
+ * - `guard` runs before the params are read, with the method's table entry (the admin RPC checks
+ *   the entry's `capability` there);
+ * - notifications whose params break the schema are dropped (nobody to answer) and reported as
+ *   the peer's protocol problem `invalid_notification`.
+ */
+import { InternalError, InvalidParamsError, type RpcError } from "./errors.js";
+import { formatIssues, type IssueLike } from "./issues.js";
+import {
+  acceptsAnything,
+  type Disposer,
+  type MethodOf,
+  type NoNotifications,
+  type NotificationTable,
+  type ParamsOf,
+  type RequestTable,
+  type ResultIn,
+  type SchemaFailure,
+} from "./method-table.js";
+import type { JsonRpcPeer, NotificationHandler, RequestContext, RequestHandler } from "./peer.js";
+
+export type TypedRequestHandler<T extends RequestTable, M extends MethodOf<T>> = (
+  params: ParamsOf<T, M>,
+  ctx: RequestContext,
+) => ResultIn<T, M> | Promise<ResultIn<T, M>>;
+
+export type TypedNotificationHandler<N extends NotificationTable, M extends MethodOf<N>> = (
+  params: ParamsOf<N, M>,
+) => void | Promise<void>;
+
+export interface DispatcherOptions<T extends RequestTable> {
+  /** The reply to params that break the schema. Default: -32602 without `data`. */
+  invalidParams?(method: string, issues: readonly IssueLike[]): RpcError;
+  /** Check each result against the method's result schema. Default false. */
+  checkResults?: boolean;
+  /** The reply to a result that breaks the schema. Default: -32603 without `data`. */
+  invalidResult?(method: string, issues: readonly IssueLike[]): RpcError;
+  /** Told about every value that broke its schema (log it, count it). */
+  onSchemaFailure?(failure: SchemaFailure): void;
+  /** Runs before the params are read; throw an RpcError to refuse the call. */
+  guard?(method: MethodOf<T>, entry: T[MethodOf<T>], ctx: RequestContext): void;
+}
+
+export function defaultInvalidParams(method: string, issues: readonly IssueLike[]): RpcError {
+  return new InvalidParamsError(`invalid ${method} params: ${formatIssues(issues, "(params)")}`);
+}
+
+function defaultInvalidResult(method: string, issues: readonly IssueLike[]): RpcError {
+  return new InternalError(
+    `the ${method} handler returned an invalid result: ${formatIssues(issues, "(result)")}`,
+  );
+}
+
+export class Dispatcher<T extends RequestTable, N extends NotificationTable = NoNotifications> {
+  private readonly requests: T;
+  private readonly notifications: N;
+
+  constructor(
+    private readonly peer: JsonRpcPeer,
+    tables: { requests?: T; notifications?: N },
+    private readonly options: DispatcherOptions<T> = {},
+  ) {
+    this.requests = tables.requests ?? ({} as T);
+    this.notifications = tables.notifications ?? ({} as N);
+  }
+
+  /** Serves `method` with `handler` until the returned disposer is called. */
+  handle<M extends MethodOf<T>>(method: M, handler: TypedRequestHandler<T, M>): Disposer {
+    const entry = this.requests[method];
+    if (entry === undefined) throw new TypeError(`${method} is not in this dispatcher's method table`);
+    const { guard, onSchemaFailure } = this.options;
+    const invalidParams = this.options.invalidParams ?? defaultInvalidParams;
+    const paramsSchema = entry.params;
+    const resultSchema =
+      this.options.checkResults && !acceptsAnything(entry.result) ? entry.result : undefined;
+    const invalidResult = this.options.invalidResult ?? defaultInvalidResult;
+
+    const checkResult = (result: unknown): unknown => {
+      const checked = resultSchema!.safeParse(result);
+      if (checked.success) return result;
+      onSchemaFailure?.({ method, part: "result", issues: checked.error.issues });
+      throw invalidResult(method, checked.error.issues);
+    };
+
+    const served: RequestHandler = (raw, ctx) => {
+      if (guard) guard(method, entry as T[MethodOf<T>], ctx);
+      const parsed = paramsSchema.safeParse(raw);
+      if (!parsed.success) {
+        onSchemaFailure?.({ method, part: "params", issues: parsed.error.issues });
+        throw invalidParams(method, parsed.error.issues);
+      }
+      const outcome = handler(parsed.data as ParamsOf<T, M>, ctx);
+      if (resultSchema === undefined) return outcome;
+      return isPromise(outcome) ? outcome.then(checkResult) : checkResult(outcome);
+    };
+    this.peer.onRequest(method, served);
+    return () => this.peer.removeRequestHandler(method, served);
+  }
+
+  /** Receives `method` notifications with checked params until the returned disposer is called. */
+  on<M extends MethodOf<N>>(method: M, handler: TypedNotificationHandler<N, M>): Disposer {
+    const entry = this.notifications[method];
+    if (entry === undefined) throw new TypeError(`${method} is not in this dispatcher's notification table`);
+    const { onSchemaFailure } = this.options;
+    const schema = entry.params;
+    const received: NotificationHandler = (raw) => {
+      const parsed = schema.safeParse(raw);
+      if (!parsed.success) {
+        const issues = parsed.error.issues;
+        onSchemaFailure?.({ method, part: "notification", issues });
+        const detail = formatIssues(issues, "(params)");
+        this.peer.reportProblem({ kind: "invalid_notification", method, detail }, "notification dropped");
+        return;
+      }
+      return handler(parsed.data as ParamsOf<N, M>);
+    };
+    this.peer.onNotification(method, received);
+    return () => this.peer.removeNotificationHandler(method, received);
+  }
+}
+
+function isPromise(value: unknown): value is Promise<unknown> {
+  return (
+    value !== null && typeof value === "object" && typeof (value as Promise<unknown>).then === "function"
+  );
+}
