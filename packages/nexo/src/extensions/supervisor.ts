@@ -5,7 +5,8 @@
  * - Each process runs in its own process group (child-run.ts), so stopping it also stops
  *   everything it spawned, and the reaper can kill it if the daemon dies.
  * - stdin/stdout go to the owner once per incarnation (`onStarted`), where it attaches a
- *   JsonRpcPeer and runs its handshake. stderr is logged line by line and its tail kept.
+ *   JsonRpcPeer and runs its handshake. stderr is logged line by line (through a budget, so a
+ *   chatty child cannot flood the log: log-budget.ts) and its tail kept.
  * - An exit nobody asked for is a crash: the child is restarted after an exponential backoff, or
  *   marked `failed` when it crash-loops (restart-policy.ts). A failed child stays failed.
  * - `stop()`: the owner's graceful step (e.g. `shutdown` and its reply), then up to `exitGraceMs`
@@ -14,6 +15,7 @@
 import { EventEmitter } from "node:events";
 import { settlesWithin, withTimeout } from "./bounded-wait.js";
 import { ChildRun } from "./child-run.js";
+import { LogBudget } from "./log-budget.js";
 import { liveProcessGroups, type ProcessGroupRegistry } from "./reaper.js";
 import { CrashTracker, normalizeRestartPolicy, type RestartPolicy } from "./restart-policy.js";
 import {
@@ -43,6 +45,7 @@ export * from "./supervisor-types.js";
 export const DEFAULT_EXIT_GRACE_MS = 1_000;
 export const DEFAULT_GRACEFUL_TIMEOUT_MS = 5_000;
 export const DEFAULT_START_TIMEOUT_MS = 30_000;
+export const DEFAULT_STDERR_LOG_LINES = 200;
 /** SIGKILL cannot be ignored; this only bounds the wait for a process stuck in the kernel. */
 const KILL_WAIT_MS = 5_000;
 
@@ -66,6 +69,8 @@ export interface SupervisorOptions {
   exitGraceMs?: number;
   /** stderr lines kept for diagnostics. Default 200. */
   stderrTailLines?: number;
+  /** stderr lines logged per 10 s; the rest are counted into one summary line. Default 200. */
+  stderrLogLines?: number;
   stderrMaxLineBytes?: number;
   logger?: SupervisorLogger;
   registry?: ProcessGroupRegistry;
@@ -104,6 +109,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   private readonly logger: SupervisorLogger;
   private readonly tracker: CrashTracker;
   private readonly tail: RingBuffer<string>;
+  private readonly stderrLog: LogBudget;
 
   private currentState: SupervisorState = "idle";
   private run: ChildRun | undefined;
@@ -120,6 +126,12 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     this.logger = options.logger ?? noopLogger;
     this.tracker = new CrashTracker(normalizeRestartPolicy(options.restart), options.random);
     this.tail = new RingBuffer(options.stderrTailLines ?? DEFAULT_STDERR_TAIL_LINES);
+    this.stderrLog = new LogBudget({
+      logger: this.logger,
+      maxLines: options.stderrLogLines ?? DEFAULT_STDERR_LOG_LINES,
+      what: "stderr lines",
+      fields: { extension: this.id, stream: "stderr" },
+    });
   }
 
   get state(): SupervisorState {
@@ -209,7 +221,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       incarnation: run.incarnation.number,
       stream: "stderr",
     };
-    this.logger[stderrLevel(line)](fields, line);
+    this.stderrLog.log(stderrLevel(line), fields, line);
     this.emit("stderr", line, run.incarnation.number);
   }
 
@@ -253,6 +265,8 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   // --- crashes -----------------------------------------------------------------------------------
 
   private onRunDone(run: ChildRun, exit: ChildExit): void {
+    // The child's last words are in; what the budget held back is summarised now, not later.
+    this.stderrLog.flush();
     this.emit("exit", { ...exit, incarnation: run.incarnation.number, pid: run.pid });
     if (exit.requested || run !== this.run) return;
     if (this.currentState === "starting" || this.currentState === "running")

@@ -63,6 +63,8 @@ describe("a real child's stderr", () => {
       spawn: { command: process.execPath, args: [fixture("stderr-spam.mjs"), "500", "20000"], env: {} },
       stderrTailLines: 50,
       stderrMaxLineBytes: 1024,
+      // Above the 504 lines written: the log budget is log-budget.test.ts's subject.
+      stderrLogLines: 1_000,
       logger,
     });
     const incarnation = await supervisor.start();

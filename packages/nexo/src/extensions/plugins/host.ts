@@ -24,6 +24,7 @@ import { SchemaValidators } from "../../engine/tools/schema-validator.js";
 import { createLogger } from "../../log.js";
 import { NEXO_VERSION } from "../../version.js";
 import { buildLaunchSpec, type LaunchInput, type LaunchSpec } from "../launch.js";
+import { LogBudget } from "../log-budget.js";
 import { restartPolicyFromManifest } from "../restart-policy.js";
 import {
   describeExit,
@@ -73,6 +74,7 @@ export class PluginHost extends EventEmitter<PluginHostEvents> {
   private readonly options: PluginHostOptions;
   private readonly env: Env;
   private readonly logger: SupervisorLogger;
+  private readonly protocolLog: LogBudget;
   private readonly supervisor: Supervisor;
   private readonly attachers = new Set<PeerAttacher>();
   private readonly problems = new Map<string, number>();
@@ -96,6 +98,12 @@ export class PluginHost extends EventEmitter<PluginHostEvents> {
     this.env = options.env ?? process.env;
     this.timeouts = resolvePluginTimeouts(this.env);
     this.logger = options.logger ?? createLogger({ base: { component: "plugin-host", plugin: this.id } });
+    this.protocolLog = new LogBudget({
+      logger: this.logger,
+      maxLines: PROTOCOL_LOG_LINES,
+      what: "protocol warnings",
+      fields: { plugin: this.id },
+    });
     const supervisorSection = this.manifest.manifest.plugin.supervisor;
     this.supervisor = new Supervisor({
       id: `plugin:${this.id}`,
@@ -120,6 +128,7 @@ export class PluginHost extends EventEmitter<PluginHostEvents> {
     });
     this.supervisor.on("running", (incarnation) => this.onRunning(incarnation));
     this.supervisor.on("exit", (exit) => {
+      this.protocolLog.flush();
       this.lastExit = { code: exit.code, signal: exit.signal, requested: exit.requested };
       if (this.live?.incarnation === exit.incarnation) {
         this.live.catalog.release();
@@ -142,6 +151,14 @@ export class PluginHost extends EventEmitter<PluginHostEvents> {
   /** The running, handshaken incarnation, if any. */
   get session(): PluginSession | undefined {
     return this.supervisor.state === "running" ? this.live : undefined;
+  }
+
+  /**
+   * Logs what the plugin's own frames cause (refused publishes, undeliverable events) within the
+   * plugin's budget of protocol warnings, so a misbehaving plugin cannot flood the daemon's log.
+   */
+  get protocolLogger(): SupervisorLogger {
+    return this.protocolLog.asLogger();
   }
 
   /** Adds handlers to every peer from now on (and to the current one). Returns the remover. */
@@ -241,7 +258,8 @@ export class PluginHost extends EventEmitter<PluginHostEvents> {
       errorProtocol: "plugin",
       maxFrameBytes: PLUGIN_MAX_FRAME_BYTES,
       maxOutgoingFrameBytes: PLUGIN_MAX_FRAME_BYTES,
-      logger: this.logger,
+      // Everything the peer logs is caused by what the plugin sends: through the budget.
+      logger: this.protocolLog.asLogger(),
       onProtocolProblem: (problem) => this.countProblem(problem),
     });
     // The pipes' EOF closes the peer too; this makes a torn-down incarnation fail its calls at once.
@@ -370,6 +388,9 @@ export class PluginHost extends EventEmitter<PluginHostEvents> {
     this.record(errorCodeOf(error), error instanceof Error ? error.message : String(error));
   }
 }
+
+/** Protocol warnings logged per plugin per 10 s; the rest are counted into one summary line. */
+const PROTOCOL_LOG_LINES = 20;
 
 /** How long a handshake that lost its pipe waits for the child's exit status. */
 const EXIT_NOTICE_MS = 1_000;

@@ -284,7 +284,7 @@ export class PluginManager extends EventEmitter<PluginManagerEvents> {
         host,
         broker: options.broker,
         kinds: manifest.channelKinds,
-        logger: this.logger,
+        logger: host.protocolLogger,
       });
       slot.bridge.start();
     }
