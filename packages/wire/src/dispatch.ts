@@ -18,6 +18,8 @@
  *   makes a method unhandled again;
  * - `guard` runs before the params are read, with the method's table entry (the admin RPC checks
  *   the entry's `capability` there);
+ * - `around` wraps each served request — guard, params check and handler — and sees every
+ *   outcome, refusals included (the admin RPC's audit log);
  * - notifications whose params break the schema are dropped (nobody to answer) and reported as
  *   the peer's protocol problem `invalid_notification`.
  */
@@ -56,6 +58,21 @@ export interface DispatcherOptions<T extends RequestTable> {
   onSchemaFailure?(failure: SchemaFailure): void;
   /** Runs before the params are read; throw an RpcError to refuse the call. */
   guard?(method: MethodOf<T>, entry: T[MethodOf<T>], ctx: RequestContext): void;
+  /**
+   * Wraps every served request: `serve()` runs the guard, the params check and the handler, and
+   * returns (or throws, or rejects with) exactly what will be answered. Whatever `around` returns
+   * is the reply, so it must pass `serve()`'s outcome on. Not called for methods nobody handles.
+   */
+  around?(call: ServedCall<T>, serve: () => unknown): unknown;
+}
+
+/** A request as `around` sees it, before anything has checked its params. */
+export interface ServedCall<T extends RequestTable> {
+  method: MethodOf<T>;
+  entry: T[MethodOf<T>];
+  /** The params as received. */
+  params: unknown;
+  ctx: RequestContext;
 }
 
 export function defaultInvalidParams(method: string, issues: readonly IssueLike[]): RpcError {
@@ -99,7 +116,7 @@ export class Dispatcher<T extends RequestTable, N extends NotificationTable = No
       throw invalidResult(method, checked.error.issues);
     };
 
-    const served: RequestHandler = (raw, ctx) => {
+    const serve: RequestHandler = (raw, ctx) => {
       if (guard) guard(method, entry as T[MethodOf<T>], ctx);
       const parsed = paramsSchema.safeParse(raw);
       if (!parsed.success) {
@@ -110,6 +127,12 @@ export class Dispatcher<T extends RequestTable, N extends NotificationTable = No
       if (resultSchema === undefined) return outcome;
       return isPromise(outcome) ? outcome.then(checkResult) : checkResult(outcome);
     };
+    const { around } = this.options;
+    const served: RequestHandler =
+      around === undefined
+        ? serve
+        : (raw, ctx) =>
+            around({ method, entry: entry as T[MethodOf<T>], params: raw, ctx }, () => serve(raw, ctx));
     this.peer.onRequest(method, served);
     return () => this.peer.removeRequestHandler(method, served);
   }

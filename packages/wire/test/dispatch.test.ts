@@ -198,6 +198,55 @@ describe("Dispatcher", () => {
     });
   });
 
+  test("around sees every outcome of a served request: result, guard refusal, bad params, handler failure", async () => {
+    const { peer, call } = served();
+    const seen: Array<{ method: string; params: unknown; outcome: string }> = [];
+    const dispatcher = new Dispatcher(
+      peer,
+      { requests: table },
+      {
+        guard: (_name, _entry, ctx) => {
+          if (ctx.id === 99) throw new CapabilityNotGrantedError("math", "math/add", "app1");
+        },
+        around: (served, serve) => {
+          const record = (outcome: string) =>
+            seen.push({ method: served.method, params: served.params, outcome });
+          try {
+            const out = serve();
+            return Promise.resolve(out).then(
+              (value) => {
+                record(`ok ${JSON.stringify(value)}`);
+                return value;
+              },
+              (error: { code?: number }) => {
+                record(`error ${error.code}`);
+                throw error;
+              },
+            );
+          } catch (error) {
+            record(`error ${(error as { code?: number }).code}`);
+            throw error;
+          }
+        },
+      },
+    );
+    dispatcher.handle("math/add", ({ a, b }) => {
+      if (a < 0) throw new Error("negative");
+      return { sum: a + b };
+    });
+    assert.deepEqual((await call("math/add", { a: 1, b: 2 })).result, { sum: 3 });
+    assert.equal(((await call("math/add", { a: "x" })).error as { code: number }).code, -32602);
+    assert.equal(((await call("math/add", { a: -1 })).error as { code: number }).code, -32603);
+    assert.deepEqual(seen, [
+      { method: "math/add", params: { a: 1, b: 2 }, outcome: 'ok {"sum":3}' },
+      { method: "math/add", params: { a: "x" }, outcome: "error -32602" },
+      { method: "math/add", params: { a: -1 }, outcome: "error undefined" },
+    ]);
+    // An unhandled method never reaches around: the peer answers it.
+    assert.equal(((await call("math/broken", {})).error as { code: number }).code, -32601);
+    assert.equal(seen.length, 3);
+  });
+
   test("notifications: checked params reach the handler; bad ones are dropped and reported", async () => {
     const { peer, notify, call, problems } = served();
     const events: unknown[] = [];

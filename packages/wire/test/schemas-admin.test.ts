@@ -533,8 +533,13 @@ optional = ["llm_keys_crud", "channels_crud"]
   });
 
   test("extensions.yaml capabilities_grant", () => {
-    // entries.agent-creator of the spec's YAML, as the YAML loader yields it.
-    const entry = { capabilities_grant: ["agents_crud", "credentials_crud", "pairing_initiate"] };
+    // entries.agent-creator of the spec's YAML, as the YAML loader yields it, plus the `path` the
+    // microapp contract requires (the admin spec's excerpt shows only the grant).
+    const entry = {
+      path: "extensions/agent-creator/main.py",
+      capabilities_grant: ["agents_crud", "credentials_crud", "pairing_initiate"],
+      allow_external_bind: false,
+    };
     assertRoundTrip(MicroappExtensionEntrySchema, entry);
     for (const name of entry.capabilities_grant) assert.ok(isKnownCapability(name));
   });

@@ -4,6 +4,7 @@ import type { z } from "zod";
 import { MicroappOutboundRequestSchema } from "../src/schemas/admin/envelope.js";
 import { adminNotifications } from "../src/schemas/admin/notifications.js";
 import {
+  ExtensionsFileSchema,
   HOOK_METHOD_PREFIX,
   hookMethodName,
   hookNameFromMethod,
@@ -18,6 +19,7 @@ import {
   MicroappInboundRefSchema,
   MicroappInitializeParamsSchema,
   MicroappInitializeResultSchema,
+  MicroappManifestSchema,
   MicroappNotificationFrameSchema,
   MicroappRequestResponseSchema,
   MicroappResponseSchema,
@@ -32,7 +34,8 @@ import {
   microappNotifications,
   microappOutboundMethods,
   microappToolCatalogSchema,
-  microappToolPrefixes,
+  microappToolNameProblem,
+  microappToolPrefix,
 } from "../src/schemas/microapp/index.js";
 
 /** Dotted issue paths of a parse that must fail. */
@@ -171,7 +174,46 @@ describe("microapp: every example of the contract parses", () => {
 
   test("the extensions.yaml entry of the Python walkthrough", () => {
     const entry = { path: "extensions/hello/main.py" };
-    assert.deepEqual(MicroappExtensionEntrySchema.parse(entry), entry);
+    assert.deepEqual(MicroappExtensionEntrySchema.parse(entry), {
+      ...entry,
+      capabilities_grant: [],
+      allow_external_bind: false,
+    });
+  });
+
+  test("extensions.yaml is closed: a misspelt key is an error at that key", () => {
+    assertRejectedAt(MicroappExtensionEntrySchema, { path: "x", capabilities_grants: [] }, "");
+    assertRejectedAt(ExtensionsFileSchema, { extensions: { entires: {} } }, "extensions");
+    assertRejectedAt(
+      ExtensionsFileSchema,
+      { extensions: { entries: { Bad_Id: { path: "x" } } } },
+      "extensions.entries.Bad_Id",
+    );
+    assert.deepEqual(ExtensionsFileSchema.parse({}), { extensions: { entries: {} } });
+  });
+
+  test("plugin.toml: [capabilities.admin] and [capabilities.http_server], other sections pass", () => {
+    const manifest = MicroappManifestSchema.parse({
+      plugin: { id: "agent-creator", version: "0.1.0" },
+      capabilities: {
+        admin: { required: ["agents_crud"], optional: ["llm_keys_crud"] },
+        http_server: { port: 9001, token_env: "AGENT_CREATOR_TOKEN" },
+      },
+      transport: { kind: "stdio" },
+    });
+    assert.deepEqual(manifest.capabilities.admin, { required: ["agents_crud"], optional: ["llm_keys_crud"] });
+    assert.deepEqual(manifest.capabilities.http_server, {
+      port: 9001,
+      bind: "127.0.0.1",
+      token_env: "AGENT_CREATOR_TOKEN",
+      health_path: "/healthz",
+    });
+    assert.deepEqual(MicroappManifestSchema.parse({}), { plugin: {}, capabilities: {} });
+    assertRejectedAt(
+      MicroappManifestSchema,
+      { capabilities: { http_server: { port: 0 } } },
+      "capabilities.http_server.port",
+    );
   });
 });
 
@@ -186,7 +228,11 @@ describe("microapp: tool name namespacing", () => {
   });
 
   test("the prefix must be this extension's, followed by a non-empty tool part", () => {
-    assert.equal(isValidMicroappToolName("agent-creator", "agent-creator_create"), true, "literal id prefix");
+    assert.equal(
+      isValidMicroappToolName("agent-creator", "agent-creator_create"),
+      false,
+      "the literal hyphenated id is not the prefix: one spelling per extension",
+    );
     assert.equal(
       isValidMicroappToolName("billing", "acme_billing_charge"),
       false,
@@ -195,8 +241,17 @@ describe("microapp: tool name namespacing", () => {
     assert.equal(isValidMicroappToolName("acme", "acme_"), false, "empty tool part");
     assert.equal(isValidMicroappToolName("acme", "acmex_send"), false, "prefix without separator");
     assert.equal(isValidMicroappToolName("", "acme_send"), false, "no extension id");
-    assert.deepEqual(microappToolPrefixes("agent-creator"), ["agent-creator_", "agent_creator_"]);
-    assert.deepEqual(microappToolPrefixes("hello"), ["hello_"]);
+    assert.equal(microappToolPrefix("agent-creator"), "agent_creator_");
+    assert.equal(microappToolPrefix("hello"), "hello_");
+  });
+
+  test("the problem names the tool and the prefix it needs", () => {
+    assert.equal(microappToolNameProblem("agent-creator", "agent_creator_create"), undefined);
+    assert.match(
+      microappToolNameProblem("agent-creator", "create") ?? "",
+      /"create" is not prefixed "agent_creator_"/,
+    );
+    assert.match(microappToolNameProblem("acme", "acme_") ?? "", /"acme_" is not a valid tool name/);
   });
 
   test("the extension-agnostic regex", () => {

@@ -7,6 +7,7 @@ import { EpochMsSchema, OperatorTokenHashSchema } from "./common.js";
 
 /** A shorter bearer token is too guessable to accept. */
 export const AUTH_TOKEN_MIN_LEN = 16;
+export const AUTH_REASON_MAX_LEN = 200;
 
 export const AuthRotateTokenParamsSchema = z
   .looseObject({
@@ -16,7 +17,10 @@ export const AuthRotateTokenParamsSchema = z
       .min(AUTH_TOKEN_MIN_LEN, { message: `new_token must be at least ${AUTH_TOKEN_MIN_LEN} chars` })
       .optional(),
     /** Audit hint ("scheduled rotation", "key leaked"). */
-    reason: z.string().optional(),
+    reason: z
+      .string()
+      .max(AUTH_REASON_MAX_LEN, { message: `reason must be at most ${AUTH_REASON_MAX_LEN} chars` })
+      .optional(),
   })
   .optional();
 export type AuthRotateTokenParams = z.infer<typeof AuthRotateTokenParamsSchema>;

@@ -1,7 +1,8 @@
 /**
  * The admin RPC rides the microapp's stdio next to daemon-initiated calls, so request ids tell the
  * two directions apart: a microapp-initiated id starts with `app:`, a daemon-initiated id never
- * does (the daemon uses incrementing integers or bare UUIDs).
+ * does (nexo numbers its requests 1, 2, 3, …, as the microapp contract's framing table says; the
+ * admin spec's mention of "random UUIDs" contradicts it, and the contract wins).
  */
 import { z } from "zod";
 import { AdminCode } from "../../errors.js";

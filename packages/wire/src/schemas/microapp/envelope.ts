@@ -1,6 +1,6 @@
 /**
  * Frames on a microapp's stdio, as seen from each side. Both directions share one pipe, so the id
- * tells requests apart: the daemon's ids are integers (or bare UUIDs), the microapp's start with
+ * tells requests apart: the daemon's ids are integers, the microapp's start with
  * `app:` — a response is matched to the side whose id it echoes.
  */
 import { z } from "zod";

@@ -7,6 +7,7 @@ export * from "./context.js";
 export * from "./envelope.js";
 export * from "./extensions-config.js";
 export * from "./hooks.js";
+export * from "./manifest.js";
 export * from "./methods.js";
 export * from "./notifications.js";
 export * from "./outbound.js";

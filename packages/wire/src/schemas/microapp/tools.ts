@@ -3,9 +3,9 @@
  * colliding in one LLM catalogue: every tool name is `<extension_id>_<tool>`.
  *
  * The contract's own example shows how ids with hyphens map: extension `agent-creator` names its
- * tool `agent_creator_create`, because LLM tool names conventionally avoid `-` in the namespace
- * part. Both the literal id and that underscore form are accepted as the prefix; a `/` or any
- * other separator is not.
+ * tool `agent_creator_create`. The prefix is the id with every `-` written `_`, then `_`: the one
+ * spelling, so a catalogue never holds `agent-creator_x` and `agent_creator_x` side by side. A
+ * literal hyphenated prefix, a `/` or any other separator is rejected.
  */
 import { z } from "zod";
 
@@ -18,22 +18,31 @@ export const MICROAPP_TOOL_NAME_REGEX = /^[A-Za-z0-9-]+_[A-Za-z0-9_-]*[A-Za-z0-9
 
 const TOOL_PART_REGEX = /^[A-Za-z0-9_-]*[A-Za-z0-9-]$/;
 
-/** The prefixes a tool of this extension may carry, literal id first. */
-export function microappToolPrefixes(extensionId: string): string[] {
-  const literal = `${extensionId}_`;
-  const underscored = `${extensionId.replaceAll("-", "_")}_`;
-  return literal === underscored ? [literal] : [literal, underscored];
+/** The prefix every tool of this extension carries: the id with `-` as `_`, then `_`. */
+export function microappToolPrefix(extensionId: string): string {
+  return `${extensionId.replaceAll("-", "_")}_`;
 }
 
 /**
- * True when `name` is `<extension_id>_<tool>` for this extension: the extension's prefix
- * (literal or with `-` as `_`), then a non-empty tool part in the tool-name alphabet.
+ * True when `name` is `<extension_id with - as _>_<tool>` for this extension: the prefix, then a
+ * non-empty tool part in the tool-name alphabet.
  */
 export function isValidMicroappToolName(extensionId: string, name: string): boolean {
   if (extensionId.length === 0 || !MICROAPP_TOOL_NAME_REGEX.test(name)) return false;
-  return microappToolPrefixes(extensionId).some(
-    (prefix) => name.startsWith(prefix) && TOOL_PART_REGEX.test(name.slice(prefix.length)),
-  );
+  const prefix = microappToolPrefix(extensionId);
+  return name.startsWith(prefix) && TOOL_PART_REGEX.test(name.slice(prefix.length));
+}
+
+/**
+ * Why `name` is not a tool name of this extension, in words a microapp author can act on, or
+ * undefined when it is one.
+ */
+export function microappToolNameProblem(extensionId: string, name: string): string | undefined {
+  if (isValidMicroappToolName(extensionId, name)) return undefined;
+  const prefix = microappToolPrefix(extensionId);
+  if (!name.startsWith(prefix))
+    return `tool "${name}" is not prefixed "${prefix}" (tools of extension ${extensionId} are named ${prefix}<tool>)`;
+  return `tool "${name}" is not a valid tool name (letters, digits, '_' and '-' after "${prefix}", not ending in '_')`;
 }
 
 /** A tool as `initialize` and `tools/list` declare it; `input_schema` is a JSON Schema object. */
@@ -54,14 +63,8 @@ export function microappToolCatalogSchema(extensionId: string) {
   return z.array(MicroappToolDefinitionSchema).superRefine((tools, ctx) => {
     const seen = new Set<string>();
     tools.forEach((tool, index) => {
-      if (!isValidMicroappToolName(extensionId, tool.name)) {
-        const expected = microappToolPrefixes(extensionId).join(`" or "`);
-        ctx.addIssue({
-          code: "custom",
-          path: [index, "name"],
-          message: `tool "${tool.name}" must be prefixed "${expected}" (extension ${extensionId})`,
-        });
-      }
+      const problem = microappToolNameProblem(extensionId, tool.name);
+      if (problem !== undefined) ctx.addIssue({ code: "custom", path: [index, "name"], message: problem });
       if (seen.has(tool.name)) {
         ctx.addIssue({
           code: "custom",
