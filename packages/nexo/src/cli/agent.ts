@@ -34,7 +34,10 @@ export function registerAgent(program: Command): void {
     .option("--system-prompt <text>", "system prompt")
     .option("--auto-approve", "start in yolo mode: run every tool without asking")
     .option("--workspace <path>", "directory the file tools work in (default: the current directory)")
-    .option("--session-id <id>", "create the session with this id (error if it exists)")
+    .option(
+      "--session-id <id>",
+      "use this session id: created, or opened if it exists without messages (error if it has messages)",
+    )
     .option("--resume <id>", "resume a session (or 'latest') with its whole history")
     .option(
       "--state-dir <dir>",

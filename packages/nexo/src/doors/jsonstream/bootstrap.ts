@@ -155,12 +155,16 @@ export function bootstrap(flags: AgentFlags, env: NodeJS.ProcessEnv, logger: Log
       record = found;
       history = store.transcripts.messages(record.id);
       resumed = true;
-    } else {
-      if (flags.sessionId && store.sessions.get(flags.sessionId)) {
+    } else if (flags.sessionId && store.sessions.get(flags.sessionId)) {
+      // AionUi re-opens a conversation it created but never used with the same --session-id;
+      // one that already holds messages must be continued with --resume, never silently reused.
+      if (store.transcripts.count(flags.sessionId) > 0) {
         throw new StartupError(
-          `--session-id ${flags.sessionId}: a session with this id already exists (use --resume)`,
+          `--session-id ${flags.sessionId}: this session already has messages; use --resume ${flags.sessionId} to continue it`,
         );
       }
+      record = store.sessions.require(flags.sessionId);
+    } else {
       record = store.sessions.create({
         ...(flags.sessionId ? { id: flags.sessionId } : {}),
         agentId,

@@ -385,14 +385,33 @@ describe("json-stream door", () => {
     assert.match(String((e2.error as { message: string }).message), /ANTHROPIC_API_KEY not set/);
     assert.notEqual((await noKey.exited).code, 0);
 
-    const taken = new JsonStreamClient(["--provider", "scripted", "--session-id", "dup"], { stateDir });
-    await taken.waitFor((e) => e.type === "ready");
-    taken.end();
-    await taken.exited;
+    const used = new JsonStreamClient(["--provider", "scripted", "--session-id", "dup"], { stateDir });
+    await used.waitFor((e) => e.type === "ready");
+    await used.turn("m1", "hello");
+    used.end();
+    await used.exited;
     const again = new JsonStreamClient(["--provider", "scripted", "--session-id", "dup"], { stateDir });
     const e3 = await again.waitFor((e) => e.type === "error");
-    assert.match(String((e3.error as { message: string }).message), /already exists/);
+    assert.match(String((e3.error as { message: string }).message), /already has messages.*--resume dup/);
     assert.notEqual((await again.exited).code, 0);
+  });
+
+  test("--session-id of a session that exists but has no messages is accepted (AionUi re-opens it)", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "nexo-js-empty-"));
+    const first = new JsonStreamClient(["--provider", "scripted", "--session-id", "fresh"], { stateDir });
+    assert.equal((await first.waitFor((e) => e.type === "ready")).session_id, "fresh");
+    first.end();
+    assert.equal((await first.exited).code, 0);
+    const second = new JsonStreamClient(["--provider", "scripted", "--session-id", "fresh"], { stateDir });
+    assert.equal((await second.waitFor((e) => e.type === "ready")).session_id, "fresh");
+    const events = await second.turn("m1", "hello");
+    assert.equal(events.at(-1)!.type, "stream_end");
+    second.end();
+    assert.equal((await second.exited).code, 0);
+    const resumed = new JsonStreamClient(["--provider", "scripted", "--resume", "fresh"], { stateDir });
+    assert.equal((await resumed.waitFor((e) => e.type === "ready")).session_id, "fresh");
+    resumed.end();
+    assert.equal((await resumed.exited).code, 0);
   });
 
   test("init_history seeds the context before the first message, and is refused afterwards", async () => {
