@@ -111,6 +111,11 @@ export class PendingApprovals {
     return true;
   }
 
+  /** Denies every pending approval with `reason` (nobody is left to answer them). */
+  denyAll(reason: string): void {
+    for (const callId of [...this.waiters.keys()]) this.deny(callId, reason);
+  }
+
   has(callId: string): boolean {
     return this.waiters.has(callId);
   }

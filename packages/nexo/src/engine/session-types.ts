@@ -74,6 +74,8 @@ export interface SessionState {
   readonly hooks: HookRunner | undefined;
   readonly hookContext: { agentId: string; sessionId: string };
   readonly logger: MinimalLogger | undefined;
+  /** Why calls that need approval are refused instead of waiting, if they are (see SessionConfig). */
+  readonly approvalRefusal: string | undefined;
   append(message: ChatMessage, turnId: string): Promise<void>;
   replaceHistory(messages: ChatMessage[]): void;
   /** The history's size in the estimate's characters, kept up to date as messages come and go. */

@@ -39,6 +39,7 @@ export class AgentSession implements SessionState {
   private messages: ChatMessage[];
   private charCount = 0;
   private current: { controller: AbortController; done: Promise<void> } | undefined;
+  private refusal: string | undefined;
 
   constructor(config: SessionConfig) {
     this.config = config;
@@ -111,6 +112,20 @@ export class AgentSession implements SessionState {
 
   deny(callId: string, reason: string): boolean {
     return this.approvals.deny(callId, reason);
+  }
+
+  /**
+   * Nobody can answer approvals any more (e.g. the json-stream client closed stdin): pending ones
+   * are denied with `reason`, and later calls that would need one are refused with it.
+   */
+  refuseApprovals(reason: string): void {
+    this.refusal = reason;
+    this.approvals.denyAll(reason);
+  }
+
+  /** Why calls that need approval are refused now, if they are. */
+  get approvalRefusal(): string | undefined {
+    return this.refusal ?? this.config.approvalsUnavailable;
   }
 
   /**

@@ -317,9 +317,8 @@ async function runToolCall(run: TurnRun, call: ToolUseBlock): Promise<ToolResult
   });
 
   if (needsApproval) {
-    if (session.config.approvalsUnavailable) {
-      return cancelled(session.config.approvalsUnavailable);
-    }
+    const refusal = session.approvalRefusal;
+    if (refusal) return cancelled(refusal);
     try {
       const decision = await session.approvals.wait(call.id, category, signal);
       if (!decision.approved) {

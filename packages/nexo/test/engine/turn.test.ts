@@ -395,4 +395,28 @@ describe("turn loop", () => {
     >;
     assert.equal(c.reason, "no one can approve tools here");
   });
+
+  test("refuseApprovals denies the pending approval and refuses later ones; the turn finishes", async () => {
+    const { s } = session([
+      () => toolCalls({ id: "b1", name: "Bash", input: {} }),
+      () => toolCalls({ id: "b2", name: "Bash", input: {} }),
+      () => text("gave up"),
+    ]);
+    const events = await collect(s.runTurn("x"), (e) => {
+      if (e.type === "tool_requested" && e.callId === "b1") s.refuseApprovals("stdin closed");
+    });
+    const cancelled = events.filter((e) => e.type === "tool_cancelled") as Array<
+      Extract<TurnEvent, { type: "tool_cancelled" }>
+    >;
+    assert.deepEqual(
+      cancelled.map((c) => [c.callId, c.reason]),
+      [
+        ["b1", "stdin closed"],
+        ["b2", "stdin closed"],
+      ],
+    );
+    assert.ok(!events.some((e) => e.type === "tool_running"));
+    assert.equal((events.at(-1) as { reason: string }).reason, "completed");
+    assertConsistent(s.history);
+  });
 });

@@ -9,7 +9,9 @@
  *   `stream_end`; the process keeps serving; `stop` while idle is answered with an `info`;
  * - malformed lines, unknown commands and invalid fields get `protocol_error`; nothing is dropped
  *   silently;
- * - `stream_end.usage` is the usage of that message, not of the session.
+ * - `stream_end.usage` is the usage of that message, not of the session;
+ * - stdin EOF finishes the turn in flight (approvals it still needs are denied with "stdin
+ *   closed") and then ends the process; SIGTERM cancels it.
  */
 import { readFile, stat } from "node:fs/promises";
 import { extname, isAbsolute, resolve } from "node:path";
@@ -60,7 +62,9 @@ export class JsonStreamDoor {
   private messagesSeen = 0;
   /** Commands are handled one after another, in arrival order. */
   private chain: Promise<void> = Promise.resolve();
-  private finished = false;
+  /** No more commands are handled (stdin ended or shutdown began). */
+  private closing = false;
+  private stopping = false;
   private resolveRun!: () => void;
   private readonly runPromise = new Promise<void>((r) => {
     this.resolveRun = r;
@@ -91,7 +95,7 @@ export class JsonStreamDoor {
     );
     input.on("end", () => {
       this.decoder.end();
-      this.enqueue(() => this.shutdown("stdin closed"));
+      this.enqueue(() => this.finish());
     });
     input.on("error", (error) => {
       this.options.logger.warn({ err: error.message }, "stdin error");
@@ -100,10 +104,29 @@ export class JsonStreamDoor {
     return this.runPromise;
   }
 
+  /**
+   * stdin ended: nobody can send commands any more, but the turn in flight is finished — approvals
+   * it still needs are denied with "stdin closed" (calls the mode allows run) — so that
+   * `printf '{"type":"message",…}' | nexo agent --json-stream` runs a whole turn. Then `run()` ends.
+   * The turn is bounded by its own limits (max_turns, tool and provider timeouts); SIGTERM still
+   * cancels it.
+   */
+  private async finish(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    if (this.turn) {
+      this.options.session.refuseApprovals("stdin closed");
+      await this.turn.done;
+    }
+    this.options.logger.debug({ reason: "stdin closed" }, "json-stream door closing");
+    this.resolveRun();
+  }
+
   /** Cancels the running turn, waits for it (bounded) and ends `run()`. */
   async shutdown(reason: string): Promise<void> {
-    if (this.finished) return;
-    this.finished = true;
+    if (this.stopping) return;
+    this.stopping = true;
+    this.closing = true;
     const { session, logger } = this.options;
     if (this.turn) {
       session.cancel(`shutting down: ${reason}`);
@@ -153,7 +176,7 @@ export class JsonStreamDoor {
   }
 
   private async onLine(line: string): Promise<void> {
-    if (this.finished) return;
+    if (this.closing) return;
     let raw: unknown;
     try {
       raw = JSON.parse(line);
