@@ -7,6 +7,9 @@ import { JsonStreamDoor } from "../doors/jsonstream/door.js";
 import { createLogger } from "../log.js";
 import { NEXO_VERSION } from "../version.js";
 
+/** How long a finished process waits for stdout to drain before it exits anyway. */
+const STDOUT_DRAIN_MS = 2000;
+
 /** A fatal start-up problem: one `error{config_error}` line on stdout, then a non-zero exit. */
 function fatal(message: string): never {
   process.stdout.write(
@@ -43,6 +46,8 @@ export async function runAgent(options: AgentFlags & { jsonStream?: boolean }): 
   await door.run();
   await boot.close();
   boot.store.close();
-  // stdout may still hold queued lines: let them drain, then leave with success.
+  // stdout may still hold queued lines: let them drain, then leave with success — but a reader
+  // that stopped reading cannot keep the process alive.
+  setTimeout(() => process.exit(0), STDOUT_DRAIN_MS).unref();
   process.stdout.write("", () => process.exit(0));
 }

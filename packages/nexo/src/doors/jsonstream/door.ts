@@ -19,7 +19,7 @@ import type { Readable, Writable } from "node:stream";
 import { type FrameProblem, FrameWriter, LineDecoder } from "@nexo/wire";
 import * as jsonstream from "@nexo/wire/schemas/jsonstream";
 import type { AgentSession } from "../../engine/session.js";
-import type { ContentBlock, TurnEvent } from "../../engine/types.js";
+import type { ContentBlock } from "../../engine/types.js";
 import type { Logger } from "../../log.js";
 import { toWire } from "./translate.js";
 
@@ -149,9 +149,11 @@ export class JsonStreamDoor {
   }
 
   private emit(event: WireEvent): void {
-    this.writer.write(event).catch((error: Error) => {
-      this.options.logger.error({ err: error.message }, "cannot write to stdout");
-    });
+    this.writer.write(event).catch((error: Error) => this.writeFailed(error));
+  }
+
+  private writeFailed(error: Error): void {
+    this.options.logger.error({ err: error.message }, "cannot write to stdout");
   }
 
   private emitError(
@@ -317,7 +319,12 @@ export class JsonStreamDoor {
     const stream = session.runTurn(content);
     const done = (async () => {
       try {
-        for await (const event of stream) this.forward(event, msgId);
+        for await (const event of stream) {
+          const wire = toWire(event, msgId);
+          // Paced by stdout: while the reader lags, the next event is not taken, so the engine's
+          // bounded event queue fills and the turn waits instead of frames piling up in memory.
+          if (wire) await this.writer.write(wire).catch((error: Error) => this.writeFailed(error));
+        }
       } catch (error) {
         logger.error({ err: (error as Error).stack }, "turn stream failed");
         this.emitError(msgId, "internal_error", (error as Error).message, false);
@@ -327,11 +334,6 @@ export class JsonStreamDoor {
       }
     })();
     this.turn = { msgId, done };
-  }
-
-  private forward(event: TurnEvent, msgId: string): void {
-    const wire = toWire(event, msgId);
-    if (wire) this.emit(wire);
   }
 
   /**

@@ -4,12 +4,13 @@
  * Real CLI processes against the mock LLM server.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { MockLlmServer, type MockScriptInput } from "@nexo/mock-llm";
-import { runCli } from "../../helpers/cli.js";
+import { CLI_PATH, runCli } from "../../helpers/cli.js";
 import { type Event, JsonStreamClient } from "../../helpers/jsonstream-client.js";
 
 let mock: MockLlmServer;
@@ -199,5 +200,73 @@ describe("json-stream door: stdin EOF and signals", () => {
     );
     assert.equal(resumed.code, 0, resumed.stderr);
     assert.match(JSON.stringify(sent(1)), /"go"/);
+  });
+
+  test("a reader that stops reading stdout costs bounded memory, and loses nothing once it reads again", async () => {
+    const words = 80_000;
+    const answer = Array.from({ length: words }, (_, i) => `w${i}`).join(" ");
+    mock.reset([{ text: "warm up" }, { text: answer }]);
+    const child = spawn(
+      process.execPath,
+      [
+        CLI_PATH,
+        "agent",
+        "--json-stream",
+        "--provider",
+        "anthropic",
+        "--model",
+        "m",
+        "--workspace",
+        workspace(),
+      ],
+      { env: env(mkdtempSync(join(tmpdir(), "nexo-js-stall-"))), stdio: ["pipe", "pipe", "inherit"] },
+    );
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    const megabytes = (field: "VmRSS" | "VmHWM") =>
+      Number(readFileSync(`/proc/${child.pid}/status`, "utf8").match(new RegExp(`${field}:\\s+(\\d+)`))![1]) /
+      1024;
+    try {
+      let out = "";
+      child.stdout.setEncoding("utf8").on("data", (d: string) => {
+        out += d;
+      });
+      const until = async (what: string, timeoutMs: number) => {
+        const deadline = Date.now() + timeoutMs;
+        while (!out.includes(what)) {
+          assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      await until('"type":"ready"', 15_000);
+      // A first turn loads the provider's code, so what follows measures the stalled turn only.
+      child.stdin.write(`${JSON.stringify(message("w", "warm up"))}\n`);
+      await until('"stream_end"', 15_000);
+      child.stdout.pause();
+      const base = megabytes("VmRSS");
+      child.stdin.write(`${JSON.stringify(message("m1", "talk a lot"))}\n`);
+      // Let the stalled turn run until memory stops moving (bounded wait).
+      let peak = 0;
+      for (let i = 0, still = 0; i < 60 && still < 6; i++) {
+        await new Promise((r) => setTimeout(r, 250));
+        const now = megabytes("VmHWM");
+        still = now === peak ? still + 1 : 0;
+        peak = now;
+      }
+      const growth = peak - base;
+      // Unpaced, this answer cost about 70 MB; paced it stays near 20 MB whatever the answer's length.
+      assert.ok(growth < 45, `RSS grew ${growth.toFixed(1)} MB while nobody read stdout`);
+      child.stdout.resume();
+      await until('"stream_end","msg_id":"m1"', 60_000);
+      const text = out
+        .split("\n")
+        .filter((line) => line.includes('"msg_id":"m1"') && line.includes('"text_delta"'))
+        .map((line) => (JSON.parse(line) as { text: string }).text)
+        .join("");
+      assert.equal(text, answer);
+      child.stdin.end();
+      assert.equal(await exited, 0);
+    } finally {
+      child.kill("SIGKILL");
+    }
   });
 });
