@@ -76,6 +76,8 @@ export class PendingApprovals {
   /** Waits for the decision on `callId`; rejects with ApprovalCancelledError when `signal` aborts. */
   wait(callId: string, category: ToolCategory, signal: AbortSignal): Promise<ApprovalDecision> {
     if (signal.aborted) return Promise.reject(new ApprovalCancelledError("turn cancelled"));
+    // The turn gives every call an id of its own; a second waiter would take the first's decision.
+    if (this.waiters.has(callId)) return Promise.reject(new Error(`approval ${callId} is already pending`));
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         this.waiters.delete(callId);

@@ -39,6 +39,8 @@ interface TurnRun {
   signal: AbortSignal;
   /** The tool definitions offered during this turn, and their size, computed once per turn. */
   tools?: { specs: ToolSpec[]; chars: number };
+  /** Call ids given out in this turn: each call the user sees has an id of its own. */
+  callIds?: Set<string>;
 }
 
 function turnTools(run: TurnRun): { specs: ToolSpec[]; chars: number } {
@@ -213,7 +215,12 @@ async function callModel(run: TurnRun, onUsage: (u: Partial<Usage>) => void): Pr
             await events.room();
           break;
         case "tool_call":
-          reply.toolCalls.push({ type: "tool_use", id: event.id, name: event.name, input: event.input });
+          reply.toolCalls.push({
+            type: "tool_use",
+            id: uniqueCallId(run, event.id),
+            name: event.name,
+            input: event.input,
+          });
           break;
         case "usage":
           onUsage(event.usage);
@@ -245,6 +252,20 @@ async function callModel(run: TurnRun, onUsage: (u: Partial<Usage>) => void): Pr
     reply.thinking = undefined;
   }
   return reply;
+}
+
+/**
+ * The model's id for a call, or a fresh one when the model already used it in this turn: two calls
+ * sharing an id would let an approval (or a result) meant for one apply to the other. The new id
+ * keeps the providers' id alphabet (letters, digits, `_`, `-`).
+ */
+function uniqueCallId(run: TurnRun, id: string): string {
+  const used = (run.callIds ??= new Set());
+  const base = id === "" ? "call" : id;
+  let unique = base;
+  for (let n = 2; used.has(unique); n++) unique = `${base}_${n}`;
+  used.add(unique);
+  return unique;
 }
 
 function providerErrorEvent(turnId: string, error: unknown): TurnEvent {

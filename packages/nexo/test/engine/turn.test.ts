@@ -419,4 +419,33 @@ describe("turn loop", () => {
     assert.equal((events.at(-1) as { reason: string }).reason, "completed");
     assertConsistent(s.history);
   });
+
+  test("a call id the model repeats gets an id of its own, within a response and across the turn", async () => {
+    const { s, provider } = session(
+      [
+        () =>
+          toolCalls({ id: "c", name: "Echo", input: { v: 1 } }, { id: "c", name: "Echo", input: { v: 2 } }),
+        () => toolCalls({ id: "c", name: "Echo", input: { v: 3 } }),
+        () => text("ok"),
+      ],
+      { policy: new ApprovalPolicy({ mode: "yolo" }) },
+    );
+    const events = await collect(s.runTurn("x"));
+    const results = events.filter((e) => e.type === "tool_result") as Array<
+      Extract<TurnEvent, { type: "tool_result" }>
+    >;
+    assert.deepEqual(
+      results.map((r) => [r.callId, r.output]),
+      [
+        ["c", "echo:1"],
+        ["c_2", "echo:2"],
+        ["c_3", "echo:3"],
+      ],
+    );
+    assert.deepEqual(
+      provider.requests[1]!.messages.at(-1)!.content.map((b) => (b as { toolUseId: string }).toolUseId),
+      ["c", "c_2"],
+    );
+    assertConsistent(s.history);
+  });
 });

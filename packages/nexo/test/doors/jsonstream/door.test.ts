@@ -244,6 +244,41 @@ describe("json-stream door", () => {
     client.end();
   });
 
+  test("two tool calls sharing one id: each gets its own call_id, and an approval runs exactly what it named", async () => {
+    const { client, ws } = await start([
+      {
+        tool_calls: [
+          { id: "dup", name: "Bash", input: { command: "touch first" } },
+          { id: "dup", name: "Bash", input: { command: "touch second" } },
+        ],
+      },
+      { text: "done" },
+    ]);
+    client.send({ type: "message", msg_id: "m1", input: "two commands" });
+    const first = await client.waitFor((e) => e.type === "tool_request");
+    const second = await client.waitFor((e) => e.type === "tool_request" && e !== first);
+    assert.equal(first.call_id, "dup");
+    assert.notEqual(second.call_id, "dup", "the second call got an id of its own");
+    assert.deepEqual((first.tool as { args: unknown }).args, { command: "touch first" });
+    assert.deepEqual((second.tool as { args: unknown }).args, { command: "touch second" });
+    client.send({ type: "tool_approve", call_id: "dup" });
+    await client.waitFor((e) => e.type === "tool_result" && e.call_id === "dup");
+    assert.equal(existsSync(join(ws, "first")), true);
+    assert.equal(existsSync(join(ws, "second")), false, "approving dup ran only the call shown as dup");
+    client.send({ type: "tool_deny", call_id: second.call_id, reason: "not that one" });
+    await client.waitFor((e) => e.type === "stream_end");
+    assert.equal(existsSync(join(ws, "second")), false);
+    const uses = (sent(2).at(-2)!.content as Array<{ type: string; id?: string }>)
+      .filter((b) => b.type === "tool_use")
+      .map((b) => b.id);
+    assert.deepEqual(
+      toolResults(sent(2)).map((r) => r.tool_use_id),
+      uses,
+    );
+    assert.equal(new Set(uses).size, 2, "the ids sent back to the model are unique");
+    client.end();
+  });
+
   test("an unknown tool gets an error result and the model continues", async () => {
     const { client } = await start([
       { tool_calls: [{ id: "u1", name: "Teleport", input: {} }] },
