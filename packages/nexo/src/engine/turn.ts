@@ -103,7 +103,16 @@ export async function runTurn(run: TurnRun, input: ContentBlock[]): Promise<void
         break;
       }
       step++;
-      await maybeCompact(run, false);
+      const compaction = await compactSafely(run, false);
+      if (compaction === "cancelled") {
+        reason = "cancelled";
+        break;
+      }
+      if (compaction !== "done" && compaction !== "skipped") {
+        await emit(compaction);
+        reason = "error";
+        break;
+      }
 
       let modelReply: ModelReply;
       try {
@@ -119,9 +128,19 @@ export async function runTurn(run: TurnRun, input: ContentBlock[]): Promise<void
         }
         if (error instanceof LlmContextOverflowError && !compactedThisStep) {
           compactedThisStep = true;
-          if (await maybeCompact(run, true)) {
+          const compaction = await compactSafely(run, true);
+          if (compaction === "done") {
             step--;
             continue;
+          }
+          if (compaction === "cancelled") {
+            reason = "cancelled";
+            break;
+          }
+          if (compaction !== "skipped") {
+            await emit(compaction);
+            reason = "error";
+            break;
           }
         }
         await emit(providerErrorEvent(turnId, error));
@@ -268,7 +287,7 @@ function uniqueCallId(run: TurnRun, id: string): string {
   return unique;
 }
 
-function providerErrorEvent(turnId: string, error: unknown): TurnEvent {
+function providerErrorEvent(turnId: string, error: unknown, during?: string): TurnEvent {
   const retryable = isRetryable(error);
   let message = (error as Error)?.message ?? String(error);
   if (error instanceof LlmRateLimitedError && error.retryAfterSecs !== undefined) {
@@ -276,7 +295,26 @@ function providerErrorEvent(turnId: string, error: unknown): TurnEvent {
   }
   if (error instanceof LlmAuthenticationError) message = `authentication failed: ${message}`;
   if (error instanceof LlmModelNotFoundError) message = `model not found: ${message}`;
+  if (during) message = `${during} failed: ${message}`;
   return { type: "error", turnId, code: "provider_error", message, retryable };
+}
+
+/**
+ * Compaction asks the model for a summary, so it fails and gets stopped like any model call: a
+ * stop is a cancellation (the history is left as it was), a failure is the provider's error.
+ */
+async function compactSafely(
+  run: TurnRun,
+  force: boolean,
+): Promise<"done" | "skipped" | "cancelled" | TurnEvent> {
+  try {
+    const compacted = await maybeCompact(run, force);
+    if (run.signal.aborted) return "cancelled";
+    return compacted ? "done" : "skipped";
+  } catch (error) {
+    if (run.signal.aborted) return "cancelled";
+    return providerErrorEvent(run.turnId, error, "compacting the conversation");
+  }
 }
 
 async function maybeCompact(run: TurnRun, force: boolean): Promise<boolean> {
@@ -290,6 +328,8 @@ async function maybeCompact(run: TurnRun, force: boolean): Promise<boolean> {
   const cut = compactionCut(session.history);
   if (cut <= 0) return false;
   const result = await compact(session.config.provider, session.config.model, session.history, cut, signal);
+  // A stopped summary is cut off: never let it replace the conversation.
+  if (signal.aborted) return false;
   session.replaceHistory(result.messages);
   await events.push({
     type: "info",

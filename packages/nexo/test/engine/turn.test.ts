@@ -335,6 +335,68 @@ describe("turn loop", () => {
     assert.equal(provider.requests.length, 5);
   });
 
+  test("a stop during compaction cancels the turn cleanly: no error, history untouched", async () => {
+    let summarising!: () => void;
+    const summaryRequested = new Promise<void>((resolve) => {
+      summarising = resolve;
+    });
+    const { s } = session(
+      [
+        () => text("a1"),
+        () => text("a2"),
+        () => new LlmContextOverflowError("prompt is too long"),
+        () => {
+          summarising();
+          return { events: text("a summary that never finishes"), delayMs: 200 };
+        },
+        () => text("next turn"),
+      ],
+      { contextWindow: 1_000_000 },
+    );
+    await collect(s.runTurn("q1"));
+    await collect(s.runTurn("q2"));
+    const stream = s.runTurn("q3");
+    void summaryRequested.then(() => s.cancel());
+    const events = await collect(stream);
+    assert.ok(!events.some((e) => e.type === "error"), JSON.stringify(events));
+    assert.equal((events.at(-1) as { reason: string }).reason, "cancelled");
+    assert.ok(
+      s.history.every((m) => !JSON.stringify(m).includes("never finishes")),
+      "a cut-off summary never replaces the history",
+    );
+    assert.deepEqual(
+      s.history.map((m) => (m.content[0] as { text: string }).text),
+      ["q1", "a1", "q2", "a2", "q3"],
+      "a cancelled compaction leaves the history as it was",
+    );
+    const next = await collect(s.runTurn("q4"));
+    assert.equal((next.at(-1) as { reply: string }).reply, "next turn");
+  });
+
+  test("a provider error during compaction ends the turn with a typed provider error", async () => {
+    const { s } = session(
+      [
+        () => text("a1"),
+        () => text("a2"),
+        () => new LlmContextOverflowError("prompt is too long"),
+        () => new LlmRateLimitedError("slow down", { retry_after_secs: 3 }),
+        () => text("later"),
+      ],
+      { contextWindow: 1_000_000 },
+    );
+    await collect(s.runTurn("q1"));
+    await collect(s.runTurn("q2"));
+    const events = await collect(s.runTurn("q3"));
+    const errors = events.filter((e) => e.type === "error") as Array<Extract<TurnEvent, { type: "error" }>>;
+    assert.equal(errors.length, 1, JSON.stringify(errors));
+    assert.equal(errors[0]!.code, "provider_error");
+    assert.equal(errors[0]!.retryable, true);
+    assert.match(errors[0]!.message, /compacting the conversation failed: slow down/);
+    assert.equal((events.at(-1) as { reason: string }).reason, "error");
+    const next = await collect(s.runTurn("q4"));
+    assert.equal((next.at(-1) as { reply: string }).reply, "later");
+  });
+
   test("hooks: block a message, transform tool args and output, a failing hook continues", async () => {
     const seen: string[] = [];
     const hooks = new HookRunner();

@@ -336,6 +336,53 @@ describe("json-stream door", () => {
     client.end();
   });
 
+  test("stop during history compaction is a clean cancel; a provider error there is a typed provider_error", async () => {
+    const overflow = { status: 400, message: "prompt is too long: 250000 tokens > 200000 maximum" };
+    // claude-sonnet-4-5 has a known window, so an overflow makes nexo summarise and retry.
+    const { client } = await start(
+      [
+        { text: "a1" },
+        { text: "a2" },
+        overflow,
+        { text: "a summary that is still being written", delay_ms: 400 },
+        { text: "after the stop" },
+        overflow,
+        { status: 401, message: "invalid x-api-key" },
+      ],
+      ["--model", "claude-sonnet-4-5"],
+    );
+    await client.turn("m1", "q1");
+    await client.turn("m2", "q2");
+    client.send({ type: "message", msg_id: "m3", input: "q3" });
+    const deadline = Date.now() + 15_000;
+    while (mock.requests().filter((r) => r.path === "/v1/messages").length < 4) {
+      assert.ok(Date.now() < deadline, "the compaction request never came");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    client.send({ type: "stop" });
+    await client.waitFor((e) => e.type === "stream_end" && e.msg_id === "m3");
+    const m3 = client.events.filter((e) => e.msg_id === "m3");
+    assert.ok(!m3.some((e) => e.type === "error"), JSON.stringify(m3));
+    const next = await client.turn("m4", "q4");
+    assert.equal(
+      next
+        .filter((e) => e.type === "text_delta")
+        .map((e) => e.text)
+        .join(""),
+      "after the stop",
+    );
+    const failed = await client.turn("m5", "q5");
+    const errors = failed
+      .filter((e) => e.type === "error")
+      .map((e) => e.error as { code: string; message: string });
+    assert.equal(errors.length, 1, JSON.stringify(failed));
+    assert.equal(errors[0]!.code, "provider_error");
+    assert.match(errors[0]!.message, /compacting the conversation failed/);
+    assert.equal(failed.at(-1)!.type, "stream_end");
+    client.end();
+    assert.equal((await client.exited).code, 0);
+  });
+
   test("stop mid-stream ends the message with stream_end and the process keeps serving", async () => {
     const long = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");
     const { client } = await start([{ text: long, delay_ms: 50 }, { text: "next answer" }]);
