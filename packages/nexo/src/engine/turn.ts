@@ -279,7 +279,8 @@ async function callModel(run: TurnRun, onUsage: (u: Partial<Usage>) => void): Pr
  * keeps the providers' id alphabet (letters, digits, `_`, `-`).
  */
 function uniqueCallId(run: TurnRun, id: string): string {
-  const used = (run.callIds ??= new Set());
+  run.callIds ??= new Set();
+  const used = run.callIds;
   const base = id === "" ? "call" : id;
   let unique = base;
   for (let n = 2; used.has(unique); n++) unique = `${base}_${n}`;
