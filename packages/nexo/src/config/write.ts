@@ -73,6 +73,12 @@ export interface EditYamlOptions<S extends z.ZodType> {
   readonly validate?: { readonly schema: S; readonly env: Env };
   /** Start from an empty document when the file does not exist (otherwise that is an `io` error). */
   readonly createIfMissing?: boolean;
+  /**
+   * Runs on the exact text about to be written, after `validate`, still holding the file's lock;
+   * throwing refuses the edit and leaves the file as it was. For checks that need more than this
+   * file, e.g. validating a whole config directory as it would be with this text.
+   */
+  readonly check?: (text: string) => void | Promise<void>;
 }
 
 export interface EditYamlResult {
@@ -85,8 +91,8 @@ export interface EditYamlResult {
 /**
  * Edits a YAML config file in place. `edit` receives the parsed yaml Document (use `setIn`,
  * `deleteIn`, `addIn`, ...). If `validate` is given and the result does not pass, a `ConfigError`
- * is thrown and the file is left byte-identical. Calls on the same path in this process run one
- * after another, each seeing the previous one's result.
+ * is thrown and the file is left byte-identical; a throwing `check` leaves it alone too. Calls on
+ * the same path in this process run one after another, each seeing the previous one's result.
  */
 export function editYamlFile<S extends z.ZodType>(
   path: string,
@@ -125,6 +131,7 @@ async function editLocked<S extends z.ZodType>(
     // Validate the exact text about to be written, so what passes here is what the loader will read.
     parseConfigText(text, "yaml", options.validate.schema, { file: path, env: options.validate.env });
   }
+  await options.check?.(text);
   await writeFileAtomic(target, text);
   return { changed: true, text };
 }

@@ -289,6 +289,28 @@ describe("editYamlFile", () => {
     assert.equal(readFileSync(path, "utf8"), "a: 1\na: 2\n");
   });
 
+  it("runs check on the exact text to be written; a throwing check refuses the edit", async () => {
+    const path = join(freshDir(), "llm.yaml");
+    writeFileSync(path, commented);
+    const seen: string[] = [];
+    await assert.rejects(
+      editYamlFile(path, (doc) => doc.setIn(["retry", "max_attempts"], 9), {
+        check: (text) => {
+          seen.push(text);
+          throw new Error("the rest of the directory disagrees");
+        },
+      }),
+      /the rest of the directory disagrees/,
+    );
+    assert.deepEqual(seen, [commented.replace("max_attempts: 5 # enough", "max_attempts: 9 # enough")]);
+    assert.equal(readFileSync(path, "utf8"), commented, "left byte-identical");
+    const accepted = await editYamlFile(path, (doc) => doc.setIn(["retry", "max_attempts"], 9), {
+      check: async (text) => void seen.push(text),
+    });
+    assert.equal(accepted.text, seen[1]);
+    assert.equal(readFileSync(path, "utf8"), seen[1]);
+  });
+
   it("creates a missing file only when asked", async () => {
     const dir = freshDir();
     const path = join(dir, "tenants.yaml");

@@ -7,6 +7,7 @@
  */
 import { stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import type { z } from "zod";
 import type { BrokerConfig } from "../../broker/config.js";
 import { sortIssues } from "../../config/errors.js";
 import { ConfigError, type ConfigIssue, type Env } from "../../config/index.js";
@@ -23,6 +24,7 @@ import {
   type ConfigWarning,
   type FileResult,
   KNOWN_FILES,
+  type KnownFile,
   readConfigFile,
   scanConfigDir,
 } from "./sources.js";
@@ -31,6 +33,11 @@ import { type TenantConfig, TenantsFileSchema } from "./tenants.js";
 export interface LoadDaemonConfigOptions {
   /** Variables for `${VAR}` and the plugins' PATH; the daemon passes `process.env`. */
   readonly env: Env;
+  /**
+   * Known files read as if they held this text instead of what is on disk (or as if they existed):
+   * how an edit is checked against the whole directory before it is written.
+   */
+  readonly overrides?: Readonly<Partial<Record<KnownFile, { readonly path: string; readonly text: string }>>>;
 }
 
 /** A valid config directory, every relative path made absolute. */
@@ -102,16 +109,26 @@ export async function inspectDaemonConfig(
     if (!result.ok) issues.push(...result.issues);
     return result.ok ? result.value : undefined;
   };
-  const { files } = scan;
+  const files = { ...scan.files };
+  const texts = new Map<string, string>();
+  for (const [name, override] of Object.entries(options.overrides ?? {}) as [
+    KnownFile,
+    { path: string; text: string },
+  ][]) {
+    files[name] = override.path;
+    texts.set(override.path, override.text);
+  }
+  const readKnown = <S extends z.ZodType>(file: string | undefined, schema: S) =>
+    file === undefined ? undefined : readConfigFile(file, schema, env, texts.get(file));
   const [agents, llm, broker, plugins, mcp, memory, tenants, daemon] = await Promise.all([
-    files.agents === undefined ? undefined : readConfigFile(files.agents, AgentsFileSchema, env),
-    files.llm === undefined ? undefined : readConfigFile(files.llm, LlmConfigSchema, env),
-    files.broker === undefined ? undefined : readConfigFile(files.broker, BrokerFileSchema, env),
-    files.plugins === undefined ? undefined : readConfigFile(files.plugins, PluginsFileSchema, env),
-    files.mcp === undefined ? undefined : readConfigFile(files.mcp, McpConfigSchema, env),
-    files.memory === undefined ? undefined : readConfigFile(files.memory, MemoryFileSchema, env),
-    files.tenants === undefined ? undefined : readConfigFile(files.tenants, TenantsFileSchema, env),
-    files.daemon === undefined ? undefined : readConfigFile(files.daemon, DaemonFileSchema, env),
+    readKnown(files.agents, AgentsFileSchema),
+    readKnown(files.llm, LlmConfigSchema),
+    readKnown(files.broker, BrokerFileSchema),
+    readKnown(files.plugins, PluginsFileSchema),
+    readKnown(files.mcp, McpConfigSchema),
+    readKnown(files.memory, MemoryFileSchema),
+    readKnown(files.tenants, TenantsFileSchema),
+    readKnown(files.daemon, DaemonFileSchema),
   ]);
   if (files.agents === undefined) {
     issues.push({

@@ -83,20 +83,25 @@ export type FileResult<T> =
   | { readonly ok: true; readonly file: string; readonly value: T; readonly locate: Locator }
   | { readonly ok: false; readonly file: string; readonly issues: readonly ConfigIssue[] };
 
-/** Reads, substitutes and validates one known file; problems are returned, not thrown. */
+/**
+ * Reads, substitutes and validates one known file; problems are returned, not thrown. `text`, when
+ * given, is used instead of the file's content (an edit not yet written).
+ */
 export async function readConfigFile<S extends z.ZodType>(
   file: string,
   schema: S,
   env: Env,
+  text?: string,
 ): Promise<FileResult<z.output<S>>> {
   // scanConfigDir only hands over names with a config extension.
   const format = configFormatOf(file) ?? "yaml";
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    return { ok: false, file, issues: [{ code: "io", file, message: `cannot read: ${reason}` }] };
+  if (text === undefined) {
+    try {
+      text = await readFile(file, "utf8");
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return { ok: false, file, issues: [{ code: "io", file, message: `cannot read: ${reason}` }] };
+    }
   }
   try {
     const value = parseConfigText(text, format, schema, { file, env });
