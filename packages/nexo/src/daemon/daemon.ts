@@ -1,210 +1,118 @@
 /**
- * The daemon: boot in the order the plugin and admin specs assume, run, and shut down cleanly.
+ * The daemon: its components (components/compose.ts) started in order and stopped in reverse, a
+ * summary of what runs, hot reload of a new spec, and the services facade the admin RPC and the
+ * AppServer's management methods call.
  *
- *   open the store → start the broker → spawn plugins in parallel (their wrappers register into
- *   the registries) → connect MCP servers → channel.start for every bound channel → route
- *   `plugin.inbound.>` to agents → one ready line with a summary.
+ *   state-lock → http → store → broker → plugins (in parallel) → mcp → routing → channels
+ *   → config-watch, then one ready line with a summary.
  *
- * Shutdown reverses it: stop channels, let in-flight turns finish within a bound (then cancel
- * them), shut plugins and MCP servers down, close the broker and the store.
+ * Shutdown runs the same list backwards: the watcher stops, channels stop taking messages, in-flight
+ * turns finish within a bound (then are cancelled), MCP servers and plugins shut down, the broker and
+ * the store close, the health listener closes, the lock is released. A component that fails to start
+ * stops the ones before it, newest first, and the error names it (lifecycle.ts).
  */
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { type BrokerConfigInput, createBroker } from "../broker/config.js";
-import type { Broker, Subscription } from "../broker/types.js";
-import { ChannelRegistry } from "../channels/registry.js";
-import { HookRunner } from "../engine/hooks.js";
-import { type LlmConfig, TenantProviders } from "../engine/providers/llm-config.js";
-import { ToolRegistry } from "../engine/tools/registry.js";
-import type { McpConfig } from "../extensions/mcp/config.js";
+import type { Broker } from "../broker/types.js";
+import type { ChannelRegistry } from "../channels/registry.js";
 import type { McpManager } from "../extensions/mcp/manager.js";
-import { PluginManager, type PluginSettings, type PluginStatus } from "../extensions/plugins/manager.js";
-import type { Logger } from "../log.js";
-import { VectorBackendRegistry } from "../memory/vector.js";
-import { DATABASE_FILE } from "../paths.js";
-import { Store } from "../store/index.js";
+import type { PluginManager, PluginStatus } from "../extensions/plugins/manager.js";
+import type { Store } from "../store/index.js";
 import { NEXO_VERSION } from "../version.js";
+import { composeDaemon, type DaemonParts } from "./components/compose.js";
+import { bindingTableOf } from "./components/routing.js";
+import { type Component, Lifecycle, Part } from "./lifecycle.js";
 import { Metrics } from "./metrics.js";
-import { type Binding, BindingTable } from "./routing/bindings.js";
-import { ReplySender } from "./routing/outbound.js";
-import { Router } from "./routing/router.js";
-import { type AgentRuntimeSettings, DaemonSessions } from "./sessions.js";
-import { timedProvider } from "./timed-provider.js";
+import { ConfigReloader } from "./reload.js";
+import type { Router } from "./routing/router.js";
+import { DaemonServices } from "./services/index.js";
+import type { DaemonSessions } from "./sessions.js";
+import type { DaemonSpec, DaemonSummary, ReloadReport } from "./types.js";
 
-export interface DaemonAgent extends AgentRuntimeSettings {
-  active: boolean;
-  bindings: Binding[];
-  queueCap: number;
-}
-
-/** Everything the daemon runs, already validated (the config loader builds it from the config dir). */
-export interface DaemonSpec {
-  stateDir: string;
-  agents: DaemonAgent[];
-  llm: LlmConfig;
-  broker: BrokerConfigInput;
-  plugins: { dirs: string[]; settings: Record<string, PluginSettings> };
-  mcp?: McpConfig;
-  /** How long in-flight turns may run on after a shutdown request. Default 10 s. */
-  shutdownGraceMs?: number;
-  env: NodeJS.ProcessEnv;
-  logger: Logger;
-  /** Where turns, tool calls, LLM latency and queue depths are counted; one is made when absent. */
-  metrics?: Metrics;
-}
-
-/** What a reload changed, and what it could not change without a restart. */
-export interface ReloadReport {
-  agents: { added: string[]; removed: string[]; changed: string[] };
-  plugins: { added: string[]; removed: string[] };
-  providersReloaded: boolean;
-  /** Settings that changed but only take effect after a restart (the broker, the state dir). */
-  needsRestart: string[];
-}
-
-export interface DaemonSummary {
-  version: string;
-  agents: string[];
-  bindings: number;
-  plugins: Array<Pick<PluginStatus, "id" | "state">>;
-  channels: string[];
-  broker: string;
-  mcpServers: number;
-}
+export type { DaemonAgent } from "./components/registries.js";
+export type { DaemonSpec, DaemonSummary, ReloadReport } from "./types.js";
 
 export class Daemon {
-  private inboundSub: Subscription | undefined;
-  private stopping: Promise<void> | undefined;
-  /** `<kind>.<instance>` of the channels channel.start was sent to. */
-  private readonly startedChannels = new Set<string>();
+  readonly metrics: Metrics;
+  /** What the admin RPC and the AppServer management methods call (services/index.ts). */
+  readonly services: DaemonServices;
+  /** Re-reads the config directory and applies it; absent when the spec came from no directory. */
+  readonly reloader: ConfigReloader | undefined;
+  private readonly parts: DaemonParts;
+  private readonly lifecycle: Lifecycle;
+  /** Reloads and plugin restarts change the same parts: one at a time. */
+  private changes: Promise<unknown> = Promise.resolve();
 
-  private constructor(
-    public spec: DaemonSpec,
-    readonly store: Store,
-    readonly broker: Broker,
-    readonly plugins: PluginManager,
-    readonly channels: ChannelRegistry,
-    readonly router: Router,
-    readonly sessions: DaemonSessions,
-    readonly mcp: McpManager | undefined,
-    private readonly agentsRef: { current: Map<string, DaemonAgent> },
-    private readonly providers: TenantProviders,
-    readonly metrics: Metrics,
-  ) {}
-
-  static async start(spec: DaemonSpec): Promise<Daemon> {
-    const { logger } = spec;
-    mkdirSync(spec.stateDir, { recursive: true, mode: 0o700 });
-    const store = Store.open(join(spec.stateDir, DATABASE_FILE));
-    const cleanups: Array<() => Promise<void> | void> = [() => store.close()];
-    try {
-      const broker = await createBroker(spec.broker, { logger });
-      cleanups.push(() => broker.close());
-
-      const providers = new TenantProviders(spec.llm);
-      const shared = new ToolRegistry();
-      const hooks = new HookRunner((obj, msg) => logger.warn(obj, msg));
-      const channels = new ChannelRegistry();
-      const plugins = new PluginManager({
-        plugins: spec.plugins.dirs,
-        stateRoot: join(spec.stateDir, "plugins"),
-        env: spec.env,
-        nexoVersion: NEXO_VERSION,
-        broker,
-        registries: {
-          tools: shared,
-          providers: providers.global,
-          hooks,
-          channels,
-          vectors: new VectorBackendRegistry(),
-        },
-        services: { memory: store.memory, providers: providers.global },
-        settings: spec.plugins.settings,
-        logger,
-      });
-      cleanups.push(() => plugins.stop("daemon stopping"));
-      await plugins.start();
-
-      let mcp: McpManager | undefined;
-      if (spec.mcp && Object.keys(spec.mcp.servers ?? {}).length > 0) {
-        const { McpManager: Manager, syncMcpTools } = await import("../extensions/mcp/index.js");
-        mcp = new Manager({ logger, hostEnv: spec.env });
-        cleanups.push(() => mcp?.close());
-        syncMcpTools(mcp, shared);
-        await mcp.connectAll(spec.mcp);
-      }
-
-      const metrics = spec.metrics ?? new Metrics();
-      const agentsRef = { current: new Map(spec.agents.map((a) => [a.id, a])) };
-      const sessions = new DaemonSessions({
-        store,
-        providers,
-        shared,
-        hooks,
-        agents: () => agentsRef.current,
-        logger,
-        wrapProvider: (provider) =>
-          timedProvider(provider, (id, outcome, seconds) => metrics.llmRequestFinished(id, outcome, seconds)),
-      });
-      const toolStarts = new Map<string, number>();
-      const router = new Router({
-        bindings: new BindingTable(
-          spec.agents.map((a) => ({ id: a.id, active: a.active, inbound_bindings: a.bindings })),
-        ),
-        sessions,
-        replies: new ReplySender(channels, broker),
-        logger,
-        queueCap: (agentId) => agentsRef.current.get(agentId)?.queueCap ?? 32,
-        onTurn: (agentId, reason, seconds) => metrics.turnFinished(agentId, reason, seconds),
-        onRouted: (agentId) => metrics.messageRouted(agentId),
-        onUnbound: (channel) => metrics.messageUnbound(channel),
-        onEvent: (_agentId, event) => {
-          if (event.type === "tool_running") toolStarts.set(event.callId, performance.now());
-          if (event.type !== "tool_result" && event.type !== "tool_cancelled") return;
-          const started = toolStarts.get(event.callId);
-          toolStarts.delete(event.callId);
-          const seconds = started === undefined ? 0 : (performance.now() - started) / 1000;
-          metrics.toolCallFinished(
-            event.name,
-            event.type === "tool_result" ? event.status : "cancelled",
-            seconds,
-          );
-        },
-      });
-      metrics.collectFrom({ broker, plugins, router });
-      const daemon = new Daemon(
-        spec,
-        store,
-        broker,
-        plugins,
-        channels,
-        router,
-        sessions,
-        mcp,
-        agentsRef,
-        providers,
-        metrics,
-      );
-      daemon.inboundSub = broker.subscribe(
-        "plugin.inbound.>",
-        (event, topic) => router.handle(topic, event),
-        {
-          name: "router",
-        },
-      );
-      // A plugin whose first attempt failed comes up later; its bound channels start then.
-      plugins.on("wired", () => void daemon.startChannels());
-      await daemon.startChannels();
-      logger.info({ ready: daemon.summary() }, "nexo daemon ready");
-      return daemon;
-    } catch (error) {
-      for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => undefined);
-      throw error;
+  private constructor(public spec: DaemonSpec) {
+    this.metrics = spec.metrics ?? new Metrics();
+    this.parts = composeDaemon(spec, this.metrics, () => this.lifecycle.state);
+    const components: Component[] = [...this.parts.components];
+    if (spec.source !== undefined) {
+      const { dir, env, watch = true, debounceMs } = spec.source;
+      const reloader = new ConfigReloader(dir, this, env, spec.logger, debounceMs);
+      this.reloader = reloader;
+      if (watch)
+        components.push(
+          new Part("config-watch", { start: () => reloader.start(), stop: () => reloader.stop() }),
+        );
     }
+    this.lifecycle = new Lifecycle(components, spec.logger);
+    this.services = new DaemonServices({
+      config: spec.source === undefined ? undefined : { dir: spec.source.dir, env: spec.source.env },
+      reload: () => {
+        if (this.reloader === undefined) throw new Error("this daemon has no config directory");
+        return this.reloader.reloadNow();
+      },
+      plugins: {
+        status: () => this.plugins.status(),
+        restart: (id) => this.restartPlugin(id),
+      },
+      mcp: { statuses: () => this.parts.mcp.statuses() },
+      channels: {
+        bound: () => this.parts.channels.list(),
+        adapters: () => this.channels.list().map(({ kind, owner }) => ({ kind, owner })),
+      },
+    });
+  }
+
+  /**
+   * Starts every component in order and logs one ready line. A component that fails stops the
+   * ones already started and the returned promise rejects with a ComponentStartError naming it.
+   */
+  static async start(spec: DaemonSpec): Promise<Daemon> {
+    const daemon = new Daemon(spec);
+    await daemon.lifecycle.start();
+    spec.logger.info({ ready: daemon.summary() }, "nexo daemon ready");
+    return daemon;
+  }
+
+  get store(): Store {
+    return this.parts.store.value;
+  }
+  get broker(): Broker {
+    return this.parts.broker.value;
+  }
+  get plugins(): PluginManager {
+    return this.parts.plugins.value;
+  }
+  get channels(): ChannelRegistry {
+    return this.parts.registries.channels;
+  }
+  get router(): Router {
+    return this.parts.routing.value.router;
+  }
+  get sessions(): DaemonSessions {
+    return this.parts.routing.value.sessions;
+  }
+  get mcp(): McpManager | undefined {
+    return this.parts.mcp.manager;
+  }
+  /** The components' names in boot order. */
+  get components(): string[] {
+    return this.lifecycle.names();
   }
 
   summary(): DaemonSummary {
     const bound = this.spec.agents.filter((a) => a.active);
+    const http = this.parts.http.ready ? this.parts.http.value?.url : undefined;
     return {
       version: NEXO_VERSION,
       agents: bound.map((a) => a.id),
@@ -212,52 +120,57 @@ export class Daemon {
       plugins: this.plugins.status().map((p) => ({ id: p.id, state: p.state })),
       channels: this.channels.kinds(),
       broker: `${this.broker.kind} (${this.broker.readiness().detail})`,
-      mcpServers: this.mcp?.statuses().length ?? 0,
+      mcpServers: this.parts.mcp.statuses().length,
+      ...(http === undefined ? {} : { http }),
     };
-  }
-
-  /**
-   * channel.start for every (kind, instance) an active agent is bound to and a local adapter serves,
-   * unless it was sent already.
-   */
-  private async startChannels(): Promise<void> {
-    const seen = new Set<string>();
-    for (const agent of this.spec.agents) {
-      if (!agent.active) continue;
-      for (const binding of agent.bindings) {
-        const key = `${binding.plugin}.${binding.instance ?? ""}`;
-        if (seen.has(key) || this.startedChannels.has(key)) continue;
-        seen.add(key);
-        const adapter = this.channels.get(binding.plugin);
-        if (!adapter) {
-          this.spec.logger.info(
-            { channel: binding.plugin },
-            "no local adapter for this channel: its messages are expected through the broker",
-          );
-          continue;
-        }
-        this.startedChannels.add(key);
-        try {
-          await adapter.start({ instance: binding.instance ?? null });
-        } catch (error) {
-          this.spec.logger.error(
-            { channel: binding.plugin, err: (error as Error).message },
-            "channel.start failed",
-          );
-        }
-      }
-    }
   }
 
   /**
    * Applies a new, already validated spec without a restart: agents added, changed or removed take
    * effect for the next message (the binding table is swapped atomically; turns running now
-   * finish under the old settings); providers are rebuilt; plugins added or removed are started or
-   * shut down. The broker and the state dir are fixed for the process's life.
+   * finish under the old settings); providers are rebuilt; plugins and MCP servers added, removed
+   * or changed are started, shut down or reconnected. The broker, the state dir and the health
+   * listener are fixed for the process's life.
    */
-  async reload(next: DaemonSpec): Promise<ReloadReport> {
+  reload(next: DaemonSpec): Promise<ReloadReport> {
+    return this.serially(() => this.apply(next));
+  }
+
+  /**
+   * Stops one plugin and starts it again from its directory (its manifest is read again), then
+   * starts the channels bound to it. Resolves with its status afterwards, whatever the outcome;
+   * undefined when no plugin has that id.
+   */
+  restartPlugin(id: string): Promise<PluginStatus | undefined> {
+    return this.serially(async () => {
+      const source = this.plugins.status().find((plugin) => plugin.id === id)?.source;
+      if (source === undefined) return undefined;
+      await this.plugins.remove(source, "restart requested");
+      const status = await this.plugins.add(source);
+      await this.parts.channels.startBound();
+      return this.plugins.status().find((plugin) => plugin.source === source) ?? status;
+    });
+  }
+
+  /** Stops every component in reverse boot order. Idempotent. */
+  async stop(reason = "shutdown requested"): Promise<void> {
     const { logger } = this.spec;
-    const before = this.agentsRef.current;
+    if (this.lifecycle.state !== "stopping" && this.lifecycle.state !== "stopped")
+      logger.info({ reason }, "nexo daemon stopping");
+    await this.lifecycle.stop(reason);
+    logger.info({ reason }, "nexo daemon stopped");
+  }
+
+  private serially<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.changes.then(task, task);
+    this.changes = run.catch(() => undefined);
+    return run;
+  }
+
+  private async apply(next: DaemonSpec): Promise<ReloadReport> {
+    const { logger } = this.spec;
+    const { registries } = this.parts;
+    const before = registries.agents;
     const after = new Map(next.agents.map((a) => [a.id, a]));
     const report: ReloadReport = {
       agents: {
@@ -268,18 +181,18 @@ export class Daemon {
         ),
       },
       plugins: { added: [], removed: [] },
+      mcp: { added: [], removed: [], changed: [] },
       providersReloaded: JSON.stringify(this.spec.llm) !== JSON.stringify(next.llm),
       needsRestart: [],
     };
     if (JSON.stringify(this.spec.broker) !== JSON.stringify(next.broker)) report.needsRestart.push("broker");
     if (this.spec.stateDir !== next.stateDir) report.needsRestart.push("state_dir");
+    if (JSON.stringify(this.spec.http) !== JSON.stringify(next.http)) report.needsRestart.push("http");
 
     // Build everything that can fail first, then swap.
-    const bindings = new BindingTable(
-      next.agents.map((a) => ({ id: a.id, active: a.active, inbound_bindings: a.bindings })),
-    );
-    if (report.providersReloaded) this.providers.update(next.llm);
-    this.agentsRef.current = after;
+    const bindings = bindingTableOf(next.agents);
+    if (report.providersReloaded) registries.providers.update(next.llm);
+    registries.agents = after;
     this.router.setBindings(bindings);
     this.sessions.forget();
 
@@ -295,35 +208,16 @@ export class Daemon {
         report.plugins.added.push(dir);
       }
     }
-    this.spec = { ...next, broker: this.spec.broker, stateDir: this.spec.stateDir };
-    this.startedChannels.clear();
-    await this.startChannels();
+    report.mcp = await this.parts.mcp.apply(next.mcp);
+    this.spec = {
+      ...next,
+      broker: this.spec.broker,
+      stateDir: this.spec.stateDir,
+      http: this.spec.http,
+      source: this.spec.source,
+    };
+    await this.parts.channels.startBound();
     logger.info({ reload: report }, "configuration reloaded");
     return report;
-  }
-
-  /** Stops channels, drains turns within the grace, stops plugins, MCP, broker and store. Idempotent. */
-  stop(reason = "shutdown requested"): Promise<void> {
-    this.stopping ??= this.shutdown(reason);
-    return this.stopping;
-  }
-
-  private async shutdown(reason: string): Promise<void> {
-    const { logger } = this.spec;
-    logger.info({ reason }, "nexo daemon stopping");
-    for (const adapter of this.channels.list()) {
-      await adapter
-        .stop()
-        .catch((error: Error) =>
-          logger.warn({ channel: adapter.kind, err: error.message }, "channel.stop failed"),
-        );
-    }
-    this.inboundSub?.unsubscribe();
-    await this.router.drain(this.spec.shutdownGraceMs ?? 10_000);
-    await this.plugins.stop(reason);
-    await this.mcp?.close();
-    await this.broker.close();
-    this.store.close();
-    logger.info({ reason }, "nexo daemon stopped");
   }
 }

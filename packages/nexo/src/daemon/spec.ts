@@ -1,10 +1,12 @@
 /**
  * From a validated config directory to what the daemon runs: resolved agents, plugin dirs with
- * their operator settings, the broker, llm.yaml and mcp.yaml as they are.
+ * their operator settings, the broker, llm.yaml and mcp.yaml as they are, the health listener, and
+ * the directory itself (for the services' edits and for reloads).
  */
 import type { Logger } from "../log.js";
+import type { DaemonAgent } from "./components/registries.js";
 import { agentSystemPrompt, type DaemonConfig, pluginEnvironment, pluginLaunchPlan } from "./config/index.js";
-import type { DaemonAgent, DaemonSpec } from "./daemon.js";
+import type { DaemonSpec } from "./types.js";
 
 export function agentsFromConfig(config: DaemonConfig): DaemonAgent[] {
   return config.agents.map((agent) => {
@@ -42,7 +44,12 @@ export function pluginsFromConfig(config: DaemonConfig): DaemonSpec["plugins"] {
   return { dirs, settings: pluginLaunchPlan(config.plugins).settings };
 }
 
+/**
+ * The spec of a config directory. `env` is the environment its `${VAR}`s were read with; the
+ * daemon reads the directory again with it on every reload.
+ */
 export function specFromConfig(config: DaemonConfig, env: NodeJS.ProcessEnv, logger: Logger): DaemonSpec {
+  const { http } = config.daemon;
   return {
     stateDir: config.daemon.state_dir,
     agents: agentsFromConfig(config),
@@ -54,5 +61,9 @@ export function specFromConfig(config: DaemonConfig, env: NodeJS.ProcessEnv, log
     // The plugins.yaml sandbox policy reaches the plugin launcher as its documented variables.
     env: pluginEnvironment(config.plugins.sandbox, env),
     logger,
+    ...(http.enabled
+      ? { http: { host: http.host, port: http.port, ...(http.token ? { token: http.token } : {}) } }
+      : {}),
+    source: { dir: config.dir, env },
   };
 }

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { loadDaemonConfig } from "../../src/daemon/config/index.js";
 import { Daemon } from "../../src/daemon/daemon.js";
-import { ConfigReloader, type ReloadOutcome } from "../../src/daemon/reload.js";
+import type { ReloadOutcome } from "../../src/daemon/reload.js";
 import { specFromConfig } from "../../src/daemon/spec.js";
 import { createLogger } from "../../src/log.js";
 import { endpoint, say } from "../helpers/loopback.js";
@@ -53,9 +53,9 @@ test("hot reload: valid changes apply without a restart, invalid ones keep the r
   writeFileSync(join(dir, "daemon.yaml"), `state_dir: ${stateDir}\nhttp: { enabled: false }\n`);
   const env = { PATH: process.env.PATH };
   const logger = createLogger({ level: "silent" });
-  const daemon = await Daemon.start(specFromConfig(await loadDaemonConfig(dir, { env }), env, logger));
-  const reloader = new ConfigReloader(dir, daemon, env, logger, 100);
-  reloader.start();
+  const spec = specFromConfig(await loadDaemonConfig(dir, { env }), env, logger);
+  const daemon = await Daemon.start({ ...spec, source: { dir, env, debounceMs: 100 } });
+  const reloader = daemon.reloader!;
   const outcome = async (n: number): Promise<ReloadOutcome> =>
     waitFor(`reload #${n}`, () => reloader.history[n - 1]);
   try {
@@ -108,7 +108,6 @@ test("hot reload: valid changes apply without a restart, invalid ones keep the r
       daemon.router.stats().unbound > unboundBefore ? true : undefined,
     );
   } finally {
-    reloader.stop();
     await daemon.stop("test over");
   }
 });

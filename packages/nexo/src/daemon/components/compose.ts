@@ -1,0 +1,175 @@
+/**
+ * The daemon's components, in boot order:
+ *
+ *   state-lock → http → store → broker → plugins → mcp → routing → channels
+ *
+ * (then `config-watch`, which the daemon adds when it was started from a config directory). Each
+ * is started only after the ones before it, and shutdown runs the list backwards: channels stop
+ * taking messages, routing lets the turns in flight finish, MCP servers and plugins shut down, the
+ * broker and the store close, the health listener closes, the lock is released.
+ *
+ * The health listener comes up right after the lock so that /healthz answers during a long boot
+ * and /readyz says "starting" (503) until every component runs; a taken port stops the boot before
+ * a single plugin is spawned.
+ */
+import { join } from "node:path";
+import { createBroker } from "../../broker/config.js";
+import type { Broker } from "../../broker/types.js";
+import { PluginManager } from "../../extensions/plugins/manager.js";
+import { DATABASE_FILE } from "../../paths.js";
+import { Store } from "../../store/index.js";
+import { NEXO_VERSION } from "../../version.js";
+import { type HealthServer, HealthServerError, startHealthServer } from "../http.js";
+import { type Component, type LifecycleState, Part } from "../lifecycle.js";
+import { acquireStateLock, type StateLock } from "../lock.js";
+import type { Metrics } from "../metrics.js";
+import { daemonReadiness, type ReadinessCheck } from "../readiness.js";
+import type { DaemonSpec } from "../types.js";
+import { BoundChannels } from "./channels.js";
+import { McpServers } from "./mcp.js";
+import { DaemonRegistries } from "./registries.js";
+import { type Routing, routingComponent } from "./routing.js";
+
+export interface DaemonParts {
+  readonly registries: DaemonRegistries;
+  readonly lock: Part<StateLock>;
+  /** undefined when daemon.yaml disables the listener. */
+  readonly http: Part<HealthServer | undefined>;
+  readonly store: Part<Store>;
+  readonly broker: Part<Broker>;
+  readonly plugins: Part<PluginManager>;
+  readonly mcp: McpServers;
+  readonly routing: Part<Routing>;
+  readonly channels: BoundChannels;
+  /** All of the above that have a lifecycle, in boot order. */
+  readonly components: Component[];
+}
+
+/** The hint printed when the health port is taken: the usual cause is a second daemon. */
+export const HTTP_PORT_HINT =
+  "another program (often another nexo daemon) listens there; give this daemon its own port in " +
+  "daemon.yaml, e.g. `http: { bind: 127.0.0.1:0 }` to pick a free one, or `http: { enabled: false }`";
+
+export function composeDaemon(
+  spec: DaemonSpec,
+  metrics: Metrics,
+  lifecycleState: () => LifecycleState,
+): DaemonParts {
+  const { logger } = spec;
+  const registries = new DaemonRegistries(spec.llm, spec.agents, logger);
+
+  const lock = new Part("state-lock", {
+    start: async () => {
+      // One daemon per state dir: a second one is refused (a dead owner's lock is taken over).
+      const held = await acquireStateLock(spec.stateDir);
+      if (held.replaced)
+        logger.warn(
+          { lock: held.path, reason: held.replaced.reason },
+          "took over the lock of a daemon that is no longer running",
+        );
+      return held;
+    },
+    stop: (held) => {
+      held.release();
+    },
+  });
+
+  const store = new Part("store", {
+    start: () => Store.open(join(spec.stateDir, DATABASE_FILE)),
+    stop: (opened) => opened.close(),
+  });
+
+  const broker = new Part("broker", {
+    start: () => createBroker(spec.broker, { logger }),
+    stop: (connected) => connected.close(),
+  });
+
+  const plugins = new Part("plugins", {
+    start: async () => {
+      const manager = new PluginManager({
+        plugins: spec.plugins.dirs,
+        stateRoot: join(spec.stateDir, "plugins"),
+        env: spec.env,
+        nexoVersion: NEXO_VERSION,
+        broker: broker.value,
+        registries: {
+          tools: registries.tools,
+          providers: registries.providers.global,
+          hooks: registries.hooks,
+          channels: registries.channels,
+          vectors: registries.vectors,
+        },
+        services: { memory: store.value.memory, providers: registries.providers.global },
+        settings: spec.plugins.settings,
+        logger,
+      });
+      // One plugin's failure never rejects here: it shows in the plugin's status instead.
+      await manager.start();
+      return manager;
+    },
+    stop: (manager, reason) => manager.stop(reason),
+  });
+
+  const mcp = new McpServers(spec.mcp, registries.tools, spec.env, logger);
+
+  const routing = routingComponent({
+    store,
+    broker,
+    plugins,
+    registries,
+    metrics,
+    logger,
+    shutdownGraceMs: spec.shutdownGraceMs ?? 10_000,
+  });
+
+  const channels = new BoundChannels(registries.channels, () => registries.agents.values(), logger);
+
+  const bootCheck = (): ReadinessCheck => {
+    const state = lifecycleState();
+    return { name: "daemon", ready: state === "running", detail: state };
+  };
+  const http = new Part("http", {
+    start: async () => {
+      if (spec.http === undefined) return undefined;
+      try {
+        const server = await startHealthServer({
+          host: spec.http.host,
+          port: spec.http.port,
+          ...(spec.http.token ? { token: spec.http.token } : {}),
+          metrics,
+          readiness: daemonReadiness({
+            broker: {
+              readiness: () =>
+                broker.ready
+                  ? broker.value.readiness()
+                  : { ready: false, state: "disconnected", detail: "not started yet" },
+            },
+            plugins: { status: () => (plugins.ready ? plugins.value.status() : []) },
+            extra: [bootCheck],
+          }),
+          logger,
+        });
+        logger.info({ url: server.url }, "health and metrics listening");
+        return server;
+      } catch (error) {
+        if (error instanceof HealthServerError && error.code === "listen_failed")
+          throw new HealthServerError(error.code, `${error.message}: ${HTTP_PORT_HINT}`, error);
+        throw error;
+      }
+    },
+    stop: (server) => server?.close(),
+  });
+
+  return {
+    registries,
+    lock,
+    http,
+    store,
+    broker,
+    plugins,
+    mcp,
+    routing,
+    channels,
+    components: [lock, http, store, broker, plugins, mcp, routing, channels],
+  };
+}

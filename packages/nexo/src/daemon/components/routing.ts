@@ -1,0 +1,94 @@
+/**
+ * The routing component: the sessions (one engine session per agent and conversation, backed by
+ * the store), the router that matches inbound channel messages to agents, the metrics hooks on
+ * both, and the subscription to `plugin.inbound.>`. Stopping it unsubscribes first (no new
+ * message is taken) and then lets the turns in flight finish within the shutdown grace.
+ */
+import type { Broker, Subscription } from "../../broker/types.js";
+import type { PluginManager } from "../../extensions/plugins/manager.js";
+import type { Logger } from "../../log.js";
+import type { Store } from "../../store/index.js";
+import { Part } from "../lifecycle.js";
+import type { Metrics } from "../metrics.js";
+import { BindingTable } from "../routing/bindings.js";
+import { ReplySender } from "../routing/outbound.js";
+import { Router } from "../routing/router.js";
+import { DaemonSessions } from "../sessions.js";
+import { timedProvider } from "../timed-provider.js";
+import type { DaemonAgent, DaemonRegistries } from "./registries.js";
+
+export interface Routing {
+  readonly sessions: DaemonSessions;
+  readonly router: Router;
+}
+
+export interface RoutingDeps {
+  store: Part<Store>;
+  broker: Part<Broker>;
+  plugins: Part<PluginManager>;
+  registries: DaemonRegistries;
+  metrics: Metrics;
+  logger: Logger;
+  /** How long in-flight turns may run on after a shutdown request. */
+  shutdownGraceMs: number;
+}
+
+/** The router's view of the agents' bindings: active agents only, as agents.yaml lists them. */
+export function bindingTableOf(agents: Iterable<DaemonAgent>): BindingTable {
+  return new BindingTable(
+    [...agents].map((a) => ({ id: a.id, active: a.active, inbound_bindings: a.bindings })),
+  );
+}
+
+export function routingComponent(deps: RoutingDeps): Part<Routing> {
+  const { registries, metrics, logger } = deps;
+  let inbound: Subscription | undefined;
+  return new Part("routing", {
+    start: () => {
+      const sessions = new DaemonSessions({
+        store: deps.store.value,
+        providers: registries.providers,
+        shared: registries.tools,
+        hooks: registries.hooks,
+        agents: () => registries.agents,
+        logger,
+        wrapProvider: (provider) =>
+          timedProvider(provider, (id, outcome, seconds) => metrics.llmRequestFinished(id, outcome, seconds)),
+      });
+      const toolStarts = new Map<string, number>();
+      const router = new Router({
+        bindings: bindingTableOf(registries.agents.values()),
+        sessions,
+        replies: new ReplySender(registries.channels, deps.broker.value),
+        logger,
+        queueCap: (agentId) => registries.agents.get(agentId)?.queueCap ?? 32,
+        onTurn: (agentId, reason, seconds) => metrics.turnFinished(agentId, reason, seconds),
+        onRouted: (agentId) => metrics.messageRouted(agentId),
+        onUnbound: (channel) => metrics.messageUnbound(channel),
+        onEvent: (_agentId, event) => {
+          if (event.type === "tool_running") toolStarts.set(event.callId, performance.now());
+          if (event.type !== "tool_result" && event.type !== "tool_cancelled") return;
+          const started = toolStarts.get(event.callId);
+          toolStarts.delete(event.callId);
+          const seconds = started === undefined ? 0 : (performance.now() - started) / 1000;
+          metrics.toolCallFinished(
+            event.name,
+            event.type === "tool_result" ? event.status : "cancelled",
+            seconds,
+          );
+        },
+      });
+      metrics.collectFrom({ broker: deps.broker.value, plugins: deps.plugins.value, router });
+      inbound = deps.broker.value.subscribe(
+        "plugin.inbound.>",
+        (event, topic) => router.handle(topic, event),
+        { name: "router" },
+      );
+      return { sessions, router };
+    },
+    stop: async ({ router }) => {
+      inbound?.unsubscribe();
+      await router.drain(deps.shutdownGraceMs);
+    },
+  });
+}

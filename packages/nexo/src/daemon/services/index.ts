@@ -1,0 +1,93 @@
+/**
+ * The daemon's services: the one facade the admin RPC and the AppServer's management methods call
+ * to manage a running daemon. Plain TypeScript, no protocol: each door maps its own wire shapes
+ * onto these calls and these errors (errors.ts) onto its own codes.
+ *
+ *   services.agents     agents.yaml: list, get, upsert, delete (each change hot-reloaded)
+ *   services.providers  llm.yaml providers: list, get, upsert, delete (refused while in use)
+ *   services.plugins    the running plugins: list, get, restart
+ *   services.mcp        mcp.yaml servers with live state: list, get, upsert, delete, status
+ *   services.channels   channel kinds served and bound
+ *   services.config     the config writer: read and edit any config file, validated as a whole
+ *   services.reload()   validate the config directory and swap it in
+ */
+import type { McpServerStatus } from "../../extensions/mcp/manager.js";
+import type { ReloadOutcome } from "../reload.js";
+import type { ReloadReport } from "../types.js";
+import { AgentsService } from "./agents.js";
+import { type ChannelsRuntime, ChannelsService } from "./channels.js";
+import { ConfigFiles, type ConfigSource } from "./config-files.js";
+import { McpService } from "./mcp.js";
+import { type PluginsRuntime, PluginsService } from "./plugins.js";
+import { ProvidersService } from "./providers.js";
+
+export type { AgentDeleteResult, AgentEntry, AgentFilter, AgentPatch, AgentUpsertResult } from "./agents.js";
+export type { ChannelInfo } from "./channels.js";
+export type { ConfigEditResult, ConfigFileLocation, ConfigSource } from "./config-files.js";
+export {
+  ConflictError,
+  InvalidConfigError,
+  NotFoundError,
+  ProviderInUseError,
+  type ProviderUsers,
+  ServiceError,
+  type ServiceErrorKind,
+  type ServiceSubject,
+  UnavailableError,
+} from "./errors.js";
+export type { McpDeleteResult, McpServerEntry, McpServerRecord, McpUpsertResult } from "./mcp.js";
+export type { PluginRestartResult } from "./plugins.js";
+export {
+  type ApiKeySource,
+  envReference,
+  type ProviderDeleteResult,
+  type ProviderEntry,
+  type ProviderRecord,
+  type ProviderRef,
+  type ProviderUpsert,
+  type ProviderUpsertResult,
+} from "./providers.js";
+export type { Patch } from "./yaml-patch.js";
+
+/** What the services run on; the daemon provides it (daemon.ts). */
+export interface ServicesDeps {
+  /** The config directory; absent: every config operation throws UnavailableError. */
+  config: ConfigSource | undefined;
+  /** Reads the config directory again and applies it (the daemon's hot reload). */
+  reload(): Promise<ReloadOutcome>;
+  plugins: PluginsRuntime;
+  mcp: { statuses(): McpServerStatus[] };
+  channels: ChannelsRuntime;
+}
+
+export interface ReloadResult {
+  report: ReloadReport;
+  reloadedAt: Date;
+}
+
+export class DaemonServices {
+  readonly config: ConfigFiles;
+  readonly agents: AgentsService;
+  readonly providers: ProvidersService;
+  readonly plugins: PluginsService;
+  readonly mcp: McpService;
+  readonly channels: ChannelsService;
+
+  constructor(deps: ServicesDeps) {
+    this.config = new ConfigFiles(deps.config, () => deps.reload());
+    this.agents = new AgentsService(this.config);
+    this.providers = new ProvidersService(this.config);
+    this.plugins = new PluginsService(deps.plugins);
+    this.mcp = new McpService(this.config, deps.mcp);
+    this.channels = new ChannelsService(deps.channels);
+  }
+
+  /**
+   * Validates the whole config directory as it is on disk and swaps it in. An invalid directory
+   * keeps the running config; InvalidConfigError lists every problem with file, line and key.
+   */
+  async reload(): Promise<ReloadResult> {
+    const report = await this.config.reload();
+    return { report, reloadedAt: new Date() };
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * A real daemon started from a real config directory, for the services tests: the files are
+ * written to a fresh directory (daemon.yaml gets a fresh state dir and no health listener unless
+ * the test gives its own), loaded and validated like `nexo start` does, and the daemon started.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadDaemonConfig } from "../../src/daemon/config/index.js";
+import { Daemon } from "../../src/daemon/daemon.js";
+import { specFromConfig } from "../../src/daemon/spec.js";
+import { createLogger } from "../../src/log.js";
+
+/** The example plugins' directories (loopback-channel, demo-tools, …). */
+export const EXAMPLE_PLUGINS = fileURLToPath(new URL("../../../../examples/plugins/", import.meta.url));
+
+export interface DaemonDir {
+  dir: string;
+  stateDir: string;
+  daemon: Daemon;
+  /** A config file's text now. */
+  read(name: string): string;
+  write(name: string, text: string): void;
+}
+
+export async function startFromDir(
+  files: Record<string, string>,
+  options: { watch?: boolean; env?: NodeJS.ProcessEnv } = {},
+): Promise<DaemonDir> {
+  const dir = mkdtempSync(join(tmpdir(), "nexo-services-cfg-"));
+  const stateDir = mkdtempSync(join(tmpdir(), "nexo-services-state-"));
+  const all = { "daemon.yaml": `state_dir: ${stateDir}\nhttp: { enabled: false }\n`, ...files };
+  for (const [name, text] of Object.entries(all)) writeFileSync(join(dir, name), text);
+  const env = options.env ?? { PATH: process.env.PATH };
+  const logger = createLogger({ level: "silent" });
+  const spec = specFromConfig(await loadDaemonConfig(dir, { env }), env, logger);
+  const daemon = await Daemon.start({
+    ...spec,
+    shutdownGraceMs: 2000,
+    source: { dir, env, watch: options.watch ?? false, debounceMs: 100 },
+  });
+  return {
+    dir,
+    stateDir,
+    daemon,
+    read: (name) => readFileSync(join(dir, name), "utf8"),
+    write: (name, text) => writeFileSync(join(dir, name), text),
+  };
+}
