@@ -40,6 +40,7 @@ export class Daemon {
   private readonly lifecycle: Lifecycle;
   /** Reloads and plugin restarts change the same parts: one at a time. */
   private changes: Promise<unknown> = Promise.resolve();
+  private stopping: Promise<void> | undefined;
 
   private constructor(public spec: DaemonSpec) {
     this.metrics = spec.metrics ?? new Metrics();
@@ -138,7 +139,7 @@ export class Daemon {
 
   /**
    * Stops one plugin and starts it again from its directory (its manifest is read again), then
-   * starts the channels bound to it. Resolves with its status afterwards, whatever the outcome;
+   * starts the bound channels it serves. Resolves with its status afterwards, whatever the outcome;
    * undefined when no plugin has that id.
    */
   restartPlugin(id: string): Promise<PluginStatus | undefined> {
@@ -147,18 +148,21 @@ export class Daemon {
       if (source === undefined) return undefined;
       await this.plugins.remove(source, "restart requested");
       const status = await this.plugins.add(source);
-      await this.parts.channels.startBound();
+      // Its channel adapters are new: start the bound ones (and only those).
+      await this.parts.channels.startBound((owner) => owner === `plugin:${status.id}`);
       return this.plugins.status().find((plugin) => plugin.source === source) ?? status;
     });
   }
 
   /** Stops every component in reverse boot order. Idempotent. */
-  async stop(reason = "shutdown requested"): Promise<void> {
-    const { logger } = this.spec;
-    if (this.lifecycle.state !== "stopping" && this.lifecycle.state !== "stopped")
+  stop(reason = "shutdown requested"): Promise<void> {
+    this.stopping ??= (async () => {
+      const { logger } = this.spec;
       logger.info({ reason }, "nexo daemon stopping");
-    await this.lifecycle.stop(reason);
-    logger.info({ reason }, "nexo daemon stopped");
+      await this.lifecycle.stop(reason);
+      logger.info({ reason }, "nexo daemon stopped");
+    })();
+    return this.stopping;
   }
 
   private serially<T>(task: () => Promise<T>): Promise<T> {

@@ -39,11 +39,15 @@ export class BoundChannels implements Component {
     await this.startBound();
   }
 
-  /** channel.start for every bound (kind, instance) served locally; again after a reload. */
-  async startBound(): Promise<void> {
+  /**
+   * channel.start for every bound (kind, instance) served locally; again after a reload. With
+   * `owners`, only for the adapters whose owner it accepts (a restarted plugin's).
+   */
+  async startBound(owners?: (owner: string) => boolean): Promise<void> {
     for (const bound of this.bound()) {
       const adapter = this.registry.get(bound.kind);
       const key = keyOf(bound.kind, bound.instance);
+      if (owners !== undefined && (adapter === undefined || !owners(adapter.owner))) continue;
       if (!adapter) {
         this.logger.info(
           { channel: bound.kind },
