@@ -148,8 +148,8 @@ export class Daemon {
       if (source === undefined) return undefined;
       await this.plugins.remove(source, "restart requested");
       const status = await this.plugins.add(source);
-      // Its channel adapters are new: start the bound ones (and only those).
-      await this.parts.channels.startBound((owner) => owner === `plugin:${status.id}`);
+      // Its channel adapters are new ones: channel.start goes to them (and only them).
+      await this.parts.channels.startBound();
       return this.plugins.status().find((plugin) => plugin.source === source) ?? status;
     });
   }
@@ -220,6 +220,7 @@ export class Daemon {
       http: this.spec.http,
       source: this.spec.source,
     };
+    this.parts.channels.resend();
     await this.parts.channels.startBound();
     logger.info({ reload: report }, "configuration reloaded");
     return report;

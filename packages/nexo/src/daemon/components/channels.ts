@@ -1,11 +1,12 @@
 /**
  * The channels component: `channel.start` for every (kind, instance) an active agent is bound to
- * and a local adapter serves; on stop, `channel.stop` for every adapter, so no new message comes
- * in while the turns in flight finish. A kind without a local adapter is served by another daemon
+ * and a local adapter serves — at boot, when a plugin comes up late or restarts, and after a
+ * reload; on stop, `channel.stop` for every adapter, so no new message comes in while the turns in
+ * flight finish. A kind without a local adapter is served by another daemon
  * through the broker; a failing `channel.start` is logged and does not stop the daemon (the
  * plugin may recover, and other channels must keep working).
  */
-import type { ChannelRegistry } from "../../channels/registry.js";
+import type { ChannelAdapter, ChannelRegistry } from "../../channels/registry.js";
 import type { Logger } from "../../log.js";
 import type { Component } from "../lifecycle.js";
 import type { DaemonAgent } from "./registries.js";
@@ -27,27 +28,34 @@ export interface BoundChannel {
 
 export class BoundChannels implements Component {
   readonly name = "channels";
+  /** channel.start sent, per `<kind>.<instance>`: to which adapter, and its outcome once known. */
+  private readonly sent = new Map<string, { adapter: ChannelAdapter; done: Promise<void> }>();
   private readonly outcomes = new Map<string, { started: boolean; error?: string }>();
+  private unlisten: (() => void) | undefined;
 
   constructor(
     private readonly registry: ChannelRegistry,
     private readonly agents: () => Iterable<DaemonAgent>,
+    /** Calls back whenever a plugin's wrappers went into the registries (a late or restarted plugin). */
+    private readonly onPluginWired: (listener: () => void) => () => void,
     private readonly logger: Logger,
   ) {}
 
   async start(): Promise<void> {
+    // A plugin whose first attempt failed comes up later; its bound channels start then.
+    this.unlisten = this.onPluginWired(() => void this.startBound());
     await this.startBound();
   }
 
   /**
-   * channel.start for every bound (kind, instance) served locally; again after a reload. With
-   * `owners`, only for the adapters whose owner it accepts (a restarted plugin's).
+   * channel.start for every bound (kind, instance) served locally that was not sent to its adapter
+   * yet (a restarted plugin's adapter is a new one). Resolves when each has started or failed.
    */
-  async startBound(owners?: (owner: string) => boolean): Promise<void> {
+  async startBound(): Promise<void> {
+    const waits: Promise<void>[] = [];
     for (const bound of this.bound()) {
       const adapter = this.registry.get(bound.kind);
       const key = keyOf(bound.kind, bound.instance);
-      if (owners !== undefined && (adapter === undefined || !owners(adapter.owner))) continue;
       if (!adapter) {
         this.logger.info(
           { channel: bound.kind },
@@ -56,24 +64,43 @@ export class BoundChannels implements Component {
         this.outcomes.delete(key);
         continue;
       }
-      try {
-        await adapter.start({ instance: bound.instance });
-        this.outcomes.set(key, { started: true });
-      } catch (error) {
-        const message = (error as Error).message;
-        this.outcomes.set(key, { started: false, error: message });
-        this.logger.error({ channel: bound.kind, err: message }, "channel.start failed");
+      const sent = this.sent.get(key);
+      if (sent?.adapter === adapter) {
+        waits.push(sent.done);
+        continue;
       }
+      // Recorded before the call, so a second startBound meanwhile waits for this one.
+      const done = this.send(adapter, key, bound.instance);
+      this.sent.set(key, { adapter, done });
+      await done;
     }
+    await Promise.all(waits);
+  }
+
+  /** Forget what was sent, so the next startBound sends channel.start again to every channel (a reload). */
+  resend(): void {
+    this.sent.clear();
   }
 
   async stop(): Promise<void> {
+    this.unlisten?.();
     for (const adapter of this.registry.list()) {
       await adapter
         .stop()
         .catch((error: Error) =>
           this.logger.warn({ channel: adapter.kind, err: error.message }, "channel.stop failed"),
         );
+    }
+  }
+
+  private async send(adapter: ChannelAdapter, key: string, instance: string | null): Promise<void> {
+    try {
+      await adapter.start({ instance });
+      this.outcomes.set(key, { started: true });
+    } catch (error) {
+      const message = (error as Error).message;
+      this.outcomes.set(key, { started: false, error: message });
+      this.logger.error({ channel: adapter.kind, err: message }, "channel.start failed");
     }
   }
 

@@ -122,7 +122,15 @@ export function composeDaemon(
     shutdownGraceMs: spec.shutdownGraceMs ?? 10_000,
   });
 
-  const channels = new BoundChannels(registries.channels, () => registries.agents.values(), logger);
+  const channels = new BoundChannels(
+    registries.channels,
+    () => registries.agents.values(),
+    (listener) => {
+      plugins.value.on("wired", listener);
+      return () => plugins.value.off("wired", listener);
+    },
+    logger,
+  );
 
   const bootCheck = (): ReadinessCheck => {
     const state = lifecycleState();
