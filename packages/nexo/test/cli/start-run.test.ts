@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { CLI_PATH, runCli } from "../helpers/cli.js";
+import { SLOW_MACHINE_INIT_MS } from "../helpers/daemon-dir.js";
 
 const loopback = fileURLToPath(new URL("../../../../examples/plugins/loopback-channel", import.meta.url));
 
@@ -39,7 +40,7 @@ describe("nexo start", () => {
   it("logs ready once everything listens, and exits 0 on SIGTERM after stopping everything", async () => {
     const { dir, stateDir } = configDir("127.0.0.1:0");
     const child = spawn(process.execPath, [CLI_PATH, "start", "--config", dir], {
-      env: { ...process.env, NEXO_LOG: "info" },
+      env: { ...process.env, NEXO_LOG: "info", NEXO_PLUGIN_INIT_TIMEOUT_MS: SLOW_MACHINE_INIT_MS },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stderr = "";
@@ -79,7 +80,7 @@ describe("nexo start", () => {
     try {
       const { dir, stateDir } = configDir(`127.0.0.1:${port}`);
       const result = await runCli(["start", "--config", dir], {
-        env: { ...process.env, NEXO_LOG: "info" },
+        env: { ...process.env, NEXO_LOG: "info", NEXO_PLUGIN_INIT_TIMEOUT_MS: SLOW_MACHINE_INIT_MS },
         timeoutMs: 30_000,
       });
       assert.equal(result.signal, null, `nexo start hung instead of exiting:\n${result.stderr}`);

@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { Daemon, type DaemonAgent, type DaemonSpec } from "../../src/daemon/daemon.js";
 import { createLogger } from "../../src/log.js";
 import { NatsServer } from "../broker/nats-server.js";
+import { SLOW_MACHINE_INIT_MS } from "../helpers/daemon-dir.js";
 import { endpoint, say } from "../helpers/loopback.js";
 
 const examples = fileURLToPath(new URL("../../../../examples/plugins/", import.meta.url));
@@ -52,7 +53,7 @@ test("boot, route a message through an agent and a plugin tool, reply through th
     llm: { providers: {}, tenants: {} },
     broker: { type: "local" },
     plugins: { dirs: [join(examples, "loopback-channel"), join(examples, "demo-tools")], settings: {} },
-    env: { PATH: process.env.PATH },
+    env: { PATH: process.env.PATH, NEXO_PLUGIN_INIT_TIMEOUT_MS: SLOW_MACHINE_INIT_MS },
     logger: createLogger({ level: "silent" }),
     shutdownGraceMs: 2000,
   };
@@ -99,7 +100,7 @@ test("two daemons on one NATS server: the channel plugin on A, the agent on B, a
   const logger = createLogger({ level: "silent" });
   const common = {
     llm: { providers: {}, tenants: {} },
-    env: { PATH: process.env.PATH },
+    env: { PATH: process.env.PATH, NEXO_PLUGIN_INIT_TIMEOUT_MS: SLOW_MACHINE_INIT_MS },
     logger,
     shutdownGraceMs: 2000,
   };
@@ -154,7 +155,7 @@ test("a plugin that crashes mid-turn: the turn ends cleanly, the plugin restarts
     llm: { providers: {}, tenants: {} },
     broker: { type: "local" },
     plugins: { dirs: [join(examples, "loopback-channel"), kitchen], settings: {} },
-    env: { PATH: process.env.PATH },
+    env: { PATH: process.env.PATH, NEXO_PLUGIN_INIT_TIMEOUT_MS: SLOW_MACHINE_INIT_MS },
     logger: createLogger({ level: "silent" }),
     shutdownGraceMs: 2000,
   });
@@ -192,7 +193,7 @@ test("a channel answering -33004 with retry_after_secs: the reply is retried aft
       // One reply may wait per recipient; a second one is refused with -33004, retry after 1 s.
       settings: { loopback: { env: { LOOPBACK_OUTBOX_LIMIT: "1", LOOPBACK_RETRY_AFTER_SECS: "1" } } },
     },
-    env: { PATH: process.env.PATH },
+    env: { PATH: process.env.PATH, NEXO_PLUGIN_INIT_TIMEOUT_MS: SLOW_MACHINE_INIT_MS },
     logger: createLogger({ level: "silent" }),
     shutdownGraceMs: 2000,
   });
@@ -255,7 +256,7 @@ test("a plugin in a restart loop does not hold up boot: ready after its first at
         },
       },
     },
-    env: { PATH: process.env.PATH },
+    env: { PATH: process.env.PATH, NEXO_PLUGIN_INIT_TIMEOUT_MS: SLOW_MACHINE_INIT_MS },
     logger: createLogger({ level: "silent" }),
     shutdownGraceMs: 2000,
   });
@@ -297,7 +298,7 @@ test("a plugin that comes up on a later attempt is wired then, and its bound cha
         },
       },
     },
-    env: { PATH: process.env.PATH },
+    env: { PATH: process.env.PATH, NEXO_PLUGIN_INIT_TIMEOUT_MS: SLOW_MACHINE_INIT_MS },
     logger: createLogger({ level: "silent" }),
     shutdownGraceMs: 2000,
   });

@@ -14,6 +14,7 @@ import { Daemon } from "../../src/daemon/daemon.js";
 import type { ReloadOutcome } from "../../src/daemon/reload.js";
 import { specFromConfig } from "../../src/daemon/spec.js";
 import { createLogger } from "../../src/log.js";
+import { SLOW_MACHINE_INIT_MS } from "../helpers/daemon-dir.js";
 import { endpoint, say } from "../helpers/loopback.js";
 
 const examples = fileURLToPath(new URL("../../../../examples/plugins/", import.meta.url));
@@ -51,7 +52,7 @@ test("hot reload: valid changes apply without a restart, invalid ones keep the r
   writeFileSync(join(dir, "agents.yaml"), agentsYaml([{ id: "ana", prompt: "first prompt" }]));
   writeFileSync(join(dir, "plugins.yaml"), pluginsYaml(["loopback-channel"]));
   writeFileSync(join(dir, "daemon.yaml"), `state_dir: ${stateDir}\nhttp: { enabled: false }\n`);
-  const env = { PATH: process.env.PATH };
+  const env = { PATH: process.env.PATH, NEXO_PLUGIN_INIT_TIMEOUT_MS: SLOW_MACHINE_INIT_MS };
   const logger = createLogger({ level: "silent" });
   const spec = specFromConfig(await loadDaemonConfig(dir, { env }), env, logger);
   const daemon = await Daemon.start({ ...spec, source: { dir, env, debounceMs: 100 } });

@@ -15,6 +15,9 @@ import { createLogger } from "../../src/log.js";
 /** The example plugins' directories (loopback-channel, demo-tools, …). */
 export const EXAMPLE_PLUGINS = fileURLToPath(new URL("../../../../examples/plugins/", import.meta.url));
 
+/** A plugin's initialize may take this long in tests (NEXO_PLUGIN_INIT_TIMEOUT_MS). */
+export const SLOW_MACHINE_INIT_MS = "30000";
+
 export interface DaemonDir {
   dir: string;
   stateDir: string;
@@ -32,7 +35,8 @@ export async function startFromDir(
   const stateDir = mkdtempSync(join(tmpdir(), "nexo-services-state-"));
   const all = { "daemon.yaml": `state_dir: ${stateDir}\nhttp: { enabled: false }\n`, ...files };
   for (const [name, text] of Object.entries(all)) writeFileSync(join(dir, name), text);
-  const env = options.env ?? { PATH: process.env.PATH };
+  // The example plugins start through tsx; on a loaded machine that can outlast the default 5 s.
+  const env = { PATH: process.env.PATH, NEXO_PLUGIN_INIT_TIMEOUT_MS: SLOW_MACHINE_INIT_MS, ...options.env };
   const logger = createLogger({ level: "silent" });
   const spec = specFromConfig(await loadDaemonConfig(dir, { env }), env, logger);
   const daemon = await Daemon.start({

@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { Daemon, type DaemonSpec } from "../../../src/daemon/daemon.js";
 import { ComponentStartError } from "../../../src/daemon/lifecycle.js";
 import { isGone } from "../../fixtures/processes.js";
+import { SLOW_MACHINE_INIT_MS } from "../../helpers/daemon-dir.js";
 import { captureLog } from "../../helpers/log-capture.js";
 import { endpoint, say } from "../../helpers/loopback.js";
 
@@ -50,7 +51,7 @@ function spec(logger: DaemonSpec["logger"], extra: Partial<DaemonSpec> = {}): Da
     llm: { providers: {}, tenants: {} },
     broker: { type: "local" },
     plugins: { dirs: [join(examples, "loopback-channel")], settings: {} },
-    env: { PATH: process.env.PATH },
+    env: { PATH: process.env.PATH, NEXO_PLUGIN_INIT_TIMEOUT_MS: SLOW_MACHINE_INIT_MS },
     logger,
     shutdownGraceMs: 2000,
     http: { host: "127.0.0.1", port: 0 },
