@@ -15,15 +15,19 @@ const NEXO_SRC = join(PACKAGES, "nexo/src");
 
 /**
  * The layers of packages/nexo/src, lowest first. A file may import files of its own layer and of
- * lower layers. Keep this list and the table in docs/architecture.md the same.
+ * lower layers. Keep this list and the table in docs/architecture.md the same. The daemon is the
+ * runtime (components, services facade, routing); the admin RPC and the doors sit above it and
+ * call its services, and the CLI composes them (e.g. `nexo start` adds the AppServer listener
+ * and the microapps' admin RPC to the daemon's components).
  */
 const LAYERS: readonly (readonly string[])[] = [
   ["version.ts", "paths.ts", "log.ts", "conversation.ts"],
   ["config", "store", "broker", "channels", "memory"],
   ["engine"],
   ["extensions"],
-  ["doors"],
   ["daemon"],
+  ["admin"],
+  ["doors"],
   ["doctor"],
   ["cli", "index.ts"],
 ];
