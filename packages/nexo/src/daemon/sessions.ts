@@ -12,7 +12,7 @@ import type { AgentSession } from "../engine/session.js";
 import type { MinimalLogger } from "../engine/session-types.js";
 import { LayeredTools } from "../engine/tools/layered.js";
 import type { ToolRegistry } from "../engine/tools/registry.js";
-import type { ApprovalMode, LlmProvider, ToolCategory } from "../engine/types.js";
+import type { ApprovalMode, LlmProvider } from "../engine/types.js";
 import type { Store } from "../store/index.js";
 import type { InboundMessage } from "./routing/inbound.js";
 import type { SessionKey, SessionOpener } from "./routing/router.js";
@@ -147,7 +147,7 @@ export class DaemonSessions implements SessionOpener {
       ...(this.options.hooks ? { hooks: this.options.hooks } : {}),
       mode: agent.mode,
       allowList: agent.allow,
-      grants: record.alwaysAllow as ToolCategory[],
+      grants: record.alwaysAllow,
       ...(agent.allowedTools ? { toolAllowList: agent.allowedTools } : {}),
       approvalsUnavailable: CHANNEL_APPROVAL_REFUSAL,
       ...(this.options.logger ? { logger: this.options.logger } : {}),

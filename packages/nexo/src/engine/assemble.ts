@@ -13,7 +13,7 @@ import { toolPatternMatcher } from "./tools/allow-list.js";
 import { builtinTools } from "./tools/builtins.js";
 import { ToolRegistry } from "./tools/registry.js";
 import { SPAWN_APPROVAL_REFUSAL, spawnTool } from "./tools/spawn.js";
-import type { AgentMemory, ApprovalMode, ChatMessage, LlmProvider, Tool, ToolCategory } from "./types.js";
+import type { AgentMemory, ApprovalGrant, ApprovalMode, ChatMessage, LlmProvider, Tool } from "./types.js";
 
 export interface AgentSettings {
   sessionId?: string;
@@ -33,7 +33,7 @@ export interface AgentSettings {
   sink?: TranscriptSink;
   hooks?: HookRunner;
   mode?: ApprovalMode;
-  grants?: ToolCategory[];
+  grants?: readonly ApprovalGrant[];
   allowList?: string[];
   /** Tool names this agent may use — exact names or a prefix ending in `*`; all when absent. */
   toolAllowList?: string[];

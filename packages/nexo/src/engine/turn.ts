@@ -22,6 +22,7 @@ import {
   addUsage,
   type ContentBlock,
   emptyUsage,
+  type Tool,
   type ToolCategory,
   type ToolOutput,
   type ToolResultBlock,
@@ -366,7 +367,8 @@ async function runToolCall(run: TurnRun, call: ToolUseBlock): Promise<ToolResult
   }
 
   const description = describeCall(tool, call.name, args);
-  const needsApproval = tool !== undefined && session.policy.needsApproval(call.name, category);
+  const subject = { name: call.name, category, command: commandOf(tool, args) };
+  const needsApproval = tool !== undefined && session.policy.needsApproval(subject);
   await events.push({
     type: "tool_requested",
     turnId,
@@ -382,7 +384,7 @@ async function runToolCall(run: TurnRun, call: ToolUseBlock): Promise<ToolResult
     const refusal = session.approvalRefusal;
     if (refusal) return cancelled(refusal);
     try {
-      const decision = await session.approvals.wait(call.id, category, signal);
+      const decision = await session.approvals.wait(call.id, subject, signal);
       if (!decision.approved) {
         const reason = decision.reason || "denied by the user";
         await events.push({ type: "tool_cancelled", turnId, callId: call.id, name: call.name, reason });
@@ -434,6 +436,15 @@ async function runToolCall(run: TurnRun, call: ToolUseBlock): Promise<ToolResult
     content: result.outputType === "image" ? "[image]" : result.output,
     ...(result.isError ? { isError: true } : {}),
   };
+}
+
+/** The command line a call runs, for tools that say (a throwing tool says nothing). */
+function commandOf(tool: Tool | undefined, args: Record<string, unknown>): string | undefined {
+  try {
+    return tool?.command?.(args);
+  } catch {
+    return undefined;
+  }
 }
 
 function describeCall(

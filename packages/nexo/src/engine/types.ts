@@ -9,6 +9,7 @@
 // --- conversation content (declared in ../conversation.ts, shared with the store) ------------
 
 import type { ChatMessage } from "../conversation.js";
+import type { ToolCategory } from "../permissions.js";
 
 export type {
   ChatMessage,
@@ -95,8 +96,7 @@ export interface LlmProvider {
 
 // --- tools -------------------------------------------------------------------------------------
 
-/** Approval categories of the json-stream spec; unknown tools count as `exec`. */
-export type ToolCategory = "info" | "edit" | "exec" | "mcp";
+export type { ApprovalGrant, ApprovalMode, ToolCategory } from "../permissions.js";
 
 export type ToolOutputType = "text" | "diff" | "image";
 
@@ -147,13 +147,17 @@ export interface Tool {
   readonly source: "builtin" | "mcp" | "plugin" | "microapp";
   /** A one-line human description of a call, e.g. "Write to src/main.rs". */
   describe?(args: Record<string, unknown>): string;
+  /**
+   * For tools that run a command line (Bash): the line this call runs. Approvals use it, so that
+   * "always" for `echo hi` grants `echo` and nothing else.
+   */
+  command?(args: Record<string, unknown>): string | undefined;
   /** Runs the tool. Throw for failures that are not the tool's normal output. */
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput>;
 }
 
 // --- approvals ---------------------------------------------------------------------------------
 
-export type ApprovalMode = "default" | "auto_edit" | "yolo";
 export type ApprovalScope = "once" | "always";
 export type ApprovalDecision = { approved: true; scope: ApprovalScope } | { approved: false; reason: string };
 

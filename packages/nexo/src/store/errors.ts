@@ -17,7 +17,9 @@ export type StoreErrorCode =
   /** The referenced session or memory does not exist. */
   | "not_found"
   /** The row already exists (e.g. a session id chosen by the caller is taken). */
-  | "conflict";
+  | "conflict"
+  /** A stored value is not one this nexo writes (edited by hand, or written by a broken build). */
+  | "corrupt";
 
 export class StoreError extends Error {
   override readonly name = "StoreError";

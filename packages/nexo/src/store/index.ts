@@ -38,12 +38,8 @@ export {
 } from "./redact.js";
 export { MIGRATIONS } from "./schema.js";
 export {
-  APPROVAL_CATEGORIES,
-  APPROVAL_MODES,
-  type ApprovalCategory,
   type NewSession,
   type Session,
-  type SessionApprovalMode,
   type SessionChanges,
   type SessionFilter,
   type SessionKey,

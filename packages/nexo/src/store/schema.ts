@@ -115,8 +115,22 @@ CREATE TRIGGER memories_unindex AFTER DELETE ON memories BEGIN
 END;
 `;
 
+/**
+ * "Always" approvals used to be stored as bare categories (`["edit"]`); they are now grants of
+ * several kinds (src/permissions.ts). A stored category keeps meaning what it meant: that category.
+ */
+const APPROVAL_GRANTS = `
+UPDATE sessions
+SET always_allow = (
+  SELECT json_group_array(json_object('kind', 'category', 'category', value))
+  FROM json_each(sessions.always_allow)
+)
+WHERE always_allow <> '[]';
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "sessions", up: SESSIONS },
   { version: 2, name: "transcripts", up: TRANSCRIPTS },
   { version: 3, name: "memories", up: MEMORIES },
+  { version: 4, name: "approval grants", up: APPROVAL_GRANTS },
 ];

@@ -7,18 +7,21 @@
  * free text and are redacted like everything else written.
  */
 import { v7 as uuidv7 } from "uuid";
+import { z } from "zod";
+import {
+  APPROVAL_MODES,
+  type ApprovalGrant,
+  ApprovalGrantSchema,
+  type ApprovalMode,
+  ApprovalModeSchema,
+  sameGrant,
+} from "../permissions.js";
 import type { Connection } from "./db.js";
 import { StoreError } from "./errors.js";
 import { redact, redactJson } from "./redact.js";
 import { optionalString, requireId, resolveLimit, timestamp, toPlainJson } from "./validate.js";
 
-/** The json-stream approval modes; the engine's `ApprovalMode` is the same union. */
-export type SessionApprovalMode = "default" | "auto_edit" | "yolo";
-export const APPROVAL_MODES: readonly SessionApprovalMode[] = ["default", "auto_edit", "yolo"];
-
-/** Tool categories that "always" approvals are granted for (the engine's `ToolCategory`). */
-export type ApprovalCategory = "info" | "edit" | "exec" | "mcp";
-export const APPROVAL_CATEGORIES: readonly ApprovalCategory[] = ["info", "edit", "exec", "mcp"];
+const GrantsSchema = z.array(ApprovalGrantSchema);
 
 export interface Session {
   id: string;
@@ -31,9 +34,9 @@ export interface Session {
   /** The other party, e.g. a chat id or a sender id. */
   contact: string | null;
   title: string | null;
-  approvalMode: SessionApprovalMode;
-  /** Categories approved with scope "always" in this session. */
-  alwaysAllow: ApprovalCategory[];
+  approvalMode: ApprovalMode;
+  /** What approvals with scope "always" granted in this session. */
+  alwaysAllow: ApprovalGrant[];
   metadata: Record<string, unknown>;
   createdAt: string;
   /** Bumped by every change and every transcript append, so "latest" means "last active". */
@@ -49,7 +52,7 @@ export interface NewSession {
   account?: string | null;
   contact?: string | null;
   title?: string | null;
-  approvalMode?: SessionApprovalMode;
+  approvalMode?: ApprovalMode;
   metadata?: Record<string, unknown>;
   createdAt?: Date | string;
 }
@@ -74,8 +77,8 @@ export interface SessionListOptions extends SessionFilter {
 export interface SessionChanges {
   title?: string | null;
   metadata?: Record<string, unknown>;
-  approvalMode?: SessionApprovalMode;
-  alwaysAllow?: readonly ApprovalCategory[];
+  approvalMode?: ApprovalMode;
+  alwaysAllow?: readonly ApprovalGrant[];
 }
 
 export const DEFAULT_SESSION_LIST_LIMIT = 50;
@@ -89,7 +92,7 @@ interface SessionRow {
   account: string | null;
   contact: string | null;
   title: string | null;
-  approval_mode: SessionApprovalMode;
+  approval_mode: string;
   always_allow: string;
   metadata: string;
   created_at: string;
@@ -104,12 +107,29 @@ const toSession = (row: SessionRow): Session => ({
   account: row.account,
   contact: row.contact,
   title: row.title,
-  approvalMode: row.approval_mode,
-  alwaysAllow: JSON.parse(row.always_allow) as ApprovalCategory[],
+  approvalMode: stored(row.id, "approval_mode", ApprovalModeSchema, row.approval_mode),
+  alwaysAllow: stored(row.id, "always_allow", GrantsSchema, parseJson(row.always_allow)),
   metadata: JSON.parse(row.metadata) as Record<string, unknown>,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A column read back, checked against what this nexo writes there; anything else is `corrupt`. */
+function stored<T>(id: string, column: string, schema: z.ZodType<T>, value: unknown): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    throw new StoreError("corrupt", `session ${id}: ${column} holds a value this nexo cannot read`);
+  }
+  return parsed.data;
+}
 
 /** Newest activity first; rowid breaks ties between sessions touched in the same millisecond. */
 const NEWEST_FIRST = "ORDER BY updated_at DESC, rowid DESC";
@@ -238,7 +258,7 @@ export class SessionRepository {
     }
     if (changes.alwaysAllow !== undefined) {
       sets.push("always_allow = @always_allow");
-      params.always_allow = JSON.stringify(checkCategories(changes.alwaysAllow));
+      params.always_allow = JSON.stringify(checkGrants(changes.alwaysAllow));
     }
     const result = this.#db
       .prepare(`UPDATE sessions SET ${[...sets, "updated_at = @updated_at"].join(", ")} WHERE id = @id`)
@@ -247,13 +267,13 @@ export class SessionRepository {
     return this.require(id);
   }
 
-  /** Adds a category to the session's "always" approvals (scope "always" in the json-stream spec). */
-  allowAlways(id: string, category: ApprovalCategory): Session {
+  /** Adds a grant to the session's "always" approvals; a grant it already has is not added twice. */
+  allowAlways(id: string, grant: ApprovalGrant): Session {
     return this.#db
       .transaction(() => {
         const session = this.require(id);
-        if (session.alwaysAllow.includes(category)) return session;
-        return this.update(id, { alwaysAllow: [...session.alwaysAllow, category] });
+        if (session.alwaysAllow.some((g) => sameGrant(g, grant))) return session;
+        return this.update(id, { alwaysAllow: [...session.alwaysAllow, grant] });
       })
       .immediate();
   }
@@ -276,24 +296,27 @@ function redactMetadata(metadata: Record<string, unknown>): string {
   return JSON.stringify(redactJson(toPlainJson("metadata", metadata)).value);
 }
 
-function checkMode(mode: string): SessionApprovalMode {
-  if (!(APPROVAL_MODES as readonly string[]).includes(mode)) {
+function checkMode(mode: string): ApprovalMode {
+  const parsed = ApprovalModeSchema.safeParse(mode);
+  if (!parsed.success) {
     throw new StoreError(
       "invalid_argument",
       `approvalMode must be one of ${APPROVAL_MODES.join(", ")}, got "${mode}"`,
     );
   }
-  return mode as SessionApprovalMode;
+  return parsed.data;
 }
 
-function checkCategories(categories: readonly string[]): ApprovalCategory[] {
-  for (const category of categories) {
-    if (!(APPROVAL_CATEGORIES as readonly string[]).includes(category)) {
-      throw new StoreError(
-        "invalid_argument",
-        `approval category must be one of ${APPROVAL_CATEGORIES.join(", ")}, got "${category}"`,
-      );
-    }
+function checkGrants(grants: readonly unknown[]): ApprovalGrant[] {
+  const parsed = GrantsSchema.safeParse(grants);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new StoreError(
+      "invalid_argument",
+      `alwaysAllow[${issue?.path.join("].")}: ${issue?.message ?? "not an approval grant"}`,
+    );
   }
-  return [...new Set(categories)] as ApprovalCategory[];
+  const unique: ApprovalGrant[] = [];
+  for (const grant of parsed.data) if (!unique.some((g) => sameGrant(g, grant))) unique.push(grant);
+  return unique;
 }

@@ -163,19 +163,6 @@ describe("turn loop", () => {
     assertConsistent(s.history);
   });
 
-  test("modes: auto_edit runs info and edit without asking but asks for exec; yolo asks for nothing", () => {
-    const policy = new ApprovalPolicy({ mode: "auto_edit", allowList: ["Special"] });
-    assert.equal(policy.needsApproval("Read", "info"), false);
-    assert.equal(policy.needsApproval("Write", "edit"), false);
-    assert.equal(policy.needsApproval("Bash", "exec"), true);
-    assert.equal(policy.needsApproval("x_tool", "mcp"), true);
-    assert.equal(policy.needsApproval("Special", "exec"), false);
-    policy.mode = "default";
-    assert.equal(policy.needsApproval("Read", "info"), true);
-    policy.mode = "yolo";
-    assert.equal(policy.needsApproval("Bash", "exec"), false);
-  });
-
   test("an unknown tool gets an error result and the turn continues", async () => {
     const { s, provider } = session(
       [() => toolCalls({ id: "u1", name: "Nope", input: {} }), () => text("sorry")],

@@ -188,3 +188,44 @@ describe("migrate", () => {
     assert.equal(rawRows(path, "SELECT * FROM schema_migrations").length, MIGRATIONS.length);
   });
 });
+
+describe("upgrading a database written by an earlier nexo", () => {
+  it("4 (approval grants): stored 'always' categories become category grants, meaning what they meant", () => {
+    const path = freshPath();
+    const old = openConnection(path);
+    migrate(old, MIGRATIONS.slice(0, 3));
+    const insert = old.prepare(
+      `INSERT INTO sessions (id, agent_id, always_allow, created_at, updated_at)
+       VALUES (?, 'kate', ?, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`,
+    );
+    insert.run("granted", '["edit","exec"]');
+    insert.run("none", "[]");
+    old.close();
+
+    const store = Store.open(path);
+    assert.deepEqual(store.migration.applied, [4]);
+    assert.deepEqual(store.sessions.require("granted").alwaysAllow, [
+      { kind: "category", category: "edit" },
+      { kind: "category", category: "exec" },
+    ]);
+    assert.deepEqual(store.sessions.require("none").alwaysAllow, []);
+    store.close();
+  });
+
+  it("a stored value this nexo cannot read is reported as corrupt, not passed on", () => {
+    const path = freshPath();
+    Store.open(path).close();
+    const db = new Database(path);
+    db.prepare(
+      `INSERT INTO sessions (id, agent_id, always_allow, created_at, updated_at)
+       VALUES ('odd', 'kate', '[{"kind":"everything"}]', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`,
+    ).run();
+    db.close();
+    const store = Store.open(path);
+    assert.throws(
+      () => store.sessions.get("odd"),
+      (e) => isStoreError(e, "corrupt") && /odd: always_allow/.test((e as Error).message),
+    );
+    store.close();
+  });
+});

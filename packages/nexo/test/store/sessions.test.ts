@@ -130,17 +130,24 @@ describe("sessions", () => {
     store.close();
   });
 
-  it("keeps approval state: mode and categories approved for always", () => {
+  it("keeps approval state: mode and what was approved for always", () => {
     const store = clockedStore();
     const s = store.sessions.create({ agentId: "kate", approvalMode: "auto_edit" });
     assert.equal(s.approvalMode, "auto_edit");
-    store.sessions.allowAlways(s.id, "exec");
-    store.sessions.allowAlways(s.id, "exec");
-    const updated = store.sessions.allowAlways(s.id, "mcp");
-    assert.deepEqual(updated.alwaysAllow, ["exec", "mcp"]);
+    const echo = { kind: "program", tool: "Bash", program: "echo" } as const;
+    store.sessions.allowAlways(s.id, echo);
+    store.sessions.allowAlways(s.id, { ...echo });
+    const updated = store.sessions.allowAlways(s.id, { kind: "category", category: "edit" });
+    assert.deepEqual(updated.alwaysAllow, [echo, { kind: "category", category: "edit" }]);
     assert.equal(store.sessions.update(s.id, { approvalMode: "yolo" }).approvalMode, "yolo");
+    for (const bad of ["exec", { kind: "everything" }, { kind: "program", tool: "Bash" }]) {
+      assert.throws(
+        () => store.sessions.update(s.id, { alwaysAllow: [bad as never] }),
+        (e) => isStoreError(e, "invalid_argument"),
+      );
+    }
     assert.throws(
-      () => store.sessions.update(s.id, { alwaysAllow: ["everything" as never] }),
+      () => store.sessions.update(s.id, { approvalMode: "reckless" as never }),
       (e) => isStoreError(e, "invalid_argument"),
     );
     assert.throws(

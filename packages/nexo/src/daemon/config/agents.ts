@@ -11,9 +11,8 @@ import { join, resolve } from "node:path";
 import { plugin } from "@nexo/wire/schemas";
 import { z } from "zod";
 import { isValidTopic } from "../../broker/topic.js";
-import { APPROVAL_MODES, TOOL_CATEGORIES } from "../../engine/approvals.js";
 import { toolPatternMatcher } from "../../engine/tools/allow-list.js";
-import type { ApprovalMode } from "../../engine/types.js";
+import { ApprovalModeSchema, TOOL_CATEGORIES } from "../../permissions.js";
 import { TenantRefSchema } from "./tenants.js";
 
 export const AGENT_ID_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
@@ -55,7 +54,7 @@ const ApprovalAllowSchema = z.string().refine((text) => TOOL_NAME.test(text), {
 });
 
 export const AgentApprovalSchema = z.strictObject({
-  mode: z.enum(APPROVAL_MODES as [ApprovalMode, ...ApprovalMode[]]).default("default"),
+  mode: ApprovalModeSchema.default("default"),
   /** Tool names or categories (info, edit, exec, mcp) that run without approval. */
   allow: z.array(ApprovalAllowSchema).default([]),
 });

@@ -10,7 +10,7 @@ import type * as jsonstream from "@nexo/wire/schemas/jsonstream";
 import { buildToolRegistry, createAgentSession } from "../../engine/assemble.js";
 import { createProvider, ProviderConfigSchema } from "../../engine/providers/index.js";
 import type { AgentSession } from "../../engine/session.js";
-import type { ApprovalMode, LlmProvider, ToolCategory } from "../../engine/types.js";
+import type { ApprovalMode, LlmProvider } from "../../engine/types.js";
 import type { McpManager } from "../../extensions/mcp/index.js";
 import type { Logger } from "../../log.js";
 import { DATABASE_FILE, defaultStateDir } from "../../paths.js";
@@ -188,21 +188,19 @@ export function bootstrap(flags: AgentFlags, env: NodeJS.ProcessEnv, logger: Log
       logger,
     };
     const registry = buildToolRegistry(settings);
-    const mode: ApprovalMode = flags.autoApprove
-      ? "yolo"
-      : ((record.approvalMode as ApprovalMode) ?? "default");
+    const mode: ApprovalMode = flags.autoApprove ? "yolo" : record.approvalMode;
     const session = createAgentSession({
       ...settings,
       registry,
       history,
       sink: { append: (sessionId, message) => void store.transcripts.append(sessionId, message) },
       mode,
-      grants: record.alwaysAllow as ToolCategory[],
+      grants: record.alwaysAllow,
     });
     session.policy.onChange = () => {
       store.sessions.update(record.id, {
         approvalMode: session.policy.mode,
-        alwaysAllow: [...session.policy.sessionGrants],
+        alwaysAllow: session.policy.grants,
       });
     };
     let mcp: McpManager | undefined;

@@ -83,6 +83,7 @@ export function createBashTool(options: BashToolOptions = {}): Tool {
     category: "exec",
     source: "builtin",
     describe: (args) => `Run: ${oneLine(stringArg(args, "command") ?? "", 80)}`,
+    command: (args) => stringArg(args, "command"),
     execute(rawArgs, ctx) {
       const args = rawArgs as unknown as BashArgs;
       const timeoutMs = Math.min(args.timeout_ms ?? settings.defaultTimeoutMs, settings.maxTimeoutMs);

@@ -180,6 +180,58 @@ describe("json-stream door", () => {
     client.end();
   });
 
+  test("always for a command grants that program only, and the grant survives --resume", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "nexo-js-always-"));
+    const bash = (id: string, command: string) => ({
+      tool_calls: [{ id, name: "Bash", input: { command } }],
+    });
+    const first = await start(
+      [
+        bash("e1", "echo one"),
+        { text: "one" },
+        bash("e2", "echo two"),
+        { text: "two" },
+        bash("t1", "touch made"),
+        { text: "three" },
+        bash("e3", "echo four; touch sneaky"),
+        { text: "four" },
+      ],
+      ["--session-id", "always-1"],
+      { stateDir },
+    );
+    const { client, ws } = first;
+    client.send({ type: "message", msg_id: "m1", input: "echo" });
+    await client.waitFor((e) => e.type === "tool_request" && e.call_id === "e1");
+    client.send({ type: "tool_approve", call_id: "e1", scope: "always" });
+    await client.waitFor((e) => e.type === "stream_end" && e.msg_id === "m1");
+    const second = await client.turn("m2", "echo again");
+    assert.ok(!types(second).includes("tool_request"), "echo was granted for the session");
+    assert.match(String(second.find((e) => e.type === "tool_result")!.output), /two/);
+    client.send({ type: "message", msg_id: "m3", input: "touch" });
+    const touch = await client.waitFor((e) => e.type === "tool_request" && e.msg_id === "m3");
+    assert.equal(touch.call_id, "t1", "another program still asks");
+    client.send({ type: "tool_deny", call_id: "t1", reason: "no" });
+    await client.waitFor((e) => e.type === "stream_end" && e.msg_id === "m3");
+    client.send({ type: "message", msg_id: "m4", input: "chain" });
+    const chained = await client.waitFor((e) => e.type === "tool_request" && e.msg_id === "m4");
+    assert.equal(chained.call_id, "e3", "a line that runs more than echo still asks");
+    client.send({ type: "tool_deny", call_id: "e3", reason: "no" });
+    await client.waitFor((e) => e.type === "stream_end" && e.msg_id === "m4");
+    assert.equal(existsSync(join(ws, "made")), false);
+    assert.equal(existsSync(join(ws, "sneaky")), false);
+    client.end();
+    assert.equal((await client.exited).code, 0);
+
+    const resumed = await start([bash("e5", "echo five"), { text: "five" }], ["--resume", "always-1"], {
+      stateDir,
+      ws,
+    });
+    const fifth = await resumed.client.turn("m5", "echo once more");
+    assert.ok(!types(fifth).includes("tool_request"), "the program grant was kept with the session");
+    assert.match(String(fifth.find((e) => e.type === "tool_result")!.output), /five/);
+    resumed.client.end();
+  });
+
   test("modes: set_mode changes which categories ask, and announces config_changed", async () => {
     const { client } = await start([
       { tool_calls: [{ id: "r1", name: "Read", input: { file_path: "notes.txt" } }] },

@@ -29,7 +29,7 @@ test("Spawn runs a sub-agent whose stream never leaks into the parent's", async 
         maxTurns: 4,
         tools: host,
         workspace: ctx.workspace,
-        policy: new ApprovalPolicy({ mode: parentPolicy.mode, grants: parentPolicy.sessionGrants }),
+        policy: new ApprovalPolicy({ mode: parentPolicy.mode, grants: parentPolicy.grants }),
         approvalsUnavailable: SPAWN_APPROVAL_REFUSAL,
         sessionId: `sub-${depth}`,
       }),
