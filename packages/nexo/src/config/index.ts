@@ -36,4 +36,5 @@ export {
   type WriteFileAtomicOptions,
   withConfigFileLock,
   writeFileAtomic,
+  writeFileAtomicIn,
 } from "./write.js";

@@ -10,8 +10,8 @@
  * order and the operator's formatting of untouched lines survive (see yaml-layout.ts).
  */
 import { constants } from "node:fs";
-import { type FileHandle, open, readFile, realpath, rename, stat, unlink } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { type FileHandle, lstat, open, readFile, realpath, rename, unlink } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
 import { type Document, parseDocument, type ToStringOptions } from "yaml";
 import type { z } from "zod";
 import { ConfigError } from "./errors.js";
@@ -41,14 +41,33 @@ export async function writeFileAtomic(
   options: WriteFileAtomicOptions = {},
 ): Promise<void> {
   const target = await resolveTarget(path);
-  const existing = await stat(target).catch((error: NodeJS.ErrnoException) => {
+  await writeFileAtomicIn(dirname(target), basename(target), data, options);
+}
+
+/**
+ * Replaces the entry `name` of the directory `dir` atomically, as `writeFileAtomic` does, but never
+ * through a symlink: a symlink found there is replaced by the new file, not followed. `dir` may be
+ * a `/proc/self/fd/<n>` path, which makes every step (temp file, rename, directory sync) happen in
+ * the directory that descriptor holds, whatever has been renamed since it was opened.
+ */
+export async function writeFileAtomicIn(
+  dir: string,
+  name: string,
+  data: string | Uint8Array,
+  options: WriteFileAtomicOptions = {},
+): Promise<void> {
+  const target = join(dir, name);
+  const found = await lstat(target).catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT") return undefined;
     throw error;
   });
+  // Only a regular file passes its mode and owner on; a symlink's are not the file's.
+  const existing = found?.isFile() === true ? found : undefined;
   const mode = existing === undefined ? (options.mode ?? 0o600) : existing.mode & 0o7777;
   const temp = tempPathFor(target);
   let handle: FileHandle | undefined;
   try {
+    // O_EXCL never follows a symlink planted under the temp name.
     handle = await open(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600);
     // Set the final mode explicitly: the umask would otherwise strip bits the original had.
     await handle.chmod(mode);
@@ -65,7 +84,7 @@ export async function writeFileAtomic(
     await unlink(temp).catch(() => undefined);
     throw error;
   }
-  await syncDirectory(dirname(target));
+  await syncDirectory(dir);
 }
 
 export interface EditYamlOptions<S extends z.ZodType> {

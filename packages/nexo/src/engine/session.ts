@@ -193,6 +193,7 @@ export class AgentSession implements SessionState {
       workspace: this.config.workspace,
       unconfined: this.config.unconfined ?? false,
       ...(this.config.memory ? { memory: this.config.memory } : {}),
+      ...(this.config.logger ? { logger: this.config.logger } : {}),
     });
   }
 

@@ -125,6 +125,11 @@ export interface AgentMemory {
   recall(agentId: string, query: string, limit?: number): Promise<MemoryEntry[]>;
 }
 
+/** Where a tool writes what the operator should see but the model and its users should not. */
+export interface ToolLogger {
+  warn(details: object, message?: string): void;
+}
+
 export interface ToolContext {
   signal: AbortSignal;
   sessionId: string;
@@ -135,6 +140,8 @@ export interface ToolContext {
   /** When true, file tools may leave the workspace (set only explicitly by the operator). */
   unconfined: boolean;
   memory?: AgentMemory;
+  /** The session's logger (refused paths are logged here with their real locations). */
+  logger?: ToolLogger;
 }
 
 export interface Tool {

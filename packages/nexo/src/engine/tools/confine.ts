@@ -4,15 +4,22 @@
  *
  * The rule is about real paths, not spellings: a path is allowed when the file it names — after
  * `..` is normalised and every symlink on the way is followed — lies inside the workspace's own
- * real path. Tools must operate on the path returned here, never on the one the model sent, so
- * what was checked is what gets opened.
+ * real path. The lookup walks directory descriptors one component at a time (locate.ts), and the
+ * tools then open, create and rename *inside the directory descriptor the check was made on*, so
+ * a directory swapped for a symlink between the check and the use cannot redirect them.
+ *
+ * Refusals tell the model only what it sent ("Path refused: ../x is outside the workspace"); the
+ * real path it resolved to and the workspace's host path stay in the error's fields for the log,
+ * because tool results reach whoever is talking to the agent.
  *
  * This guards the file tools only. `Bash` runs arbitrary commands and cannot be confined by path
- * checks; isolating it is the sandbox's job. A check-then-use race (something swapping a directory
- * for a symlink between the check and the open) is likewise out of reach of a path check.
+ * checks; isolating it is the sandbox's job.
  */
-import { lstat, readlink, realpath } from "node:fs/promises";
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import type { Stats } from "node:fs";
+import { type FileHandle, realpath } from "node:fs/promises";
+import { isAbsolute, relative, resolve, sep } from "node:path";
+import { HeldDir } from "./held-dir.js";
+import { type Location, LookupError, locate } from "./locate.js";
 
 export interface ConfineOptions {
   /** Lift the confinement (only when the operator set it explicitly). Real paths are still returned. */
@@ -34,10 +41,11 @@ export class PathEscapeError extends Error {
     readonly resolvedPath: string | undefined,
     readonly workspace: string,
   ) {
+    // The message reaches the model and the people it talks to: only what they sent, no host paths.
     super(
       reason === "nul_byte"
         ? `Path refused: ${JSON.stringify(userPath)} contains a NUL byte`
-        : `Path refused: ${userPath} resolves to ${resolvedPath}, which is outside the workspace ${workspace}`,
+        : `Path refused: ${userPath} is outside the workspace`,
     );
   }
 }
@@ -54,40 +62,141 @@ export class PathNotFoundError extends Error {
   }
 }
 
-/** Symlink hops allowed while resolving one path, as the kernel's own limit (ELOOP past it). */
-const MAX_SYMLINK_HOPS = 40;
+/** The workspace directory is missing or unusable: the operator's problem, reported without its path. */
+export class WorkspaceUnavailableError extends Error {
+  override readonly name = "WorkspaceUnavailableError";
+  readonly code = "workspace_unavailable";
+  constructor(
+    readonly workspace: string,
+    readonly reason: string,
+    options?: ErrorOptions,
+  ) {
+    super(`The workspace is not usable (${reason}); the operator has to fix it`, options);
+  }
+}
+
+/** A checked location (see locate.ts). `release()` closes the directories the lookup opened. */
+export interface ConfinedLocation extends Location {
+  /** The workspace's real path. */
+  readonly workspace: string;
+  release(): Promise<void>;
+}
 
 /**
- * Resolves `userPath` (relative to the workspace, or absolute) to the absolute real path it names.
- * Throws `PathEscapeError` when that path is outside the workspace (unless `unconfined`) or
- * contains a NUL byte, and `PathNotFoundError` when it does not exist and `forWrite` is not set.
- * For a path that does not exist yet, the longest existing ancestor is resolved and the missing
- * names are appended, so a new file under a symlinked directory is judged by where it would land.
+ * Finds what `userPath` (relative to the workspace, or absolute) names and checks it. Throws
+ * `PathEscapeError` when the real path is outside the workspace (unless `unconfined`) or contains
+ * a NUL byte, and `PathNotFoundError` when it does not exist and `forWrite` is not set. For a
+ * path that does not exist yet, the existing part is walked and the missing names appended, so a
+ * new file under a symlinked directory is judged by where it would land. Any other failure of the
+ * lookup is a `LookupError` carrying the errno code, thrown only once the path passed the check,
+ * so a refused path reveals nothing about what exists outside.
  */
+export async function locateInWorkspace(
+  workspace: string,
+  userPath: string,
+  options: ConfineOptions = {},
+): Promise<ConfinedLocation> {
+  const workspaceReal = await realWorkspace(workspace);
+  if (userPath.includes("\0")) throw new PathEscapeError(userPath, "nul_byte", undefined, workspaceReal);
+  // Relative paths are taken from the workspace as configured; `..` is normalised by name first.
+  const absolute = resolve(workspace, userPath);
+  const below = componentsBelow(workspace, absolute) ?? componentsBelow(workspaceReal, absolute);
+  const start = await HeldDir.openTrusted(below === undefined ? "/" : workspaceReal).catch((error) => {
+    throw new WorkspaceUnavailableError(workspace, errorCode(error), { cause: error });
+  });
+  try {
+    const found = await lookUp(start, below ?? absolute.split(sep), userPath, workspaceReal, options);
+    return withRelease(found, workspaceReal, start);
+  } catch (error) {
+    await start.close();
+    throw error;
+  }
+}
+
+/**
+ * Follows the entry `name` of a directory a walk holds (a symlink met by Glob or Grep) to what it
+ * names, with the same check as `locateInWorkspace`. `dir` stays open; release the result.
+ */
+export async function locateWalkedEntry(
+  dir: HeldDir,
+  name: string,
+  workspaceReal: string,
+  options: ConfineOptions = {},
+): Promise<ConfinedLocation> {
+  const found = await lookUp(dir, [name], name, workspaceReal, options);
+  return withRelease(found, workspaceReal, dir, false);
+}
+
+/** The real path `userPath` names, checked as `locateInWorkspace` does (nothing is left open). */
 export async function resolveInWorkspace(
   workspace: string,
   userPath: string,
   options: ConfineOptions = {},
 ): Promise<string> {
-  const workspaceReal = await realWorkspace(workspace);
-  if (userPath.includes("\0")) throw new PathEscapeError(userPath, "nul_byte", undefined, workspaceReal);
-  // Relative paths are taken from the workspace as configured; its real path is used for the check.
-  const { path: real, exists } = await realpathAllowMissing(resolve(workspace, userPath), 0);
-  if (options.unconfined !== true && !isInside(workspaceReal, real)) {
-    throw new PathEscapeError(userPath, "outside_workspace", real, workspaceReal);
+  const location = await locateInWorkspace(workspace, userPath, options);
+  await location.release();
+  return location.path;
+}
+
+async function lookUp(
+  start: HeldDir,
+  components: readonly string[],
+  userPath: string,
+  workspaceReal: string,
+  options: ConfineOptions,
+): Promise<Location> {
+  let found: Location;
+  try {
+    found = await locate(start, components, { allowMissing: options.forWrite === true });
+  } catch (error) {
+    if (!(error instanceof LookupError)) throw error;
+    checkAllowed(error.path, userPath, workspaceReal, options);
+    if (error.code === "ENOENT") throw new PathNotFoundError(userPath, error.path);
+    throw error;
   }
-  if (!exists && options.forWrite !== true) throw new PathNotFoundError(userPath, real);
-  return real;
+  try {
+    checkAllowed(found.path, userPath, workspaceReal, options);
+  } catch (error) {
+    if (found.dir !== start) await found.dir.close();
+    throw error;
+  }
+  return found;
+}
+
+/** The rule itself, in one place: inside the workspace's real path, or unconfined by the operator. */
+function checkAllowed(path: string, userPath: string, workspaceReal: string, options: ConfineOptions): void {
+  if (options.unconfined === true || isInside(workspaceReal, path)) return;
+  throw new PathEscapeError(userPath, "outside_workspace", path, workspaceReal);
+}
+
+function withRelease(found: Location, workspace: string, start: HeldDir, ownsStart = true): ConfinedLocation {
+  return {
+    ...found,
+    workspace,
+    async release() {
+      if (found.dir !== start) await found.dir.close();
+      if (ownsStart) await start.close();
+    },
+  };
+}
+
+/** The components of `path` below `root`, or undefined when `path` is not `root` or under it. */
+function componentsBelow(root: string, path: string): string[] | undefined {
+  if (!isInside(root, path)) return undefined;
+  return relative(root, path).split(sep);
+}
+
+function errorCode(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? String(error);
 }
 
 /** The workspace's real path; a workspace that does not exist is an operator error, not the model's. */
 export async function realWorkspace(workspace: string): Promise<string> {
-  if (!isAbsolute(workspace)) throw new Error(`The workspace must be an absolute path, got ${workspace}`);
+  if (!isAbsolute(workspace)) throw new WorkspaceUnavailableError(workspace, "not an absolute path");
   try {
     return await realpath(workspace);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new Error(`The workspace ${workspace} is not usable (${code ?? String(error)})`, { cause: error });
+    throw new WorkspaceUnavailableError(workspace, errorCode(error), { cause: error });
   }
 }
 
@@ -104,32 +213,47 @@ export function displayPath(workspaceReal: string, absolute: string): string {
   return relative(workspaceReal, absolute) || ".";
 }
 
-interface Resolved {
-  path: string;
-  exists: boolean;
+/** The file at a location changed (for instance into a symlink) between the lookup and the open. */
+export class PathChangedError extends Error {
+  override readonly name = "PathChangedError";
+  readonly code = "path_changed";
+  constructor(readonly userPath: string) {
+    super(`${userPath} changed while it was being opened; try again`);
+  }
 }
 
 /**
- * `realpath` that tolerates missing trailing names. A dangling symlink is followed by hand: it
- * exists as a link, and writing through it would create its target, so its target is what counts.
+ * Opens the regular file a location names, for reading, in the directory the check was made on
+ * and without following a symlink. Anything but the same regular file the lookup saw — a symlink,
+ * a FIFO or another file swapped in since — is refused with `PathChangedError`.
  */
-async function realpathAllowMissing(absolute: string, hops: number): Promise<Resolved> {
-  try {
-    return { path: await realpath(absolute), exists: true };
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
+export async function openLocatedFile(
+  location: Location,
+  userPath: string,
+): Promise<{ handle: FileHandle; stats: Stats }> {
+  if (location.name === undefined) throw new PathChangedError(userPath);
+  const handle = await location.dir.openFile(location.name).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ELOOP" || error.code === "ENOENT") throw new PathChangedError(userPath);
+    throw error;
+  });
+  const stats = await handle.stat();
+  const same =
+    location.stats === undefined || (stats.ino === location.stats.ino && stats.dev === location.stats.dev);
+  if (!stats.isFile() || !same) {
+    await handle.close();
+    throw new PathChangedError(userPath);
   }
-  const parent = dirname(absolute);
-  if (parent === absolute) return { path: absolute, exists: false };
-  const realParent = await realpathAllowMissing(parent, hops);
-  const candidate = join(realParent.path, basename(absolute));
-  if (!realParent.exists) return { path: candidate, exists: false };
-  const stats = await lstat(candidate).catch(() => undefined);
-  if (stats?.isSymbolicLink() !== true) return { path: candidate, exists: false };
-  if (hops >= MAX_SYMLINK_HOPS) {
-    throw Object.assign(new Error(`Too many levels of symbolic links: ${absolute}`), { code: "ELOOP" });
-  }
-  const target = await readlink(candidate);
-  return realpathAllowMissing(resolve(realParent.path, target), hops + 1);
+  return { handle, stats };
+}
+
+/**
+ * The directory a location names, held open for a walk (Glob, Grep). Close it when it is not
+ * `location.dir` itself.
+ */
+export async function openLocatedDir(location: Location, userPath: string): Promise<HeldDir> {
+  if (location.name === undefined) return location.dir;
+  return location.dir.subdir(location.name).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ELOOP" || error.code === "ENOENT") throw new PathChangedError(userPath);
+    throw error;
+  });
 }

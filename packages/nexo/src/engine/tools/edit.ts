@@ -4,11 +4,10 @@
  * The string must occur exactly once unless `replace_all` is set: an ambiguous match is refused
  * rather than guessed, so the model adds context until it names one place.
  */
-import { readFile, stat } from "node:fs/promises";
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
-import { writeFileAtomic } from "../../config/index.js";
+import { writeFileAtomicIn } from "../../config/index.js";
 import type { Tool, ToolContext, ToolOutput } from "../types.js";
-import { displayPath, isInside, realWorkspace, resolveInWorkspace } from "./confine.js";
+import { displayPath, isInside, locateInWorkspace, openLocatedFile } from "./confine.js";
 import { looksBinary } from "./file-kind.js";
 import { errorOutput, fileErrorOutput, stringArg } from "./tool-output.js";
 
@@ -50,7 +49,7 @@ export function createEditTool(options: EditToolOptions = {}): Tool {
       try {
         return await editFile(args, ctx, maxFileBytes);
       } catch (error) {
-        const output = fileErrorOutput(error, args.file_path);
+        const output = fileErrorOutput(error, args.file_path, ctx);
         if (output === undefined) throw error;
         return output;
       }
@@ -59,36 +58,42 @@ export function createEditTool(options: EditToolOptions = {}): Tool {
 }
 
 async function editFile(args: EditArgs, ctx: ToolContext, maxFileBytes: number): Promise<ToolOutput> {
-  const path = await resolveInWorkspace(ctx.workspace, args.file_path, { unconfined: ctx.unconfined });
-  const workspace = await realWorkspace(ctx.workspace);
-  const shown = displayPath(workspace, path);
-  const stats = await stat(path);
-  if (!stats.isFile()) return errorOutput(`${shown} is not a regular file`);
-  if (stats.size > maxFileBytes)
-    return errorOutput(`${shown} is ${stats.size} bytes, over Edit's limit of ${maxFileBytes}`);
-  const bytes = await readFile(path);
-  if (looksBinary(bytes)) return errorOutput(`${shown} is a binary file; Edit changes text files only`);
-  const before = bytes.toString("utf8");
+  const location = await locateInWorkspace(ctx.workspace, args.file_path, { unconfined: ctx.unconfined });
+  try {
+    const { path, workspace } = location;
+    const shown = displayPath(workspace, path);
+    if (location.name === undefined || location.stats?.isFile() !== true)
+      return errorOutput(`${shown} is not a regular file`);
+    if (location.stats.size > maxFileBytes)
+      return errorOutput(`${shown} is ${location.stats.size} bytes, over Edit's limit of ${maxFileBytes}`);
+    const { handle } = await openLocatedFile(location, args.file_path);
+    const bytes = await handle.readFile().finally(() => handle.close());
+    if (looksBinary(bytes)) return errorOutput(`${shown} is a binary file; Edit changes text files only`);
+    const before = bytes.toString("utf8");
 
-  if (args.old_string === args.new_string)
-    return errorOutput("old_string and new_string are identical; nothing to change");
-  const count = countOccurrences(before, args.old_string);
-  if (count === 0) return errorOutput(`old_string was not found in ${shown}`);
-  if (count > 1 && args.replace_all !== true) {
-    return errorOutput(
-      `old_string occurs ${count} times in ${shown}; include more surrounding text to pick one, or set replace_all`,
-    );
+    if (args.old_string === args.new_string)
+      return errorOutput("old_string and new_string are identical; nothing to change");
+    const count = countOccurrences(before, args.old_string);
+    if (count === 0) return errorOutput(`old_string was not found in ${shown}`);
+    if (count > 1 && args.replace_all !== true) {
+      return errorOutput(
+        `old_string occurs ${count} times in ${shown}; include more surrounding text to pick one, or set replace_all`,
+      );
+    }
+    // split/join, not String.replace: the replacement must be literal ("$&" stays "$&").
+    const after =
+      args.replace_all === true
+        ? before.split(args.old_string).join(args.new_string)
+        : replaceOnce(before, args.old_string, args.new_string);
+    // Written back into the directory the file was read from, whatever was renamed since.
+    await writeFileAtomicIn(location.dir.self(), location.name, after);
+
+    const inside = isInside(workspace, path);
+    const diff = unifiedDiff(inside ? shown : path, inside, before, after);
+    return { output: diff, outputType: "diff", metadata: { file_path: path, replacements: count } };
+  } finally {
+    await location.release();
   }
-  // split/join, not String.replace: the replacement must be literal ("$&" stays "$&").
-  const after =
-    args.replace_all === true
-      ? before.split(args.old_string).join(args.new_string)
-      : replaceOnce(before, args.old_string, args.new_string);
-  await writeFileAtomic(path, after);
-
-  const name = isInside(workspace, path) ? shown : path;
-  const diff = unifiedDiff(name, isInside(workspace, path), before, after);
-  return { output: diff, outputType: "diff", metadata: { file_path: path, replacements: count } };
 }
 
 /**

@@ -1,10 +1,9 @@
 /**
  * `Glob`: finds files by name pattern, newest first.
  */
-import { stat } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
 import type { Tool, ToolContext, ToolOutput } from "../types.js";
-import { displayPath, realWorkspace, resolveInWorkspace } from "./confine.js";
+import { displayPath, locateInWorkspace, openLocatedDir } from "./confine.js";
 import { GlobPatternError, globToRegExp, patternDepth, splitStaticPrefix } from "./glob-pattern.js";
 import { errorOutput, fileErrorOutput, stringArg } from "./tool-output.js";
 import { DEFAULT_SKIP_DIRS, walkedFile, walkFiles } from "./walk.js";
@@ -58,7 +57,7 @@ export function createGlobTool(options: GlobToolOptions = {}): Tool {
       } catch (error) {
         if (error instanceof GlobPatternError) return errorOutput(error.message);
         if (ctx.signal.aborted) return errorOutput("Search cancelled");
-        const output = fileErrorOutput(error, args.path ?? args.pattern);
+        const output = fileErrorOutput(error, args.path ?? args.pattern, ctx);
         if (output === undefined) throw error;
         return output;
       }
@@ -80,30 +79,40 @@ async function findFiles(
   // The literal start of the pattern is part of the directory, so "../x/*" is confined like a path.
   const directory = isAbsolute(base) ? base : join(args.path ?? ".", base);
   const matcher = globToRegExp(rest);
-  const root = await resolveInWorkspace(ctx.workspace, directory === "" ? "." : directory, {
-    unconfined: ctx.unconfined,
-  });
-  const workspace = await realWorkspace(ctx.workspace);
-  if (!(await stat(root)).isDirectory())
-    return errorOutput(`${displayPath(workspace, root)} is not a directory`);
-
+  const userPath = directory === "" ? "." : directory;
+  const location = await locateInWorkspace(ctx.workspace, userPath, { unconfined: ctx.unconfined });
+  const workspace = location.workspace;
   const matches: Match[] = [];
-  const walk = await walkFiles(
-    root,
-    async (entry) => {
-      if (!matcher.test(entry.relative)) return true;
-      const file = await walkedFile(entry, ctx.workspace, ctx.unconfined);
-      if (file !== undefined)
-        matches.push({ shown: displayPath(workspace, entry.path), mtimeMs: file.mtimeMs });
-      return true;
-    },
-    {
-      skipDirs: limits.skipDirs,
-      maxDepth: patternDepth(rest),
-      maxEntries: limits.maxEntries,
-      signal: ctx.signal,
-    },
-  );
+  let walk: { truncated: boolean };
+  try {
+    if (location.stats?.isDirectory() !== true)
+      return errorOutput(`${displayPath(workspace, location.path)} is not a directory`);
+    const root = await openLocatedDir(location, userPath);
+    try {
+      walk = await walkFiles(
+        root,
+        async (entry) => {
+          if (!matcher.test(entry.relative)) return true;
+          const file = await walkedFile(entry, workspace, ctx.unconfined);
+          if (file !== undefined) {
+            matches.push({ shown: displayPath(workspace, entry.path), mtimeMs: file.stats!.mtimeMs });
+            await file.release();
+          }
+          return true;
+        },
+        {
+          skipDirs: limits.skipDirs,
+          maxDepth: patternDepth(rest),
+          maxEntries: limits.maxEntries,
+          signal: ctx.signal,
+        },
+      );
+    } finally {
+      if (root !== location.dir) await root.close();
+    }
+  } finally {
+    await location.release();
+  }
 
   const stopped = walk.truncated
     ? " (the search stopped early: too many files; narrow the pattern or path)"

@@ -1,10 +1,15 @@
 /**
  * `Grep`: searches file contents with a JavaScript regular expression, line by line.
  */
-import { readFile, stat } from "node:fs/promises";
 import { basename } from "node:path";
 import type { Tool, ToolContext, ToolOutput } from "../types.js";
-import { displayPath, realWorkspace, resolveInWorkspace } from "./confine.js";
+import {
+  type ConfinedLocation,
+  displayPath,
+  locateInWorkspace,
+  openLocatedDir,
+  openLocatedFile,
+} from "./confine.js";
 import { looksBinary } from "./file-kind.js";
 import { GlobPatternError, globToRegExp } from "./glob-pattern.js";
 import { RegexTimeoutError, TimedLineMatcher } from "./line-matcher.js";
@@ -101,7 +106,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
         if (error instanceof GlobPatternError || error instanceof RegexTimeoutError)
           return errorOutput(error.message);
         if (ctx.signal.aborted) return errorOutput("Search cancelled");
-        const output = fileErrorOutput(error, args.path ?? ".");
+        const output = fileErrorOutput(error, args.path ?? ".", ctx);
         if (output === undefined) throw error;
         return output;
       }
@@ -127,15 +132,19 @@ async function search(args: GrepArgs, ctx: ToolContext, limits: Limits): Promise
   const regex = compileSearchPattern(args.pattern, args.case_insensitive === true);
   if (regex instanceof SyntaxError) return errorOutput(`Invalid regular expression: ${regex.message}`);
   const fileFilter = args.glob === undefined ? undefined : globFilter(args.glob);
-  const root = await resolveInWorkspace(ctx.workspace, args.path ?? ".", { unconfined: ctx.unconfined });
-  const workspace = await realWorkspace(ctx.workspace);
+  const userPath = args.path ?? ".";
+  const location = await locateInWorkspace(ctx.workspace, userPath, { unconfined: ctx.unconfined });
+  const workspace = location.workspace;
   const matcher = new TimedLineMatcher(regex, limits.timeoutMs);
   const mode: OutputMode = args.output_mode ?? "files";
   const results: string[] = [];
   let full = false;
 
-  const searchFile = async (path: string, shown: string): Promise<void> => {
-    const bytes = await readFile(path).catch(() => undefined);
+  const searchFile = async (file: ConfinedLocation, shown: string): Promise<void> => {
+    const bytes = await openLocatedFile(file, shown).then(
+      ({ handle }) => handle.readFile().finally(() => handle.close()),
+      () => undefined,
+    );
     if (bytes === undefined || looksBinary(bytes)) return;
     const text = bytes.toString("utf8");
     const hits = matcher.matchingLines(text);
@@ -156,27 +165,44 @@ async function search(args: GrepArgs, ctx: ToolContext, limits: Limits): Promise
   };
 
   let walkTruncated = false;
-  const rootStats = await stat(root);
-  if (rootStats.isFile()) {
-    if (rootStats.size > limits.maxFileBytes) {
-      return errorOutput(
-        `${displayPath(workspace, root)} is ${rootStats.size} bytes, over Grep's limit of ${limits.maxFileBytes}`,
-      );
+  try {
+    const rootStats = location.stats;
+    if (rootStats?.isFile() === true) {
+      const shown = displayPath(workspace, location.path);
+      if (rootStats.size > limits.maxFileBytes) {
+        return errorOutput(
+          `${shown} is ${rootStats.size} bytes, over Grep's limit of ${limits.maxFileBytes}`,
+        );
+      }
+      await searchFile(location, shown);
+    } else if (rootStats?.isDirectory() === true) {
+      const root = await openLocatedDir(location, userPath);
+      try {
+        const walk = await walkFiles(
+          root,
+          async (entry: WalkEntry) => {
+            if (fileFilter !== undefined && !fileFilter(entry.relative)) return true;
+            const file = await walkedFile(entry, workspace, ctx.unconfined);
+            if (file === undefined) return true;
+            try {
+              if (file.stats!.size <= limits.maxFileBytes)
+                await searchFile(file, displayPath(workspace, entry.path));
+            } finally {
+              await file.release();
+            }
+            return !full;
+          },
+          { skipDirs: limits.skipDirs, maxEntries: limits.maxEntries, signal: ctx.signal },
+        );
+        walkTruncated = walk.truncated;
+      } finally {
+        if (root !== location.dir) await root.close();
+      }
+    } else {
+      return errorOutput(`${displayPath(workspace, location.path)} is not a regular file or directory`);
     }
-    await searchFile(root, displayPath(workspace, root));
-  } else {
-    const walk = await walkFiles(
-      root,
-      async (entry: WalkEntry) => {
-        if (fileFilter !== undefined && !fileFilter(entry.relative)) return true;
-        const file = await walkedFile(entry, ctx.workspace, ctx.unconfined);
-        if (file === undefined || file.size > limits.maxFileBytes) return true;
-        await searchFile(file.path, displayPath(workspace, entry.path));
-        return !full;
-      },
-      { skipDirs: limits.skipDirs, maxEntries: limits.maxEntries, signal: ctx.signal },
-    );
-    walkTruncated = walk.truncated;
+  } finally {
+    await location.release();
   }
 
   const notes: string[] = [];

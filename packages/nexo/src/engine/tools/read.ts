@@ -1,9 +1,8 @@
 /**
  * `Read`: a text file with line numbers (like `cat -n`), or an image as base64.
  */
-import { open, stat } from "node:fs/promises";
 import type { Tool, ToolContext, ToolOutput } from "../types.js";
-import { displayPath, realWorkspace, resolveInWorkspace } from "./confine.js";
+import { displayPath, locateInWorkspace, openLocatedFile } from "./confine.js";
 import { looksBinary, SNIFF_BYTES, sniffImage } from "./file-kind.js";
 import { errorOutput, fileErrorOutput, stringArg } from "./tool-output.js";
 
@@ -67,7 +66,7 @@ export function createReadTool(options: ReadToolOptions = {}): Tool {
       try {
         return await readFileForModel(args, ctx, limits);
       } catch (error) {
-        const output = fileErrorOutput(error, args.file_path);
+        const output = fileErrorOutput(error, args.file_path, ctx);
         if (output === undefined) throw error;
         return output;
       }
@@ -80,46 +79,50 @@ async function readFileForModel(
   ctx: ToolContext,
   limits: Required<ReadToolOptions>,
 ): Promise<ToolOutput> {
-  const path = await resolveInWorkspace(ctx.workspace, args.file_path, { unconfined: ctx.unconfined });
-  const shown = displayPath(await realWorkspace(ctx.workspace), path);
-  // Check the kind before opening: opening a FIFO would block until someone writes to it.
-  const kind = await stat(path);
-  if (kind.isDirectory()) return errorOutput(`${shown} is a directory; use Glob to list its files`);
-  if (!kind.isFile()) return errorOutput(`${shown} is not a regular file`);
-  const handle = await open(path, "r");
+  const location = await locateInWorkspace(ctx.workspace, args.file_path, { unconfined: ctx.unconfined });
   try {
-    const stats = await handle.stat();
-    const head = Buffer.alloc(Math.min(SNIFF_BYTES, stats.size));
-    await handle.read(head, 0, head.length, 0);
+    const path = location.path;
+    const shown = displayPath(location.workspace, path);
+    // The kind is known before opening: opening a FIFO or a device could block or act.
+    if (location.name === undefined || location.stats?.isDirectory() === true)
+      return errorOutput(`${shown} is a directory; use Glob to list its files`);
+    if (location.stats?.isFile() !== true) return errorOutput(`${shown} is not a regular file`);
+    const { handle, stats } = await openLocatedFile(location, args.file_path);
+    try {
+      const head = Buffer.alloc(Math.min(SNIFF_BYTES, stats.size));
+      await handle.read(head, 0, head.length, 0);
 
-    const mediaType = sniffImage(head);
-    if (mediaType !== undefined) {
-      if (stats.size > limits.maxImageBytes) {
+      const mediaType = sniffImage(head);
+      if (mediaType !== undefined) {
+        if (stats.size > limits.maxImageBytes) {
+          return errorOutput(
+            `${shown} is an image of ${stats.size} bytes; Read accepts images up to ${limits.maxImageBytes} bytes`,
+          );
+        }
+        const data = await handle.readFile();
+        return {
+          output: data.toString("base64"),
+          outputType: "image",
+          metadata: { file_path: path, media_type: mediaType, bytes: data.length },
+        };
+      }
+      if (looksBinary(head)) {
         return errorOutput(
-          `${shown} is an image of ${stats.size} bytes; Read accepts images up to ${limits.maxImageBytes} bytes`,
+          `${shown} is a binary file (${stats.size} bytes); Read shows text files and images only`,
         );
       }
-      const data = await handle.readFile();
-      return {
-        output: data.toString("base64"),
-        outputType: "image",
-        metadata: { file_path: path, media_type: mediaType, bytes: data.length },
-      };
+      if (stats.size > limits.maxTextBytes) {
+        return errorOutput(
+          `${shown} is ${stats.size} bytes, over Read's limit of ${limits.maxTextBytes}; search it with Grep instead`,
+        );
+      }
+      const text = (await handle.readFile()).toString("utf8");
+      return numberedLines(text, shown, path, args, limits);
+    } finally {
+      await handle.close();
     }
-    if (looksBinary(head)) {
-      return errorOutput(
-        `${shown} is a binary file (${stats.size} bytes); Read shows text files and images only`,
-      );
-    }
-    if (stats.size > limits.maxTextBytes) {
-      return errorOutput(
-        `${shown} is ${stats.size} bytes, over Read's limit of ${limits.maxTextBytes}; search it with Grep instead`,
-      );
-    }
-    const text = (await handle.readFile()).toString("utf8");
-    return numberedLines(text, shown, path, args, limits);
   } finally {
-    await handle.close();
+    await location.release();
   }
 }
 

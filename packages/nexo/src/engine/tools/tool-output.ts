@@ -2,8 +2,13 @@
  * Building tool outputs. A tool's failure that the model can act on (missing file, refused path,
  * bad pattern) is an output with `isError: true`; only programming errors are thrown.
  */
-import type { ToolOutput } from "../types.js";
-import { PathEscapeError, PathNotFoundError } from "./confine.js";
+import type { ToolContext, ToolOutput } from "../types.js";
+import {
+  PathChangedError,
+  PathEscapeError,
+  PathNotFoundError,
+  WorkspaceUnavailableError,
+} from "./confine.js";
 
 export function errorOutput(message: string, metadata?: Record<string, unknown>): ToolOutput {
   return metadata === undefined
@@ -27,16 +32,44 @@ const FS_ERROR_TEXT: Record<string, string> = {
 };
 
 /**
- * The error output for a failure of a file operation on `shownPath`, or `undefined` when the error
- * is not a file-system condition (the caller rethrows it).
+ * The error output for a failure of a file operation on `shownPath` (the path as the model wrote
+ * it), or `undefined` when the error is not a file-system condition (the caller rethrows it). The
+ * output never names host paths the model did not write; a refused path's real location goes to
+ * the session's log instead.
  */
-export function fileErrorOutput(error: unknown, shownPath: string): ToolOutput | undefined {
-  if (error instanceof PathEscapeError || error instanceof PathNotFoundError)
+export function fileErrorOutput(
+  error: unknown,
+  shownPath: string,
+  ctx?: Pick<ToolContext, "logger" | "sessionId" | "callId">,
+): ToolOutput | undefined {
+  if (error instanceof PathEscapeError) {
+    ctx?.logger?.warn(
+      {
+        session_id: ctx.sessionId,
+        call_id: ctx.callId,
+        path: error.userPath,
+        reason: error.reason,
+        resolved_path: error.resolvedPath,
+        workspace: error.workspace,
+      },
+      "a file tool refused a path outside the workspace",
+    );
+    return errorOutput(error.message);
+  }
+  if (error instanceof WorkspaceUnavailableError) {
+    ctx?.logger?.warn(
+      { session_id: ctx.sessionId, workspace: error.workspace, reason: error.reason },
+      "the agent's workspace is not usable",
+    );
+    return errorOutput(error.message);
+  }
+  if (error instanceof PathNotFoundError || error instanceof PathChangedError)
     return errorOutput(error.message);
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (typeof code !== "string") return undefined;
-  const text = FS_ERROR_TEXT[code];
-  return text === undefined ? undefined : errorOutput(`${text}: ${shownPath}`);
+  if (typeof code !== "string" || !/^E[A-Z0-9]+$/.test(code)) return undefined;
+  // Node's own messages name the path it was given, which may be a /proc/self/fd/… path or a real
+  // host path; the model gets the errno and its own spelling of the path.
+  return errorOutput(`${FS_ERROR_TEXT[code] ?? code}: ${shownPath}`);
 }
 
 /** Reads an optional string argument for `describe`, which may see unvalidated arguments. */

@@ -1,15 +1,18 @@
 /**
  * Walking a directory tree for Glob and Grep.
  *
- * Symlinks are reported but never followed into: following them could leave the workspace or loop.
+ * The walk holds each directory open and lists, enters and opens entries *of that descriptor*
+ * (see held-dir.ts), so a directory swapped for a symlink while the walk runs is never followed.
+ * Symlinks are reported but never walked into: following them could leave the workspace or loop.
  * Directories named in `skipDirs` (node_modules, .git by default) are not entered, unless the walk
  * starts inside one. Unreadable directories are skipped. The walk stops after `maxEntries` entries
  * so one call cannot scan a whole disk.
  */
 import type { Dirent } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { resolveInWorkspace } from "./confine.js";
+import { type ConfinedLocation, locateWalkedEntry } from "./confine.js";
+import type { HeldDir } from "./held-dir.js";
 
 export const DEFAULT_SKIP_DIRS: readonly string[] = ["node_modules", ".git"];
 
@@ -23,7 +26,10 @@ export interface WalkOptions {
 }
 
 export interface WalkEntry {
-  /** Absolute path. */
+  /** The directory holding the entry; open while `visit` runs, closed after. */
+  dir: HeldDir;
+  name: string;
+  /** Absolute path: the directory's real path and the name. */
   path: string;
   /** Path relative to the walk's root, `/`-separated. */
   relative: string;
@@ -38,10 +44,10 @@ export interface WalkResult {
 
 /**
  * Calls `visit` for each file (and symlink) under `root`, depth first, in name order. `visit`
- * returns `false` to end the walk early.
+ * returns `false` to end the walk early. `root` stays open; the walk closes what it opened.
  */
 export async function walkFiles(
-  root: string,
+  root: HeldDir,
   visit: (entry: WalkEntry) => boolean | undefined | Promise<boolean | undefined>,
   options: WalkOptions = {},
 ): Promise<WalkResult> {
@@ -50,10 +56,10 @@ export async function walkFiles(
   let budget = options.maxEntries ?? 200_000;
   let truncated = false;
 
-  const walkDir = async (dir: string, relative: string, depth: number): Promise<boolean> => {
+  const walkDir = async (dir: HeldDir, relative: string, depth: number): Promise<boolean> => {
     let entries: Dirent[];
     try {
-      entries = await readdir(dir, { withFileTypes: true });
+      entries = await readdir(dir.self(), { withFileTypes: true });
     } catch {
       return true;
     }
@@ -64,13 +70,20 @@ export async function walkFiles(
         truncated = true;
         return false;
       }
-      const path = join(dir, entry.name);
       const rel = relative === "" ? entry.name : `${relative}/${entry.name}`;
       if (entry.isDirectory()) {
         if (skip.has(entry.name) || depth >= maxDepth) continue;
-        if (!(await walkDir(path, rel, depth + 1))) return false;
+        // Opened without following: a directory swapped for a symlink since the listing is skipped.
+        const sub = await dir.subdir(entry.name).catch(() => undefined);
+        if (sub === undefined) continue;
+        try {
+          if (!(await walkDir(sub, rel, depth + 1))) return false;
+        } finally {
+          await sub.close();
+        }
       } else if (entry.isFile() || entry.isSymbolicLink()) {
-        if ((await visit({ path, relative: rel, isSymlink: entry.isSymbolicLink() })) === false) return false;
+        const found = { dir, name: entry.name, path: join(dir.path, entry.name), relative: rel };
+        if ((await visit({ ...found, isSymlink: entry.isSymbolicLink() })) === false) return false;
       }
     }
     return true;
@@ -81,23 +94,32 @@ export async function walkFiles(
 }
 
 /**
- * The real file behind a walked entry, or `undefined` when it should be passed over: a symlink
- * whose target is missing, is not a regular file, or lies outside the workspace while confined.
+ * The regular file behind a walked entry, checked like any path a tool opens, or `undefined` when
+ * it should be passed over: a symlink whose target is missing, is not a regular file, or lies
+ * outside the workspace while confined. Release the result when done with it.
  */
 export async function walkedFile(
   entry: WalkEntry,
-  workspace: string,
+  workspaceReal: string,
   unconfined: boolean,
-): Promise<{ path: string; mtimeMs: number; size: number } | undefined> {
-  let path = entry.path;
+): Promise<ConfinedLocation | undefined> {
   if (entry.isSymlink) {
-    try {
-      path = await resolveInWorkspace(workspace, entry.path, { unconfined });
-    } catch {
-      return undefined;
-    }
+    const location = await locateWalkedEntry(entry.dir, entry.name, workspaceReal, { unconfined }).catch(
+      () => undefined,
+    );
+    if (location?.stats?.isFile() === true) return location;
+    await location?.release();
+    return undefined;
   }
-  const stats = await stat(path).catch(() => undefined);
-  if (stats === undefined || !stats.isFile()) return undefined;
-  return { path, mtimeMs: stats.mtimeMs, size: stats.size };
+  const stats = await entry.dir.lstatEntry(entry.name).catch(() => undefined);
+  if (stats?.isFile() !== true) return undefined;
+  return {
+    dir: entry.dir,
+    name: entry.name,
+    missing: [],
+    path: entry.path,
+    stats,
+    workspace: workspaceReal,
+    release: () => Promise.resolve(),
+  };
 }

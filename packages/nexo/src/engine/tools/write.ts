@@ -2,11 +2,10 @@
  * `Write`: creates or replaces a whole file, atomically (temp file + rename), creating missing
  * parent directories.
  */
-import { mkdir, stat } from "node:fs/promises";
-import { dirname } from "node:path";
-import { writeFileAtomic } from "../../config/index.js";
+import { writeFileAtomicIn } from "../../config/index.js";
 import type { Tool, ToolContext, ToolOutput } from "../types.js";
-import { displayPath, realWorkspace, resolveInWorkspace } from "./confine.js";
+import { displayPath, locateInWorkspace } from "./confine.js";
+import { createMissingDirs } from "./locate.js";
 import { errorOutput, fileErrorOutput, stringArg } from "./tool-output.js";
 
 interface WriteArgs {
@@ -40,7 +39,7 @@ export function createWriteTool(): Tool {
       try {
         return await writeWholeFile(args, ctx);
       } catch (error) {
-        const output = fileErrorOutput(error, args.file_path);
+        const output = fileErrorOutput(error, args.file_path, ctx);
         if (output === undefined) throw error;
         return output;
       }
@@ -49,22 +48,29 @@ export function createWriteTool(): Tool {
 }
 
 async function writeWholeFile(args: WriteArgs, ctx: ToolContext): Promise<ToolOutput> {
-  const path = await resolveInWorkspace(ctx.workspace, args.file_path, {
+  const location = await locateInWorkspace(ctx.workspace, args.file_path, {
     unconfined: ctx.unconfined,
     forWrite: true,
   });
-  const shown = displayPath(await realWorkspace(ctx.workspace), path);
-  const existing = await stat(path).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === "ENOENT") return undefined;
-    throw error;
-  });
-  if (existing?.isDirectory() === true) return errorOutput(`${shown} is a directory`);
-  if (existing !== undefined && !existing.isFile()) return errorOutput(`${shown} is not a regular file`);
-  await mkdir(dirname(path), { recursive: true });
-  await writeFileAtomic(path, args.content, { mode: NEW_FILE_MODE });
-  const bytes = Buffer.byteLength(args.content, "utf8");
-  return {
-    output: `${existing === undefined ? "Created" : "Overwrote"} ${shown} (${bytes} bytes)`,
-    metadata: { file_path: path, bytes, created: existing === undefined },
-  };
+  try {
+    const shown = displayPath(location.workspace, location.path);
+    const existing = location.stats;
+    if (location.name === undefined || existing?.isDirectory() === true)
+      return errorOutput(`${shown} is a directory`);
+    if (existing !== undefined && !existing.isFile()) return errorOutput(`${shown} is not a regular file`);
+    // Missing parents are created and the file is replaced inside the directory the check was made on.
+    const dir = await createMissingDirs(location);
+    try {
+      await writeFileAtomicIn(dir.self(), location.name, args.content, { mode: NEW_FILE_MODE });
+    } finally {
+      if (dir !== location.dir) await dir.close();
+    }
+    const bytes = Buffer.byteLength(args.content, "utf8");
+    return {
+      output: `${existing === undefined ? "Created" : "Overwrote"} ${shown} (${bytes} bytes)`,
+      metadata: { file_path: location.path, bytes, created: existing === undefined },
+    };
+  } finally {
+    await location.release();
+  }
 }

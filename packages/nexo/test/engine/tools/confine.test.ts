@@ -9,6 +9,7 @@ import {
   PathEscapeError,
   PathNotFoundError,
   resolveInWorkspace,
+  WorkspaceUnavailableError,
 } from "../../../src/engine/tools/confine.js";
 
 // root/ws is the workspace; root/ws-evil and root/outside are not.
@@ -111,8 +112,15 @@ describe("resolveInWorkspace", () => {
 
   it("reports symlink loops as ELOOP and an unusable workspace clearly", async () => {
     await assert.rejects(resolveInWorkspace(ws, "loop-a"), { code: "ELOOP" });
-    await assert.rejects(resolveInWorkspace(join(root, "nope"), "x"), /workspace .* is not usable/);
-    await assert.rejects(resolveInWorkspace("relative/ws", "x"), /must be an absolute path/);
+    // The operator's problem, told without the host path (tool results reach the agent's users).
+    await assert.rejects(resolveInWorkspace(join(root, "nope"), "x"), (error: unknown) => {
+      assert.ok(error instanceof WorkspaceUnavailableError);
+      assert.equal(error.workspace, join(root, "nope"));
+      assert.match(error.message, /workspace is not usable \(ENOENT\)/);
+      assert.ok(!error.message.includes(root));
+      return true;
+    });
+    await assert.rejects(resolveInWorkspace("relative/ws", "x"), /not an absolute path/);
   });
 
   it("works when the workspace itself is reached through a symlink", async () => {

@@ -18,7 +18,7 @@ import { join, relative } from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { builtinTools } from "../../../src/engine/tools/builtins.js";
 import { ToolRegistry } from "../../../src/engine/tools/registry.js";
-import type { ToolContext, ToolOutput } from "../../../src/engine/types.js";
+import type { ToolContext, ToolLogger, ToolOutput } from "../../../src/engine/types.js";
 
 let root: string;
 let ws: string;
@@ -49,8 +49,14 @@ after(() => rmSync(root, { recursive: true, force: true }));
 const registry = new ToolRegistry();
 registry.registerAll(builtinTools());
 
-function call(name: string, args: Record<string, unknown>, unconfined = false): Promise<ToolOutput> {
+function call(
+  name: string,
+  args: Record<string, unknown>,
+  unconfined = false,
+  logger?: ToolLogger,
+): Promise<ToolOutput> {
   const ctx: ToolContext = {
+    ...(logger === undefined ? {} : { logger }),
     signal: new AbortController().signal,
     sessionId: "s",
     agentId: "a",
@@ -138,6 +144,38 @@ describe("file tools refuse to leave the workspace", () => {
     // Searching the whole workspace does not follow the links out either.
     const all = await call("Grep", { pattern: "SECRET|LOOT", output_mode: "content" });
     assert.equal(all.output, "No matches");
+  });
+});
+
+describe("refusals tell the model only what it sent", () => {
+  it("no pid, no real path, no workspace path in the output; the details go to the log", async () => {
+    const logged: Record<string, unknown>[] = [];
+    const logger: ToolLogger = { warn: (details) => logged.push(details as Record<string, unknown>) };
+    const attempts: [string, Record<string, unknown>][] = [
+      ["Read", { file_path: "/proc/self/environ" }],
+      ["Read", { file_path: "secret-link" }],
+      ["Write", { file_path: "link-out/new.txt", content: "x" }],
+      ["Grep", { pattern: "x", path: "/proc/self/cwd" }],
+      ["Glob", { pattern: "*", path: "/proc/self/root" }],
+    ];
+    for (const [tool, args] of attempts) {
+      const output = await call(tool, args, false, logger);
+      assert.equal(output.isError, true);
+      assert.match(output.output, /^Path refused: .* is outside the workspace$/);
+      for (const detail of [`/proc/${process.pid}`, String(process.pid), root]) {
+        assert.ok(!output.output.includes(detail), `${tool} showed ${detail}: ${output.output}`);
+      }
+    }
+    assert.equal(logged.length, attempts.length);
+    assert.deepEqual(logged[0], {
+      session_id: "s",
+      call_id: "c",
+      path: "/proc/self/environ",
+      reason: "outside_workspace",
+      resolved_path: `/proc/${process.pid}/environ`,
+      workspace: ws,
+    });
+    assert.equal(logged[1]!.resolved_path, join(outside, "secret.txt"));
   });
 });
 
