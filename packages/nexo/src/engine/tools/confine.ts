@@ -17,7 +17,7 @@
  */
 import type { Stats } from "node:fs";
 import { type FileHandle, realpath } from "node:fs/promises";
-import { isAbsolute, relative, resolve, sep } from "node:path";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { HeldDir } from "./held-dir.js";
 import { type Location, LookupError, locate } from "./locate.js";
 
@@ -101,11 +101,22 @@ export async function locateInWorkspace(
   // Relative paths are taken from the workspace as configured; `..` is normalised by name first.
   const absolute = resolve(workspace, userPath);
   const below = componentsBelow(workspace, absolute) ?? componentsBelow(workspaceReal, absolute);
-  const start = await HeldDir.openTrusted(below === undefined ? "/" : workspaceReal).catch((error) => {
-    throw new WorkspaceUnavailableError(workspace, errorCode(error), { cause: error });
-  });
+  const components = below ?? absolute.split(sep).filter((part) => part !== "");
+  // The common case in one step: the directories on the way are plain directories inside the
+  // workspace, so the parent opens directly and the kernel confirms it is where it should be.
+  const dirs = components.slice(0, -1);
+  const parent =
+    below !== undefined && dirs.length > 0
+      ? await HeldDir.openVerified(join(workspaceReal, ...dirs))
+      : undefined;
+  const start =
+    parent ??
+    (await HeldDir.openTrusted(below === undefined ? "/" : workspaceReal).catch((error) => {
+      throw new WorkspaceUnavailableError(workspace, errorCode(error), { cause: error });
+    }));
   try {
-    const found = await lookUp(start, below ?? absolute.split(sep), userPath, workspaceReal, options);
+    const rest = parent === undefined ? components : components.slice(-1);
+    const found = await lookUp(start, rest, userPath, workspaceReal, options);
     return withRelease(found, workspaceReal, start);
   } catch (error) {
     await start.close();
@@ -244,6 +255,38 @@ export async function openLocatedFile(
     throw new PathChangedError(userPath);
   }
   return { handle, stats };
+}
+
+/**
+ * Reads the whole regular file a location names (opened as `openLocatedFile` does). Returns
+ * undefined, without reading, when it is larger than `maxBytes`.
+ */
+export async function readLocatedFile(
+  location: Location,
+  userPath: string,
+  maxBytes: number,
+): Promise<Buffer | undefined> {
+  const { handle, stats } = await openLocatedFile(location, userPath);
+  try {
+    return stats.size > maxBytes ? undefined : await readWhole(handle, stats.size);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The first `size` bytes of an opened file (its size when it was checked), in as few reads as the
+ * kernel allows; a file that shrank meanwhile gives what is there.
+ */
+export async function readWhole(handle: FileHandle, size: number): Promise<Buffer> {
+  const buffer = Buffer.allocUnsafe(size);
+  let filled = 0;
+  while (filled < size) {
+    const { bytesRead } = await handle.read(buffer, filled, size - filled, filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return filled === size ? buffer : buffer.subarray(0, filled);
 }
 
 /**

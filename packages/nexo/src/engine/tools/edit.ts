@@ -7,7 +7,7 @@
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
 import { writeFileAtomicIn } from "../../config/index.js";
 import type { Tool, ToolContext, ToolOutput } from "../types.js";
-import { displayPath, isInside, locateInWorkspace, openLocatedFile } from "./confine.js";
+import { displayPath, isInside, locateInWorkspace, readLocatedFile } from "./confine.js";
 import { looksBinary } from "./file-kind.js";
 import { errorOutput, fileErrorOutput, stringArg } from "./tool-output.js";
 
@@ -66,8 +66,8 @@ async function editFile(args: EditArgs, ctx: ToolContext, maxFileBytes: number):
       return errorOutput(`${shown} is not a regular file`);
     if (location.stats.size > maxFileBytes)
       return errorOutput(`${shown} is ${location.stats.size} bytes, over Edit's limit of ${maxFileBytes}`);
-    const { handle } = await openLocatedFile(location, args.file_path);
-    const bytes = await handle.readFile().finally(() => handle.close());
+    const bytes = await readLocatedFile(location, args.file_path, maxFileBytes);
+    if (bytes === undefined) return errorOutput(`${shown} is over Edit's limit of ${maxFileBytes} bytes`);
     if (looksBinary(bytes)) return errorOutput(`${shown} is a binary file; Edit changes text files only`);
     const before = bytes.toString("utf8");
 

@@ -12,7 +12,7 @@
  * swapped for a symlink between two steps is not noticed. docs/tools.md says so.
  */
 import { constants, type Stats, statSync } from "node:fs";
-import { type FileHandle, lstat, open, stat } from "node:fs/promises";
+import { type FileHandle, lstat, open, readlink, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = constants;
@@ -69,6 +69,24 @@ export class HeldDir {
     return new HeldDir(realPath, await open(realPath, DIRECTORY_FLAGS));
   }
 
+  /**
+   * Opens the directory at the real path `realPath` in one step — following whatever symlinks lie
+   * on the way — and keeps it only if the descriptor turns out to hold exactly that path (the
+   * kernel's own record of it, /proc/self/fd/<n>). Had any component been a symlink, or been
+   * swapped for one during the open, the path recorded would differ: then undefined is returned
+   * and the caller walks component by component instead. Without descriptor paths: undefined.
+   */
+  static async openVerified(realPath: string): Promise<HeldDir | undefined> {
+    if (!descriptorPathsWork()) return undefined;
+    const handle = await open(realPath, DIRECTORY_FLAGS).catch(() => undefined);
+    if (handle === undefined) return undefined;
+    const dir = new HeldDir(realPath, handle);
+    const recorded = await readlink(dir.self()).catch(() => undefined);
+    if (recorded === realPath) return dir;
+    await dir.close();
+    return undefined;
+  }
+
   /** A path naming this directory itself (for readdir, fsync, rename targets). */
   self(): string {
     return this.handle === undefined ? this.path : `/proc/self/fd/${this.handle.fd}`;
@@ -118,8 +136,13 @@ export class HeldDir {
     return open(this.entry(name), FILE_FLAGS);
   }
 
-  async close(): Promise<void> {
-    await this.handle?.close().catch(() => undefined);
+  /**
+   * Releases the descriptor. The close itself runs in the background: nothing waits on it, and
+   * a closed HeldDir is never used again, so a reused descriptor number cannot be mistaken for it.
+   */
+  close(): Promise<void> {
+    void this.handle?.close().catch(() => undefined);
+    return Promise.resolve();
   }
 }
 

@@ -2,7 +2,7 @@
  * `Read`: a text file with line numbers (like `cat -n`), or an image as base64.
  */
 import type { Tool, ToolContext, ToolOutput } from "../types.js";
-import { displayPath, locateInWorkspace, openLocatedFile } from "./confine.js";
+import { displayPath, locateInWorkspace, openLocatedFile, readWhole } from "./confine.js";
 import { looksBinary, SNIFF_BYTES, sniffImage } from "./file-kind.js";
 import { errorOutput, fileErrorOutput, stringArg } from "./tool-output.js";
 
@@ -99,7 +99,7 @@ async function readFileForModel(
             `${shown} is an image of ${stats.size} bytes; Read accepts images up to ${limits.maxImageBytes} bytes`,
           );
         }
-        const data = await handle.readFile();
+        const data = await readWhole(handle, stats.size);
         return {
           output: data.toString("base64"),
           outputType: "image",
@@ -116,7 +116,7 @@ async function readFileForModel(
           `${shown} is ${stats.size} bytes, over Read's limit of ${limits.maxTextBytes}; search it with Grep instead`,
         );
       }
-      const text = (await handle.readFile()).toString("utf8");
+      const text = (await readWhole(handle, stats.size)).toString("utf8");
       return numberedLines(text, shown, path, args, limits);
     } finally {
       await handle.close();

@@ -96,12 +96,15 @@ export async function walkFiles(
 /**
  * The regular file behind a walked entry, checked like any path a tool opens, or `undefined` when
  * it should be passed over: a symlink whose target is missing, is not a regular file, or lies
- * outside the workspace while confined. Release the result when done with it.
+ * outside the workspace while confined. Release the result when done with it. With `stat: false`
+ * a plain entry is taken as the listing showed it, without its metadata (`stats` is undefined):
+ * whoever opens it checks the kind then (`openLocatedFile`), which saves a call per file.
  */
 export async function walkedFile(
   entry: WalkEntry,
   workspaceReal: string,
   unconfined: boolean,
+  options: { stat: boolean } = { stat: true },
 ): Promise<ConfinedLocation | undefined> {
   if (entry.isSymlink) {
     const location = await locateWalkedEntry(entry.dir, entry.name, workspaceReal, { unconfined }).catch(
@@ -111,8 +114,8 @@ export async function walkedFile(
     await location?.release();
     return undefined;
   }
-  const stats = await entry.dir.lstatEntry(entry.name).catch(() => undefined);
-  if (stats?.isFile() !== true) return undefined;
+  const stats = options.stat ? await entry.dir.lstatEntry(entry.name).catch(() => undefined) : undefined;
+  if (options.stat && stats?.isFile() !== true) return undefined;
   return {
     dir: entry.dir,
     name: entry.name,
