@@ -8,11 +8,12 @@ import {
   displayPath,
   locateInWorkspace,
   openLocatedDir,
-  openLocatedFile,
+  readLocatedFile,
 } from "./confine.js";
 import { looksBinary } from "./file-kind.js";
 import { GlobPatternError, globToRegExp } from "./glob-pattern.js";
-import { RegexTimeoutError, TimedLineMatcher } from "./line-matcher.js";
+import { LineSearch, type MatchedLines, RegexTimeoutError } from "./line-matcher.js";
+import { SearchesBusyError } from "./match-workers.js";
 import { errorOutput, fileErrorOutput, oneLine, stringArg } from "./tool-output.js";
 import { DEFAULT_SKIP_DIRS, type WalkEntry, walkedFile, walkFiles } from "./walk.js";
 
@@ -103,7 +104,11 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
       try {
         return await search(args, ctx, limits);
       } catch (error) {
-        if (error instanceof GlobPatternError || error instanceof RegexTimeoutError)
+        if (
+          error instanceof GlobPatternError ||
+          error instanceof RegexTimeoutError ||
+          error instanceof SearchesBusyError
+        )
           return errorOutput(error.message);
         if (ctx.signal.aborted) return errorOutput("Search cancelled");
         const output = fileErrorOutput(error, args.path ?? ".", ctx);
@@ -135,58 +140,63 @@ async function search(args: GrepArgs, ctx: ToolContext, limits: Limits): Promise
   const userPath = args.path ?? ".";
   const location = await locateInWorkspace(ctx.workspace, userPath, { unconfined: ctx.unconfined });
   const workspace = location.workspace;
-  const matcher = new TimedLineMatcher(regex, limits.timeoutMs);
   const mode: OutputMode = args.output_mode ?? "files";
   const results: string[] = [];
   let full = false;
-
-  const searchFile = async (file: ConfinedLocation, shown: string): Promise<void> => {
-    const bytes = await openLocatedFile(file, shown).then(
-      ({ handle }) => handle.readFile().finally(() => handle.close()),
-      () => undefined,
-    );
-    if (bytes === undefined || looksBinary(bytes)) return;
-    const text = bytes.toString("utf8");
-    const hits = matcher.matchingLines(text);
-    if (hits.length === 0) return;
-    if (mode === "files") {
-      results.push(shown);
-      full = results.length >= limits.maxResults;
-      return;
+  const onMatch = (shown: string, lines: MatchedLines) => {
+    if (full) return;
+    if (mode === "files") results.push(shown);
+    for (const line of lines) {
+      results.push(`${shown}:${line.number}:${line.text}`);
+      if (results.length >= limits.maxResults) break;
     }
-    const lines = text.split("\n");
-    for (const index of hits) {
-      let line = lines[index]!.replace(/\r$/, "");
-      if (line.length > limits.maxLineChars) line = `${line.slice(0, limits.maxLineChars)} …`;
-      results.push(`${shown}:${index + 1}:${line}`);
-      full = results.length >= limits.maxResults;
-      if (full) return;
-    }
+    full = results.length >= limits.maxResults;
   };
 
+  let matcher: LineSearch<string> | undefined;
   let walkTruncated = false;
   try {
-    const rootStats = location.stats;
-    if (rootStats?.isFile() === true) {
+    if (location.stats?.isFile() !== true && location.stats?.isDirectory() !== true) {
+      return errorOutput(`${displayPath(workspace, location.path)} is not a regular file or directory`);
+    }
+    if (location.stats.isFile() && location.stats.size > limits.maxFileBytes) {
       const shown = displayPath(workspace, location.path);
-      if (rootStats.size > limits.maxFileBytes) {
-        return errorOutput(
-          `${shown} is ${rootStats.size} bytes, over Grep's limit of ${limits.maxFileBytes}`,
-        );
-      }
-      await searchFile(location, shown);
-    } else if (rootStats?.isDirectory() === true) {
+      return errorOutput(
+        `${shown} is ${location.stats.size} bytes, over Grep's limit of ${limits.maxFileBytes}`,
+      );
+    }
+    const search = await LineSearch.start(
+      regex,
+      {
+        timeoutMs: limits.timeoutMs,
+        signal: ctx.signal,
+        lines: mode === "content",
+        maxLineChars: limits.maxLineChars,
+        maxLinesPerFile: limits.maxResults,
+      },
+      onMatch,
+    );
+    matcher = search;
+    // Files are read here (asynchronously) and matched in the worker. Unreadable files, files
+    // that changed kind since the listing and files over the limit are passed over.
+    const searchFile = async (file: ConfinedLocation, shown: string): Promise<void> => {
+      const bytes = await readLocatedFile(file, shown, limits.maxFileBytes).catch(() => undefined);
+      if (bytes !== undefined && !looksBinary(bytes)) await search.add(shown, bytes);
+    };
+
+    if (location.stats.isFile()) {
+      await searchFile(location, displayPath(workspace, location.path));
+    } else {
       const root = await openLocatedDir(location, userPath);
       try {
         const walk = await walkFiles(
           root,
           async (entry: WalkEntry) => {
             if (fileFilter !== undefined && !fileFilter(entry.relative)) return true;
-            const file = await walkedFile(entry, workspace, ctx.unconfined);
+            const file = await walkedFile(entry, workspace, ctx.unconfined, { stat: false });
             if (file === undefined) return true;
             try {
-              if (file.stats!.size <= limits.maxFileBytes)
-                await searchFile(file, displayPath(workspace, entry.path));
+              await searchFile(file, displayPath(workspace, entry.path));
             } finally {
               await file.release();
             }
@@ -198,10 +208,10 @@ async function search(args: GrepArgs, ctx: ToolContext, limits: Limits): Promise
       } finally {
         if (root !== location.dir) await root.close();
       }
-    } else {
-      return errorOutput(`${displayPath(workspace, location.path)} is not a regular file or directory`);
     }
+    await search.finish();
   } finally {
+    matcher?.close();
     await location.release();
   }
 

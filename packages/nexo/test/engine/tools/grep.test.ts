@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { compileSearchPattern, createGrepTool } from "../../../src/engine/tools/grep.js";
-import { RegexTimeoutError, TimedLineMatcher } from "../../../src/engine/tools/line-matcher.js";
 import { ToolRegistry } from "../../../src/engine/tools/registry.js";
 import type { ToolContext } from "../../../src/engine/types.js";
 
@@ -36,7 +37,7 @@ before(() => {
 after(() => rmSync(root, { recursive: true, force: true }));
 
 const registry = new ToolRegistry();
-registry.register(createGrepTool({ maxResults: 5, maxFileBytes: 1000, maxLineChars: 40, timeoutMs: 300 }));
+registry.register(createGrepTool({ maxResults: 5, maxFileBytes: 1000, maxLineChars: 40, timeoutMs: 1000 }));
 function grep(args: Record<string, unknown>, unconfined = false) {
   const ctx: ToolContext = {
     signal: new AbortController().signal,
@@ -124,8 +125,57 @@ describe("Grep", () => {
     const started = Date.now();
     const output = await grep({ pattern: "(a+)+$", path: "aaa.txt" });
     assert.equal(output.isError, true);
-    assert.match(output.output, /time limit/);
+    assert.match(output.output, /1000 ms time limit/);
     assert.ok(Date.now() - started < 5000);
+    // The worker was ended, not left spinning: the next search works and is fast.
+    assert.equal(
+      (await grep({ pattern: "nothing here", output_mode: "content" })).output,
+      "docs/notes.md:1:nothing here",
+    );
+  });
+
+  it("keeps the process responsive while a catastrophic pattern runs (the attacker's view)", async () => {
+    // What a channel user can do with no approval: ask for a search that backtracks forever.
+    writeFileSync(join(ws, "redos.txt"), `${"a".repeat(5000)}b\n`);
+    const slow = new ToolRegistry();
+    slow.register(createGrepTool({ timeoutMs: 3000 }));
+    const ctx: ToolContext = {
+      signal: new AbortController().signal,
+      sessionId: "s",
+      agentId: "a",
+      callId: "c",
+      workspace: ws,
+      unconfined: false,
+    };
+    // A /healthz-like endpoint served by this same process and event loop.
+    const server = createServer((_request, response) => response.end("ok"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/healthz`;
+    try {
+      let done = false;
+      const grepping = slow.invoke("Grep", { pattern: "(a+)+$", path: "redos.txt" }, ctx).finally(() => {
+        done = true;
+      });
+      const latencies: number[] = [];
+      while (!done) {
+        const sent = performance.now();
+        assert.equal(await (await fetch(url)).text(), "ok");
+        latencies.push(performance.now() - sent);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const output = await grepping;
+      assert.equal(output.isError, true);
+      assert.match(output.output, /3000 ms time limit/);
+      // Frozen, the loop would answer once, after ~3 s. Responsive: dozens of quick answers.
+      latencies.sort((a, b) => a - b);
+      const median = latencies[latencies.length >> 1]!;
+      assert.ok(latencies.length >= 10, `only ${latencies.length} answers during the search`);
+      assert.ok(median < 100, `median /healthz latency ${median.toFixed(1)} ms`);
+      assert.ok(latencies.at(-1)! < 1000, `slowest /healthz answer ${latencies.at(-1)!.toFixed(1)} ms`);
+    } finally {
+      server.close();
+      rmSync(join(ws, "redos.txt"));
+    }
   });
 
   it("refuses a file too large to search when it is named directly", async () => {
@@ -164,21 +214,5 @@ describe("compileSearchPattern", () => {
     const legacy = compileSearchPattern("\\-x", true);
     assert.ok(legacy instanceof RegExp && legacy.flags === "i");
     assert.ok(compileSearchPattern("[", false) instanceof SyntaxError);
-  });
-});
-
-describe("TimedLineMatcher", () => {
-  it("returns matching line indexes", () => {
-    const matcher = new TimedLineMatcher(/b/, 1000);
-    assert.deepEqual(matcher.matchingLines("a\nb\nab\r\nc"), [1, 2]);
-  });
-
-  it("throws RegexTimeoutError past its budget", () => {
-    const matcher = new TimedLineMatcher(/(a+)+$/, 100);
-    assert.throws(() => matcher.matchingLines(`${"a".repeat(40)}!`), RegexTimeoutError);
-  });
-
-  it("refuses stateful regexes", () => {
-    assert.throws(() => new TimedLineMatcher(/a/g, 100), /without the g or y flag/);
   });
 });
