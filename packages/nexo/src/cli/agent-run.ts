@@ -18,12 +18,16 @@ function fatal(message: string): never {
   process.exit(2);
 }
 
-export async function runAgent(options: AgentFlags & { jsonStream?: boolean }): Promise<void> {
+/** `env` is the CLI's start-up view of the environment (the provider keys are read from it). */
+export async function runAgent(
+  options: AgentFlags & { jsonStream?: boolean },
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
   if (!options.jsonStream) fatal("nexo agent needs --json-stream (the only mode it has)");
   const logger = createLogger({ base: { component: "json-stream" } });
   let boot: ReturnType<typeof bootstrap>;
   try {
-    boot = bootstrap(options, process.env, logger);
+    boot = bootstrap(options, env, logger);
   } catch (error) {
     if (error instanceof StartupError) fatal(error.message);
     logger.error({ err: (error as Error).stack }, "start-up failed");

@@ -11,7 +11,7 @@ function integer(value: string): number {
   return n;
 }
 
-export function registerAgent(program: Command): void {
+export function registerAgent(program: Command, env: NodeJS.ProcessEnv): void {
   program
     .command("agent")
     .description(
@@ -48,6 +48,6 @@ export function registerAgent(program: Command): void {
     .action(async (options: AgentFlags & { jsonStream?: boolean }) => {
       // Loaded on use: `nexo --version` and other commands should not pay for the engine.
       const { runAgent } = await import("./agent-run.js");
-      await runAgent(options);
+      await runAgent(options, env);
     });
 }

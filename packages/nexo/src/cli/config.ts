@@ -6,7 +6,7 @@
  */
 import type { Command } from "commander";
 
-export function registerConfig(program: Command): void {
+export function registerConfig(program: Command, env: NodeJS.ProcessEnv): void {
   const command = program.command("config").description("work with a nexo config directory");
 
   command
@@ -15,15 +15,15 @@ export function registerConfig(program: Command): void {
     .argument("<dir>", "the config directory (holding agents.yaml)")
     .option("--json", "print the report as JSON")
     .action(async (dir: string, options: { json?: boolean }) => {
-      process.exitCode = await validate(dir, options.json === true);
+      process.exitCode = await validate(dir, options.json === true, env);
     });
 }
 
-async function validate(dir: string, json: boolean): Promise<number> {
+async function validate(dir: string, json: boolean, env: NodeJS.ProcessEnv): Promise<number> {
   const { inspectDaemonConfig } = await import("../daemon/config/load.js");
   const { formatWarning, summarizeConfig } = await import("../daemon/config/report.js");
   const { formatIssue } = await import("../config/index.js");
-  const report = await inspectDaemonConfig(dir, { env: process.env });
+  const report = await inspectDaemonConfig(dir, { env });
   const ok = report.config !== undefined;
   if (json) {
     const output = {

@@ -11,7 +11,7 @@ export function formatTable(results: CheckResult[]): string {
     .join("\n");
 }
 
-export function registerDoctor(program: Command): void {
+export function registerDoctor(program: Command, env: NodeJS.ProcessEnv): void {
   program
     .command("doctor")
     .description("check this machine (Node.js, SQLite, bubblewrap, nats-server) and optionally a config dir")
@@ -21,7 +21,7 @@ export function registerDoctor(program: Command): void {
       const checks = defaultChecks();
       if (options.config !== undefined) {
         const { configDirCheck } = await import("../doctor/config-check.js");
-        checks.push(configDirCheck(options.config));
+        checks.push(configDirCheck(options.config, env));
       }
       const results = await runChecks(checks);
       const passed = doctorPassed(results);

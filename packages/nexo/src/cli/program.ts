@@ -11,17 +11,21 @@ import { registerDoctor } from "./doctor.js";
 import { registerPlugin } from "./plugin.js";
 import { registerStart } from "./start.js";
 
-export function buildProgram(): Command {
+/**
+ * The program. `env` is the environment the commands read (`${VAR}` substitution, provider keys):
+ * the CLI entry passes its start-up view, which still holds the secrets taken out of process.env.
+ */
+export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   const program = new Command();
   program
     .name("nexo")
     .description("nexo: an agent daemon that runs LLM agents and hosts out-of-process extensions")
     .version(NEXO_VERSION, "-V, --version", "print the nexo version")
     .showHelpAfterError("(run nexo --help for usage)");
-  registerStart(program);
-  registerAgent(program);
-  registerConfig(program);
-  registerDoctor(program);
+  registerStart(program, env);
+  registerAgent(program, env);
+  registerConfig(program, env);
+  registerDoctor(program, env);
   registerPlugin(program);
   registerDevMockLlm(program);
   return program;

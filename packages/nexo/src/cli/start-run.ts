@@ -15,9 +15,13 @@ import { specFromConfig } from "../daemon/spec.js";
 import { installExitHooks } from "../extensions/reaper.js";
 import { createLogger } from "../log.js";
 
-export async function runStart(options: { config: string; stateDir?: string }): Promise<number> {
+/** `startupEnv` is the CLI's start-up view of the environment (secrets included, see secrets/capture.ts). */
+export async function runStart(
+  options: { config: string; stateDir?: string },
+  startupEnv: NodeJS.ProcessEnv,
+): Promise<number> {
   const logger = createLogger({ base: { component: "daemon" } });
-  const env = options.stateDir ? { ...process.env, NEXO_STATE_DIR: options.stateDir } : process.env;
+  const env = options.stateDir ? { ...startupEnv, NEXO_STATE_DIR: options.stateDir } : startupEnv;
   let config: Awaited<ReturnType<typeof loadDaemonConfig>>;
   try {
     config = await loadDaemonConfig(options.config, { env });

@@ -4,7 +4,7 @@
  */
 import type { Command } from "commander";
 
-export function registerStart(program: Command): void {
+export function registerStart(program: Command, env: NodeJS.ProcessEnv): void {
   program
     .command("start")
     .description("run the daemon: agents, plugins, channels and routing from a config directory")
@@ -12,6 +12,6 @@ export function registerStart(program: Command): void {
     .option("--state-dir <dir>", "overrides daemon.yaml state_dir and $NEXO_STATE_DIR")
     .action(async (options: { config: string; stateDir?: string }) => {
       const { runStart } = await import("./start-run.js");
-      process.exitCode = await runStart(options);
+      process.exitCode = await runStart(options, env);
     });
 }

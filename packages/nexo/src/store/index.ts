@@ -35,6 +35,7 @@ export {
   type RedactionResult,
   redact,
   redactJson,
+  scrubSecrets,
 } from "./redact.js";
 export { MIGRATIONS } from "./schema.js";
 export {

@@ -1,17 +1,29 @@
 /**
- * Redaction of personal data and credentials before anything is persisted. `redact` is pure: the
- * same text always gives the same result, and text without a digit, an "@" or a run of 16 or more
- * non-blank characters is returned unchanged (every rule needs one of those to fire).
+ * Redaction of personal data and credentials: the one redactor of the daemon. `redact` runs before
+ * anything is persisted; `scrubSecrets` cleans diagnostic text (provider errors) before it reaches
+ * logs, transcripts or a door's `error` event.
  *
- * The rules run in a fixed order — e-mail, bearer token, API key, card, phone — and each replaces
- * what it finds with `[REDACTED:<label>]`. A placeholder holds no digit and no "@", so later rules
- * never fire inside an earlier rule's placeholder. docs/storage.md lists what is and is not caught.
+ * The rules run in a fixed order — remembered secret, e-mail, bearer token, API key, card, phone —
+ * and each replaces what it finds with `[REDACTED:<label>]`. A placeholder holds no digit and no
+ * "@", so later rules never fire inside an earlier rule's placeholder. Apart from the remembered
+ * secrets (the values the process captured from its environment and the configured API keys, see
+ * secrets/known.ts) the rules depend on nothing but the text, and text without a digit, an "@" or
+ * a run of 16 or more non-blank characters is returned unchanged. docs/storage.md lists what is
+ * and is not caught.
  */
+import { knownSecretsPattern } from "../secrets/index.js";
 import { findPhoneNumbers } from "./redact-phone.js";
 
-export type RedactionLabel = "email" | "bearer" | "api_key" | "card" | "phone";
+export type RedactionLabel = "secret" | "email" | "bearer" | "api_key" | "card" | "phone";
 
-export const REDACTION_LABELS: readonly RedactionLabel[] = ["email", "bearer", "api_key", "card", "phone"];
+export const REDACTION_LABELS: readonly RedactionLabel[] = [
+  "secret",
+  "email",
+  "bearer",
+  "api_key",
+  "card",
+  "phone",
+];
 
 export type RedactionCounts = Record<RedactionLabel, number>;
 
@@ -23,10 +35,29 @@ export interface RedactionResult {
 
 export const placeholder = (label: RedactionLabel): string => `[REDACTED:${label}]`;
 
-export const emptyCounts = (): RedactionCounts => ({ email: 0, bearer: 0, api_key: 0, card: 0, phone: 0 });
+export const emptyCounts = (): RedactionCounts => ({
+  secret: 0,
+  email: 0,
+  bearer: 0,
+  api_key: 0,
+  card: 0,
+  phone: 0,
+});
 
 export function addCounts(into: RedactionCounts, from: RedactionCounts): void {
   for (const label of REDACTION_LABELS) into[label] += from[label];
+}
+
+// --- remembered secrets ------------------------------------------------------------------------
+
+/** Every value the process knows to be a secret, whatever it looks like. */
+function redactKnownSecrets(text: string, counts: RedactionCounts): string {
+  const pattern = knownSecretsPattern();
+  if (pattern === undefined) return text;
+  return text.replace(pattern, () => {
+    counts.secret++;
+    return placeholder("secret");
+  });
 }
 
 // --- e-mail -------------------------------------------------------------------------------------
@@ -180,12 +211,52 @@ function redactPhones(text: string, counts: RedactionCounts): string {
 
 export function redact(text: string): RedactionResult {
   const counts = emptyCounts();
-  let out = redactEmails(text, counts);
+  let out = redactKnownSecrets(text, counts);
+  out = redactEmails(out, counts);
   out = redactBearer(out, counts);
   out = redactApiKeys(out, counts);
   out = redactCards(out, counts);
   out = redactPhones(out, counts);
   return { text: out, counts };
+}
+
+// --- random-looking tokens (diagnostic text only) ---------------------------------------------------
+
+/**
+ * A token of key characters holding a run of 24 or more letters and digits that mixes both (at
+ * least two of each): the body of most API keys and access tokens, which identifiers, words and
+ * paths (short runs between separators) do not have. UUIDs and vendors' request ids (`req_…`) are
+ * ids an operator quotes to support, not secrets, and are kept.
+ * Used only by `scrubSecrets`: in transcripts such runs are often hashes the conversation needs.
+ */
+const TOKEN = /[A-Za-z0-9_+/=-]*[A-Za-z0-9]{24,}[A-Za-z0-9_+/=-]*/g;
+const ID = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|req(?:uest)?[_-].*)$/i;
+
+function redactRandomTokens(text: string, counts: RedactionCounts): string {
+  return text.replace(TOKEN, (token) => {
+    if (ID.test(token)) return token;
+    const runs = token.match(/[A-Za-z0-9]{24,}/g) ?? [];
+    const random = runs.some(
+      (run) => (run.match(/\d/g)?.length ?? 0) >= 2 && (run.match(/[A-Za-z]/g)?.length ?? 0) >= 2,
+    );
+    if (!random) return token;
+    counts.api_key++;
+    return placeholder("api_key");
+  });
+}
+
+/**
+ * Credentials out of diagnostic text — a provider's error message, which may echo the key it was
+ * sent: remembered secrets, bearer tokens and JWTs, API keys by shape and by name, and any long
+ * random-looking token. E-mail addresses, card and phone numbers are left alone: an operator
+ * reading an error needs its words, and none of them is a credential.
+ */
+export function scrubSecrets(text: string): string {
+  const counts = emptyCounts();
+  let out = redactKnownSecrets(text, counts);
+  out = redactBearer(out, counts);
+  out = redactApiKeys(out, counts);
+  return redactRandomTokens(out, counts);
 }
 
 /** A JSON object key that names a secret: its string value is redacted whole, whatever it looks like. */

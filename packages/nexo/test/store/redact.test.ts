@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { afterEach, describe, it } from "node:test";
 import fc from "fast-check";
-import { luhnValid, type RedactionLabel, redact, redactJson } from "../../src/store/index.js";
+import { forgetSecretsForTesting, rememberSecret } from "../../src/secrets/known.js";
+import { luhnValid, type RedactionLabel, redact, redactJson, scrubSecrets } from "../../src/store/index.js";
 
 const only = (text: string, label: RedactionLabel, count = 1) => {
   const result = redact(text);
@@ -317,7 +318,53 @@ describe("redact: invariants", () => {
     const result = redact(
       "ana@x.org, +44 20 7946 0958, 4111111111111111, Bearer abcdefgh12345678, sk-abcdefghijklmnopqrstuvwx",
     );
-    assert.deepEqual(result.counts, { email: 1, bearer: 1, api_key: 1, card: 1, phone: 1 });
+    assert.deepEqual(result.counts, { secret: 0, email: 1, bearer: 1, api_key: 1, card: 1, phone: 1 });
+  });
+});
+
+describe("remembered secrets", () => {
+  afterEach(() => forgetSecretsForTesting());
+
+  it("are replaced whatever they look like, longest first, before every other rule", () => {
+    rememberSecret("hunter2hunter2");
+    rememberSecret("hunter2hunter2-and-more");
+    rememberSecret("short"); // too short to be remembered: scrubbing it would mangle text
+    assert.equal(
+      only("pw hunter2hunter2-and-more then hunter2hunter2 and short", "secret", 2),
+      "pw [REDACTED:secret] then [REDACTED:secret] and short",
+    );
+    // A remembered value with regex characters is matched literally.
+    rememberSecret("a.b*c(d)[e]+f?");
+    assert.equal(redact("x a.b*c(d)[e]+f? y").text, "x [REDACTED:secret] y");
+    assert.equal(redact("x aXbbc(d)[e]+f? y").text, "x aXbbc(d)[e]+f? y");
+  });
+});
+
+describe("scrubSecrets (diagnostic text)", () => {
+  afterEach(() => forgetSecretsForTesting());
+
+  it("removes remembered values, keys by shape and name, bearer tokens and random-looking tokens", () => {
+    rememberSecret("plain-looking-password");
+    const text =
+      "invalid x-api-key plain-looking-password; sent Authorization: Bearer abcDEF123456ghiJKL; " +
+      "key sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345; api_key=Zq81kdPq0Lz93mMn; " +
+      "token 7f3kQ92LmZp0Xr8sT4vW1yBc6dE5gH2j was refused";
+    assert.equal(
+      scrubSecrets(text),
+      "invalid x-api-key [REDACTED:secret]; sent Authorization: Bearer [REDACTED:bearer]; " +
+        "key [REDACTED:api_key]; api_key=[REDACTED:api_key]; token [REDACTED:api_key] was refused",
+    );
+  });
+
+  it("keeps what an operator needs to read an error", () => {
+    for (const text of [
+      "model claude-sonnet-4-5-20250929 not found (request req_011CSHoEeqs5C35K2UUqWZxA)",
+      "request 123e4567-e89b-12d3-a456-426614174000 failed at https://api.example.com/v1/chat/completions",
+      "contact ana@x.org or +44 20 7946 0958; quota 4111111111111111",
+      "/usr/lib/node_modules/some_very_long_function_name_here_2/index.js",
+    ]) {
+      assert.equal(scrubSecrets(text), text);
+    }
   });
 });
 

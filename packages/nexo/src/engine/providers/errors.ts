@@ -19,6 +19,7 @@ import {
   RpcError,
 } from "@nexo/wire";
 import type OpenAI from "openai";
+import { scrubSecrets } from "../../store/redact.js";
 
 /**
  * A provider failure that is none of the five contract errors: a 5xx or overload (retryable), a
@@ -281,6 +282,23 @@ export interface SdkErrorClasses {
  * business and must be handled before calling this.
  */
 export function toLlmError(error: unknown, ctx: ErrorContext, sdks: readonly SdkErrorClasses[]): unknown {
+  return scrubbed(mapError(error, ctx, sdks));
+}
+
+/**
+ * Vendors and proxies may echo what they were sent — the key included — in their error text, and
+ * that text goes on to logs, transcripts and doors' `error` events. Every error leaving a provider
+ * attempt passes here, so its message and stack are scrubbed once, at the source.
+ */
+function scrubbed(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const message = scrubSecrets(error.message);
+  if (message !== error.message) error.message = message;
+  if (error.stack !== undefined) error.stack = scrubSecrets(error.stack);
+  return error;
+}
+
+function mapError(error: unknown, ctx: ErrorContext, sdks: readonly SdkErrorClasses[]): unknown {
   const isA = (kind: keyof SdkErrorClasses) => sdks.some((sdk) => error instanceof sdk[kind]);
   if (error instanceof RpcError) return error;
   if (isA("APIConnectionTimeoutError")) {

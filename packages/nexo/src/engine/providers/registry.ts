@@ -7,6 +7,7 @@
  * is always present unless llm.yaml redefines it, so nexo runs with no configuration at all.
  */
 import { z } from "zod";
+import { rememberSecret } from "../../secrets/index.js";
 import type { LlmProvider } from "../types.js";
 import { AnthropicProvider } from "./anthropic.js";
 import { contextWindow } from "./context-windows.js";
@@ -83,6 +84,7 @@ export interface CreateProviderOptions {
 /** Builds the provider an llm.yaml entry describes (already validated by ProviderConfigSchema). */
 export function createProvider(config: ProviderConfig, options: CreateProviderOptions = {}): LlmProvider {
   const id = options.id ?? config.type;
+  rememberCredentials(config);
   const common = {
     id,
     apiKey: config.api_key,
@@ -114,6 +116,22 @@ export function createProvider(config: ProviderConfig, options: CreateProviderOp
         contextWindow: config.context_window,
         chunkDelayMs: config.chunk_delay_ms,
       });
+  }
+}
+
+/** Header names whose values are credentials (`Authorization`, `x-api-key`, `api-key`, `X-Auth-Token`, …). */
+const CREDENTIAL_HEADER = /authorization|api[-_]?key|token|secret/i;
+
+/**
+ * The entry's key and credential headers are remembered as secrets, so that the redactor scrubs
+ * them from anything — a provider's error echoing what it was sent included — whatever they look like.
+ */
+function rememberCredentials(config: ProviderConfig): void {
+  rememberSecret(config.api_key);
+  for (const [name, value] of Object.entries(config.headers ?? {})) {
+    if (!CREDENTIAL_HEADER.test(name)) continue;
+    rememberSecret(value);
+    rememberSecret(/^(?:bearer|basic|token)\s+(.+)$/i.exec(value)?.[1]);
   }
 }
 

@@ -11,6 +11,7 @@
  * Bash is not confined by the file tools' path checks; isolating it is the sandbox's job.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { withoutSecrets } from "../../secrets/index.js";
 import type { Tool, ToolContext, ToolOutput } from "../types.js";
 import { ProcessGroup } from "./process-group.js";
 import { errorOutput, oneLine, stringArg } from "./tool-output.js";
@@ -29,17 +30,9 @@ export interface BashToolOptions {
   readonly shell?: string;
   /**
    * Environment of the command. Default: the daemon's environment without its secrets
-   * (see `withoutSecrets`), so a prompt-injected command cannot read the provider keys.
+   * (secrets/names.ts), so a prompt-injected command cannot read the provider keys.
    */
   readonly env?: NodeJS.ProcessEnv;
-}
-
-/** Variable names that hold credentials: never handed to commands the model runs. */
-const SECRET_NAME = /(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|PRIVATE_KEY|ACCESS_KEY)/i;
-
-/** A copy of `env` without variables whose names mark them as credentials. */
-export function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !SECRET_NAME.test(name)));
 }
 
 /** How long output may keep arriving after the command's processes are gone. */

@@ -3,8 +3,9 @@
  * mock server does not imitate (vLLM, llama.cpp, Gemini, DeepSeek) and errors sent inside a stream.
  */
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import Anthropic from "@anthropic-ai/sdk";
+import { MockLlmServer } from "@nexo/mock-llm";
 import {
   LlmAuthenticationError,
   LlmConnectionError,
@@ -24,6 +25,8 @@ import {
   retryAfterSecsFromHeaders,
   toLlmError,
 } from "../../../src/engine/providers/errors.js";
+import { createProvider } from "../../../src/engine/providers/registry.js";
+import type { ProviderEvent } from "../../../src/engine/types.js";
 
 const ctx = {
   provider: "test",
@@ -195,4 +198,52 @@ describe("toLlmError", () => {
     assert.equal(toLlmError(bug, ctx, SDKS), bug);
     assert.equal(isRetryable(bug), false);
   });
+});
+
+describe("provider errors never carry the key", () => {
+  const KEY = "proxy-key-7f3kQ92LmZp0Xr8s";
+  const server = new MockLlmServer();
+  before(() => server.start());
+  after(() => server.close());
+
+  for (const type of ["anthropic", "openai_compatible"] as const) {
+    it(`${type}: an error body echoing the key, retried then thrown, is scrubbed everywhere`, async () => {
+      const echo = `invalid api key ${KEY}; you sent Authorization: Bearer ${KEY}`;
+      server.reset([
+        { status: 500, message: echo },
+        { status: 401, message: echo },
+      ]);
+      const provider = createProvider(
+        {
+          type,
+          base_url: server.url,
+          api_key: KEY,
+          retry: { max_retries: 1, initial_backoff_ms: 1, jitter: 0 },
+        },
+        { id: type },
+      );
+      const events: ProviderEvent[] = [];
+      let thrown: unknown;
+      try {
+        for await (const event of provider.stream({ model: "m-1", messages: [], maxTokens: 16 }))
+          events.push(event);
+      } catch (error) {
+        thrown = error;
+      }
+      // The key did go to the server…
+      const headers = server.requests()[0]!.headers;
+      assert.ok(headers["x-api-key"] === KEY || headers.authorization === `Bearer ${KEY}`);
+      // …and comes back neither in the retry notice nor in the error, its message or its stack.
+      assert.ok(thrown instanceof LlmAuthenticationError, String(thrown));
+      const retry = events.find((event) => event.type === "retry");
+      assert.ok(retry !== undefined && retry.type === "retry");
+      for (const text of [retry.reason, thrown.message, thrown.stack ?? "", JSON.stringify(thrown.data)]) {
+        assert.ok(!text.includes(KEY), `the key leaked: ${text}`);
+      }
+      assert.match(
+        thrown.message,
+        /rejected the credentials \(HTTP 401\): invalid api key \[REDACTED:secret\]/,
+      );
+    });
+  }
 });

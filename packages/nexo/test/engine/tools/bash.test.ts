@@ -186,7 +186,7 @@ describe("parseProcStat", () => {
 });
 
 it("commands do not see the daemon's secrets by default", async () => {
-  const { withoutSecrets } = await import("../../../src/engine/tools/bash.js");
+  const { withoutSecrets } = await import("../../../src/secrets/index.js");
   const env = withoutSecrets({
     PATH: "/usr/bin",
     ANTHROPIC_API_KEY: "sk-ant-x",
