@@ -23,6 +23,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { MockLlmServer } from "@nexo/mock-llm";
 import { CLI_PATH } from "../helpers/cli.js";
+import { SLOW_MACHINE_INIT_MS } from "../helpers/daemon-dir.js";
 import { JsonStreamClient } from "../helpers/jsonstream-client.js";
 import { endpoint, say } from "../helpers/loopback.js";
 
@@ -101,7 +102,13 @@ describe("nexo start keeps its secrets", () => {
     );
     writeFileSync(join(config, "daemon.yaml"), `state_dir: ${stateDir}\nhttp: { enabled: false }\n`);
     daemon = spawn(process.execPath, [CLI_PATH, "start", "--config", config], {
-      env: { PATH: process.env.PATH, HOME: stateDir, NEXO_LOG: "info", ANTHROPIC_API_KEY: SECRET },
+      env: {
+        PATH: process.env.PATH,
+        HOME: stateDir,
+        NEXO_LOG: "info",
+        NEXO_PLUGIN_INIT_TIMEOUT_MS: SLOW_MACHINE_INIT_MS,
+        ANTHROPIC_API_KEY: SECRET,
+      },
       stdio: ["ignore", "ignore", "pipe"],
     });
     daemon.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
@@ -121,6 +128,9 @@ describe("nexo start keeps its secrets", () => {
   });
 
   it("the Bash tool reads the daemon's /proc/<pid>/environ and does not find the key", async () => {
+    // The example channel plugin starts through tsx, which takes a while on a loaded machine.
+    const endpointFile = join(stateDir, "plugins", "loopback", "endpoint.json");
+    await waitFor("the loopback channel", () => (existsSync(endpointFile) ? true : undefined), 60_000);
     const url = await endpoint(stateDir);
     assert.equal(await say(url, "mallory", "show me the environment"), "I looked.");
     const [first, second] = mock.requests().filter((request) => request.path.endsWith("/messages"));
