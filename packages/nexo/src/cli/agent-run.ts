@@ -42,6 +42,7 @@ export async function runAgent(
     capabilities: boot.capabilities,
     applyConfig: boot.applyConfig,
     addMcpServer: boot.addMcpServer,
+    attach: boot.attach,
     logger,
   });
   const onSignal = (signal: string) => void door.shutdown(`received ${signal}`);

@@ -28,6 +28,8 @@ export interface AgentSettings {
   workspace: string;
   /** Lifts file-tool confinement; only ever set explicitly by the operator. */
   unconfined?: boolean;
+  /** Files outside the workspace Read may open (the user's attachments, restored with the session). */
+  readableFiles?: readonly string[];
   memory?: AgentMemory;
   history?: ChatMessage[];
   sink?: TranscriptSink;
@@ -95,6 +97,7 @@ export function createAgentSession(settings: AgentSettings, depth = 0): AgentSes
     policy,
     workspace: settings.workspace,
     unconfined: settings.unconfined ?? false,
+    ...(settings.readableFiles ? { readableFiles: settings.readableFiles } : {}),
     ...(settings.memory ? { memory: settings.memory } : {}),
     history: settings.history ?? [],
     ...(settings.sink ? { sink: settings.sink } : {}),

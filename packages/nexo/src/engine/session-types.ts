@@ -51,6 +51,8 @@ export interface SessionConfig {
   policy?: ApprovalPolicy;
   workspace: string;
   unconfined?: boolean;
+  /** Real paths of files outside the workspace that Read may open (attachments; see ToolContext). */
+  readableFiles?: readonly string[];
   memory?: AgentMemory;
   history?: ChatMessage[];
   sink?: TranscriptSink;

@@ -40,6 +40,7 @@ export class AgentSession implements SessionState {
   private charCount = 0;
   private current: { controller: AbortController; done: Promise<void> } | undefined;
   private refusal: string | undefined;
+  private readonly readable: Set<string>;
 
   constructor(config: SessionConfig) {
     this.config = config;
@@ -49,6 +50,27 @@ export class AgentSession implements SessionState {
     this.policy = config.policy ?? new ApprovalPolicy();
     this.approvals = new PendingApprovals(this.policy);
     this.hookContext = { agentId: config.agentId, sessionId: this.id };
+    this.readable = new Set(config.readableFiles ?? []);
+  }
+
+  /** Files outside the workspace that Read may open in this session (see `allowReading`). */
+  get readableFiles(): ReadonlySet<string> {
+    return this.readable;
+  }
+
+  /**
+   * Lets Read open these files although they lie outside the workspace — the files the user
+   * attached. `realPaths` must be real paths (symlinks resolved): only an exact match is honoured.
+   * Returns the paths that were not readable before.
+   */
+  allowReading(realPaths: Iterable<string>): string[] {
+    const added: string[] = [];
+    for (const path of realPaths) {
+      if (this.readable.has(path)) continue;
+      this.readable.add(path);
+      added.push(path);
+    }
+    return added;
   }
 
   get history(): ChatMessage[] {
@@ -192,6 +214,7 @@ export class AgentSession implements SessionState {
       callId,
       workspace: this.config.workspace,
       unconfined: this.config.unconfined ?? false,
+      ...(this.readable.size > 0 ? { readableFiles: this.readable } : {}),
       ...(this.config.memory ? { memory: this.config.memory } : {}),
       ...(this.config.logger ? { logger: this.config.logger } : {}),
     });

@@ -139,6 +139,11 @@ export interface ToolContext {
   workspace: string;
   /** When true, file tools may leave the workspace (set only explicitly by the operator). */
   unconfined: boolean;
+  /**
+   * Files outside the workspace that Read may open anyway, by exact real path: the attachments the
+   * user sent in this conversation. No other tool reads them, and nothing writes them.
+   */
+  readableFiles?: ReadonlySet<string>;
   memory?: AgentMemory;
   /** The session's logger (refused paths are logged here with their real locations). */
   logger?: ToolLogger;

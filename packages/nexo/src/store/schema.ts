@@ -128,9 +128,13 @@ SET always_allow = (
 WHERE always_allow <> '[]';
 `;
 
+/** The files outside the workspace a session's user attached, which Read may open (issue 10.4). */
+const READABLE_FILES = `ALTER TABLE sessions ADD COLUMN readable_files TEXT NOT NULL DEFAULT '[]';`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "sessions", up: SESSIONS },
   { version: 2, name: "transcripts", up: TRANSCRIPTS },
   { version: 3, name: "memories", up: MEMORIES },
   { version: 4, name: "approval grants", up: APPROVAL_GRANTS },
+  { version: 5, name: "readable files", up: READABLE_FILES },
 ];

@@ -1,11 +1,13 @@
 /**
  * Sessions: one conversation of one agent, with where it happens (channel, account, contact), a
- * title, free metadata, and the approval state a resumed conversation should find again.
+ * title, free metadata, and the state a resumed conversation should find again: its approval mode
+ * and grants, and the files outside the workspace the user attached (which Read may open).
  *
  * Channel, account and contact are routing keys (a chat id, a bot account, a phone-number JID) and
  * are stored as given so that `findByKey` can match them exactly; the title and the metadata are
  * free text and are redacted like everything else written.
  */
+import { isAbsolute } from "node:path";
 import { v7 as uuidv7 } from "uuid";
 import { z } from "zod";
 import {
@@ -22,6 +24,12 @@ import { redact, redactJson } from "./redact.js";
 import { optionalString, requireId, resolveLimit, timestamp, toPlainJson } from "./validate.js";
 
 const GrantsSchema = z.array(ApprovalGrantSchema);
+/** Absolute paths without NUL bytes, the only ones a real path can be. */
+const ReadableFilesSchema = z.array(
+  z
+    .string()
+    .refine((path) => isAbsolute(path) && !path.includes("\0"), { error: "must be an absolute path" }),
+);
 
 export interface Session {
   id: string;
@@ -37,6 +45,11 @@ export interface Session {
   approvalMode: ApprovalMode;
   /** What approvals with scope "always" granted in this session. */
   alwaysAllow: ApprovalGrant[];
+  /**
+   * Real paths of files outside the workspace the user attached in this session, which Read may
+   * open. Stored as given (exact paths are what is matched), like the routing keys.
+   */
+  readableFiles: string[];
   metadata: Record<string, unknown>;
   createdAt: string;
   /** Bumped by every change and every transcript append, so "latest" means "last active". */
@@ -79,6 +92,7 @@ export interface SessionChanges {
   metadata?: Record<string, unknown>;
   approvalMode?: ApprovalMode;
   alwaysAllow?: readonly ApprovalGrant[];
+  readableFiles?: readonly string[];
 }
 
 export const DEFAULT_SESSION_LIST_LIMIT = 50;
@@ -94,6 +108,7 @@ interface SessionRow {
   title: string | null;
   approval_mode: string;
   always_allow: string;
+  readable_files: string;
   metadata: string;
   created_at: string;
   updated_at: string;
@@ -109,6 +124,7 @@ const toSession = (row: SessionRow): Session => ({
   title: row.title,
   approvalMode: stored(row.id, "approval_mode", ApprovalModeSchema, row.approval_mode),
   alwaysAllow: stored(row.id, "always_allow", GrantsSchema, parseJson(row.always_allow)),
+  readableFiles: stored(row.id, "readable_files", ReadableFilesSchema, parseJson(row.readable_files)),
   metadata: JSON.parse(row.metadata) as Record<string, unknown>,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
@@ -156,6 +172,7 @@ export class SessionRepository {
       title: redactTitle(input.title),
       approval_mode: checkMode(input.approvalMode ?? "default"),
       always_allow: "[]",
+      readable_files: "[]",
       metadata: redactMetadata(input.metadata ?? {}),
       created_at: createdAt,
       updated_at: createdAt,
@@ -163,9 +180,9 @@ export class SessionRepository {
     const result = this.#db
       .prepare(
         `INSERT INTO sessions (id, agent_id, tenant_id, channel, account, contact, title, approval_mode,
-                               always_allow, metadata, created_at, updated_at)
+                               always_allow, readable_files, metadata, created_at, updated_at)
          VALUES (@id, @agent_id, @tenant_id, @channel, @account, @contact, @title, @approval_mode,
-                 @always_allow, @metadata, @created_at, @updated_at)
+                 @always_allow, @readable_files, @metadata, @created_at, @updated_at)
          ON CONFLICT (id) DO NOTHING`,
       )
       .run(row);
@@ -260,6 +277,10 @@ export class SessionRepository {
       sets.push("always_allow = @always_allow");
       params.always_allow = JSON.stringify(checkGrants(changes.alwaysAllow));
     }
+    if (changes.readableFiles !== undefined) {
+      sets.push("readable_files = @readable_files");
+      params.readable_files = JSON.stringify(checkReadableFiles(changes.readableFiles));
+    }
     const result = this.#db
       .prepare(`UPDATE sessions SET ${[...sets, "updated_at = @updated_at"].join(", ")} WHERE id = @id`)
       .run(params);
@@ -305,6 +326,15 @@ function checkMode(mode: string): ApprovalMode {
     );
   }
   return parsed.data;
+}
+
+function checkReadableFiles(paths: readonly unknown[]): string[] {
+  const parsed = ReadableFilesSchema.safeParse(paths);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new StoreError("invalid_argument", `readableFiles[${issue?.path.join("].")}: ${issue?.message}`);
+  }
+  return [...new Set(parsed.data)];
 }
 
 function checkGrants(grants: readonly unknown[]): ApprovalGrant[] {

@@ -203,7 +203,7 @@ describe("upgrading a database written by an earlier nexo", () => {
     old.close();
 
     const store = Store.open(path);
-    assert.deepEqual(store.migration.applied, [4]);
+    assert.deepEqual(store.migration.applied, [4, 5]);
     assert.deepEqual(store.sessions.require("granted").alwaysAllow, [
       { kind: "category", category: "edit" },
       { kind: "category", category: "exec" },

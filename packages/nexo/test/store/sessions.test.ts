@@ -49,6 +49,7 @@ describe("sessions", () => {
       title: "Hello",
       approvalMode: "default",
       alwaysAllow: [],
+      readableFiles: [],
       metadata: { lang: "es" },
       createdAt: "2026-01-01T10:00:00.000Z",
       updatedAt: "2026-01-01T10:00:00.000Z",
@@ -150,6 +151,16 @@ describe("sessions", () => {
       () => store.sessions.update(s.id, { approvalMode: "reckless" as never }),
       (e) => isStoreError(e, "invalid_argument"),
     );
+    const attached = store.sessions.update(s.id, {
+      readableFiles: ["/cache/a.png", "/cache/a.png", "/x y/b.txt"],
+    });
+    assert.deepEqual(attached.readableFiles, ["/cache/a.png", "/x y/b.txt"]);
+    for (const bad of ["relative/path", "/nul\0byte", 42]) {
+      assert.throws(
+        () => store.sessions.update(s.id, { readableFiles: [bad as never] }),
+        (e) => isStoreError(e, "invalid_argument"),
+      );
+    }
     assert.throws(
       () => store.sessions.update("missing", { title: "x" }),
       (e) => isStoreError(e, "not_found"),

@@ -106,6 +106,8 @@ export interface Bootstrapped {
   applyConfig: (command: jsonstream.JsonStreamSetConfigCommand) => string;
   /** Connects a server announced with `add_mcp_server` and registers its tools; resolves with their names. */
   addMcpServer: (command: jsonstream.JsonStreamAddMcpServerCommand) => Promise<string[]>;
+  /** Lets Read open these attached files (real paths, outside the workspace) and saves that with the session. */
+  attach: (realPaths: string[]) => void;
   /** Closes what the session opened besides the store (MCP servers). */
   close: () => Promise<void>;
   resumed: boolean;
@@ -193,6 +195,7 @@ export function bootstrap(flags: AgentFlags, env: NodeJS.ProcessEnv, logger: Log
       ...settings,
       registry,
       history,
+      readableFiles: record.readableFiles,
       sink: { append: (sessionId, message) => void store.transcripts.append(sessionId, message) },
       mode,
       grants: record.alwaysAllow,
@@ -247,10 +250,15 @@ export function bootstrap(flags: AgentFlags, env: NodeJS.ProcessEnv, logger: Log
       if (unsupported.length > 0) parts.push(`not supported by this agent: ${unsupported.join(", ")}`);
       return parts.join("; ");
     };
+    const attach = (realPaths: string[]) => {
+      if (session.allowReading(realPaths).length > 0) {
+        store.sessions.update(record.id, { readableFiles: [...session.readableFiles] });
+      }
+    };
     const close = async () => {
       await mcp?.close();
     };
-    return { session, store, record, capabilities, applyConfig, addMcpServer, close, resumed };
+    return { session, store, record, capabilities, applyConfig, addMcpServer, attach, close, resumed };
   } catch (error) {
     store.close();
     throw error;

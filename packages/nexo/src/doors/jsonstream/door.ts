@@ -13,12 +13,13 @@
  * - stdin EOF finishes the turn in flight (approvals it still needs are denied with "stdin
  *   closed") and then ends the process; SIGTERM cancels it.
  */
-import { readFile, stat } from "node:fs/promises";
+import { readFile, realpath, stat } from "node:fs/promises";
 import { extname, isAbsolute, resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { type FrameProblem, FrameWriter, LineDecoder } from "@nexo/wire";
 import * as jsonstream from "@nexo/wire/schemas/jsonstream";
 import type { AgentSession } from "../../engine/session.js";
+import { isInside } from "../../engine/tools/confine.js";
 import type { ContentBlock } from "../../engine/types.js";
 import type { Logger } from "../../log.js";
 import { toWire } from "./translate.js";
@@ -40,6 +41,8 @@ export interface JsonStreamDoorOptions {
   applyConfig?: (command: jsonstream.JsonStreamSetConfigCommand) => string;
   /** Connects an MCP server announced with `add_mcp_server`; resolves with its tool names. */
   addMcpServer?: (command: jsonstream.JsonStreamAddMcpServerCommand) => Promise<string[]>;
+  /** Lets Read open attached files that lie outside the workspace (their real paths). */
+  attach?: (realPaths: string[]) => void;
   logger: Logger;
   /** How long shutdown waits for a cancelled turn to finish. Default 5 s. */
   shutdownGraceMs?: number;
@@ -344,11 +347,16 @@ export class JsonStreamDoor {
     const text = jsonstream.messageCommandText(command);
     const blocks: ContentBlock[] = [];
     const listed: string[] = [];
+    const outside: string[] = [];
     const workspace = this.options.session.config.workspace;
+    const workspaceReal = await realpath(workspace).catch(() => workspace);
     for (const file of command.files) {
       const path = isAbsolute(file) ? file : resolve(workspace, file);
       const mediaType = IMAGE_TYPES[extname(path).toLowerCase()];
       const info = await stat(path).catch(() => undefined);
+      // AionUi keeps uploads in its own cache directory: the model may Read exactly those files.
+      const real = info?.isFile() ? await realpath(path).catch(() => undefined) : undefined;
+      if (real !== undefined && !isInside(workspaceReal, real)) outside.push(real);
       if (mediaType && info?.isFile() && info.size <= MAX_IMAGE_BYTES) {
         blocks.push({ type: "image", mediaType, data: (await readFile(path)).toString("base64") });
       } else {
@@ -356,6 +364,7 @@ export class JsonStreamDoor {
         listed.push(path);
       }
     }
+    if (outside.length > 0) this.options.attach?.(outside);
     const suffix = listed.length > 0 ? `\n\n[Attached files]\n${listed.map((p) => `- ${p}`).join("\n")}` : "";
     return [{ type: "text", text: `${text}${suffix}` }, ...blocks];
   }

@@ -26,6 +26,11 @@ export interface ConfineOptions {
   readonly unconfined?: boolean;
   /** The target may not exist yet (Write, or a directory about to be created). */
   readonly forWrite?: boolean;
+  /**
+   * Real paths of files outside the workspace that may be read anyway (`ToolContext.readableFiles`):
+   * only an exact match counts, and never for a write. Only tools that just read pass it.
+   */
+  readonly alsoReadable?: ReadonlySet<string>;
 }
 
 export type PathEscapeReason = "outside_workspace" | "nul_byte";
@@ -174,9 +179,13 @@ async function lookUp(
   return found;
 }
 
-/** The rule itself, in one place: inside the workspace's real path, or unconfined by the operator. */
+/**
+ * The rule itself, in one place: inside the workspace's real path, or unconfined by the operator,
+ * or — for a read — exactly a file the user attached.
+ */
 function checkAllowed(path: string, userPath: string, workspaceReal: string, options: ConfineOptions): void {
   if (options.unconfined === true || isInside(workspaceReal, path)) return;
+  if (options.forWrite !== true && options.alsoReadable?.has(path) === true) return;
   throw new PathEscapeError(userPath, "outside_workspace", path, workspaceReal);
 }
 

@@ -79,7 +79,10 @@ async function readFileForModel(
   ctx: ToolContext,
   limits: Required<ReadToolOptions>,
 ): Promise<ToolOutput> {
-  const location = await locateInWorkspace(ctx.workspace, args.file_path, { unconfined: ctx.unconfined });
+  const location = await locateInWorkspace(ctx.workspace, args.file_path, {
+    unconfined: ctx.unconfined,
+    ...(ctx.readableFiles ? { alsoReadable: ctx.readableFiles } : {}),
+  });
   try {
     const path = location.path;
     const shown = displayPath(location.workspace, path);

@@ -331,6 +331,53 @@ describe("json-stream door", () => {
     client.end();
   });
 
+  test("files attached from outside the workspace are readable by Read, nothing else is, and writes stay confined", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "nexo-js-attach-"));
+    const cache = mkdtempSync(join(tmpdir(), "nexo-js-uploads-"));
+    const upload = join(cache, "report.txt");
+    writeFileSync(upload, "the attached report\n");
+    writeFileSync(join(cache, "other.txt"), "NOT ATTACHED\n");
+    const read = (id: string, file_path: string) => ({ id, name: "Read", input: { file_path } });
+    const first = await start(
+      [
+        {
+          tool_calls: [
+            read("r1", upload),
+            read("r2", join(cache, "other.txt")),
+            { id: "w1", name: "Write", input: { file_path: upload, content: "overwritten" } },
+          ],
+        },
+        { text: "read it" },
+      ],
+      ["--auto-approve", "--session-id", "attach-1"],
+      { stateDir },
+    );
+    const events = await first.client.turn("m1", "summarise the report", { files: [upload] });
+    const result = (id: string) => events.find((e) => e.type === "tool_result" && e.call_id === id)!;
+    assert.equal(result("r1").status, "success", JSON.stringify(result("r1")));
+    assert.match(String(result("r1").output), /the attached report/);
+    assert.equal(result("r2").status, "error");
+    assert.doesNotMatch(String(result("r2").output), /NOT ATTACHED/);
+    assert.equal(result("w1").status, "error");
+    assert.equal(readFileSync(upload, "utf8"), "the attached report\n");
+    assert.match(JSON.stringify(sent(1)), /report\.txt/, "the model is told where the attachment is");
+    first.client.end();
+    assert.equal((await first.client.exited).code, 0);
+
+    // AionUi re-spawns with --resume (after a model switch, say): the attachment stays readable.
+    const resumed = await start(
+      [{ tool_calls: [read("r3", upload)] }, { text: "again" }],
+      ["--auto-approve", "--resume", "attach-1"],
+      {
+        stateDir,
+        ws: first.ws,
+      },
+    );
+    const again = await resumed.client.turn("m2", "read it again");
+    assert.match(String(again.find((e) => e.type === "tool_result")!.output), /the attached report/);
+    resumed.client.end();
+  });
+
   test("an unknown tool gets an error result and the model continues", async () => {
     const { client } = await start([
       { tool_calls: [{ id: "u1", name: "Teleport", input: {} }] },
