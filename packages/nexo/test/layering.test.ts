@@ -21,7 +21,7 @@ const NEXO_SRC = join(PACKAGES, "nexo/src");
  * and the microapps' admin RPC to the daemon's components).
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ["version.ts", "paths.ts", "log.ts", "conversation.ts", "permissions.ts", "secrets"],
+  ["version.ts", "paths.ts", "log.ts", "conversation.ts", "permissions.ts", "secrets", "process"],
   ["config", "store", "broker", "channels", "memory"],
   ["engine"],
   ["extensions"],

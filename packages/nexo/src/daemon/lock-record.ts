@@ -7,7 +7,7 @@
  * a refused start is loud and the operator can clear it.
  */
 import { z } from "zod";
-import { type ProcessIdentity, probePid } from "./process-identity.js";
+import { type IdentityVerdict, judgeIdentity, type ProcessIdentity } from "../process/identity.js";
 
 /** The JSON inside `daemon.lock` (and inside a takeover marker, which records the taker). */
 export const LockRecordSchema = z.looseObject({
@@ -36,47 +36,20 @@ export function lockRecordFor(identity: ProcessIdentity, lockId: string, now = n
   };
 }
 
-export type OwnerVerdict =
-  | { state: "alive"; reason: string }
-  | { state: "dead"; reason: string }
-  | { state: "unknown"; reason: string };
+export type OwnerVerdict = IdentityVerdict;
 
 /** Judges the owner named by `record` from the point of view of the process `self`. */
 export function judgeOwner(record: LockRecord, self: ProcessIdentity): OwnerVerdict {
-  const bootsKnown = record.boot_id !== null && self.bootId !== null;
-  if (bootsKnown && record.boot_id !== self.bootId) {
-    if (record.hostname === self.hostname) {
-      return { state: "dead", reason: `host ${self.hostname} has rebooted since the lock was taken` };
-    }
-    return { state: "unknown", reason: `the owner runs on host ${record.hostname}, not on this one` };
-  }
-  // Same kernel but another host name is a container on this machine: the pid namespace decides.
-  if (!bootsKnown && record.hostname !== self.hostname) {
-    return { state: "unknown", reason: `the owner runs on host ${record.hostname}, not on this one` };
-  }
-  if (
-    record.pid_namespace !== null &&
-    self.pidNamespace !== null &&
-    record.pid_namespace !== self.pidNamespace
-  ) {
-    return {
-      state: "unknown",
-      reason: `the owner runs in another pid namespace (${record.pid_namespace}, e.g. another container)`,
-    };
-  }
-  const probe = probePid(record.pid);
-  if (!probe.alive) return { state: "dead", reason: `pid ${record.pid} is not running` };
-  if (
-    record.process_start !== null &&
-    probe.startTicks !== null &&
-    probe.startTicks !== record.process_start
-  ) {
-    return {
-      state: "dead",
-      reason: `pid ${record.pid} now belongs to another process (it started at a different time)`,
-    };
-  }
-  return { state: "alive", reason: `pid ${record.pid} is running` };
+  return judgeIdentity(
+    {
+      pid: record.pid,
+      hostname: record.hostname,
+      bootId: record.boot_id,
+      pidNamespace: record.pid_namespace,
+      startTicks: record.process_start,
+    },
+    self,
+  );
 }
 
 /** Parses lock file text; the error message says what is wrong with it. */

@@ -36,8 +36,8 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { currentProcessIdentity, type ProcessIdentity } from "../process/identity.js";
 import { judgeOwner, type LockRecord, lockRecordFor, parseLockRecord } from "./lock-record.js";
-import { currentProcessIdentity, type ProcessIdentity } from "./process-identity.js";
 
 export const LOCK_FILE = "daemon.lock";
 /** How long to wait for another process that is taking over a stale lock right now. */

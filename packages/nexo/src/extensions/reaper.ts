@@ -1,76 +1,23 @@
 /**
  * The daemon never exits leaving a child behind.
  *
- * Every supervised child runs as the leader of its own process group; the supervisor registers the
- * group here while it may have live members. `installExitHooks` makes the process SIGKILL every
- * registered group, synchronously, on the way out: on `exit` (which Node also emits after an
- * uncaught exception or unhandled rejection), on a fatal uncaught exception, and on SIGINT/SIGTERM.
+ * Every child runs as the leader of its own process group and is registered, with the tag its
+ * lineage carries, in the process registry (process/registry.ts) while it may have live processes.
+ * `installExitHooks` makes the process SIGKILL every registered child with its whole lineage —
+ * group, tagged escapees (setsid), descendants — synchronously, on the way out: on `exit` (which
+ * Node also emits after an uncaught exception or unhandled rejection), on a fatal uncaught
+ * exception, and on SIGINT/SIGTERM.
  *
- * Not covered, because no code runs: the daemon itself being SIGKILLed. Sandboxed children still die
- * then (bwrap's --die-with-parent); unsandboxed ones see stdin close, which every nexo SDK treats as
- * shutdown.
+ * Not covered here, because no code runs: the daemon itself being SIGKILLed. Sandboxed children
+ * still die then (bwrap's --die-with-parent); the others see stdin close, which every nexo SDK
+ * treats as shutdown, and whatever ignores that is reaped at the next start from the child ledger
+ * (process/ledger.ts).
  */
+import { liveProcessGroups, type ProcessGroupRegistry } from "../process/registry.js";
 
-/** Process groups of live children, by group id (= the leader's pid). */
-export class ProcessGroupRegistry {
-  private readonly groups = new Map<number, string>();
-
-  /** `label` names the owner in diagnostics, e.g. the plugin id. */
-  add(pgid: number, label: string): void {
-    if (!Number.isInteger(pgid) || pgid <= 1) throw new RangeError(`not a process group id: ${pgid}`);
-    this.groups.set(pgid, label);
-  }
-
-  delete(pgid: number): void {
-    this.groups.delete(pgid);
-  }
-
-  has(pgid: number): boolean {
-    return this.groups.has(pgid);
-  }
-
-  get size(): number {
-    return this.groups.size;
-  }
-
-  entries(): Array<{ pgid: number; label: string }> {
-    return [...this.groups].map(([pgid, label]) => ({ pgid, label }));
-  }
-
-  /**
-   * Sends `signal` to every registered group and forgets them. Synchronous, so it is safe inside an
-   * `exit` listener. Returns how many groups still existed.
-   */
-  killAll(signal: NodeJS.Signals = "SIGKILL"): number {
-    let signalled = 0;
-    for (const pgid of [...this.groups.keys()]) {
-      this.groups.delete(pgid);
-      try {
-        if (killProcessGroup(pgid, signal)) signalled += 1;
-      } catch {
-        // On the way out there is nobody left to tell; keep killing the other groups.
-      }
-    }
-    return signalled;
-  }
-}
-
-/**
- * Signals a whole process group. Returns false when the group no longer exists; other failures
- * (EPERM) are thrown, because they mean a child we cannot stop.
- */
-export function killProcessGroup(pgid: number, signal: NodeJS.Signals): boolean {
-  try {
-    process.kill(-pgid, signal);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;
-    throw error;
-  }
-}
-
-/** The registry supervisors use unless given another. */
-export const liveProcessGroups = new ProcessGroupRegistry();
+/** Signals a whole process group; false when it no longer exists. */
+export { signalGroup as killProcessGroup } from "../process/group.js";
+export { liveProcessGroups, ProcessGroupRegistry } from "../process/registry.js";
 
 export interface ExitHookOptions {
   registry?: ProcessGroupRegistry;

@@ -2,8 +2,9 @@
  * Supervises ONE child process — a plugin or a microapp; the protocol spoken over its stdio is the
  * owner's business.
  *
- * - Each process runs in its own process group (child-run.ts), so stopping it also stops
- *   everything it spawned, and the reaper can kill it if the daemon dies.
+ * - Each process runs in its own process group and carries a lineage tag (child-run.ts), so
+ *   stopping it also stops everything it spawned — even what left the group with setsid — and the
+ *   reaper can kill it if the daemon dies.
  * - stdin/stdout go to the owner once per incarnation (`onStarted`), where it attaches a
  *   JsonRpcPeer and runs its handshake. stderr is logged line by line (through a budget, so a
  *   chatty child cannot flood the log: log-budget.ts) and its tail kept.
@@ -13,10 +14,10 @@
  *   (1 s, plugin contract §4.2) for the process to exit, then SIGKILL to the whole group.
  */
 import { EventEmitter } from "node:events";
+import { liveProcessGroups, type ProcessGroupRegistry } from "../process/registry.js";
 import { settlesWithin, withTimeout } from "./bounded-wait.js";
 import { ChildRun } from "./child-run.js";
 import { LogBudget } from "./log-budget.js";
-import { liveProcessGroups, type ProcessGroupRegistry } from "./reaper.js";
 import { CrashTracker, normalizeRestartPolicy, type RestartPolicy } from "./restart-policy.js";
 import {
   DEFAULT_STDERR_MAX_LINE_BYTES,
@@ -204,6 +205,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         registry: this.options.registry ?? liveProcessGroups,
         logger: this.logger,
         maxStderrLineBytes: this.options.stderrMaxLineBytes ?? DEFAULT_STDERR_MAX_LINE_BYTES,
+        leftoverGraceMs: this.options.exitGraceMs ?? DEFAULT_EXIT_GRACE_MS,
         onStderrLine: (line, run) => this.onStderrLine(line, run),
         onSpawned: (run) => void this.runStartStep(run),
         onDone: (run, exit) => this.onRunDone(run, exit),
@@ -325,6 +327,8 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     }
     this.setState("stopping", { reason });
     run.requested = true;
+    // While the child still lives, its parent links lead to everything it started.
+    run.rememberLineage();
     const fields = { extension: this.id, pid: run.pid };
     const shutdown = options.shutdown ?? this.options.shutdown;
     if (state === "running" && shutdown !== undefined) {

@@ -31,7 +31,7 @@ import {
   takeoverMarkerPath,
 } from "../../src/daemon/lock.js";
 import { judgeOwner, type LockRecord, lockRecordFor } from "../../src/daemon/lock-record.js";
-import { currentProcessIdentity, probePid } from "../../src/daemon/process-identity.js";
+import { currentProcessIdentity, probePid } from "../../src/process/identity.js";
 import { fixture, isGone, waitUntil } from "../fixtures/processes.js";
 
 const repoRoot = fileURLToPath(new URL("../../../..", import.meta.url));

@@ -132,6 +132,7 @@ describe("a real child's environment", () => {
         "GREETING",
         "HOME",
         "NEXO_PLUGIN_ID",
+        "NEXO_PROCESS_TAG",
         "NEXO_STATE_DIR",
         "PATH",
         "RUST_LOG",
@@ -141,6 +142,8 @@ describe("a real child's environment", () => {
       assert.deepEqual(Object.keys(childEnv).sort(), expectedKeys.sort());
       assert.equal(childEnv.HOME, stateDir);
       assert.equal(childEnv.GREETING, "hello");
+      // Added by the supervisor to every child: how its lineage is found (process/lineage.ts).
+      assert.match(childEnv.NEXO_PROCESS_TAG ?? "", /^[0-9a-f]{12}\.\d+$/);
     } finally {
       delete process.env.ANTHROPIC_API_KEY;
       delete process.env.NEXO_TEST_DAEMON_ONLY;

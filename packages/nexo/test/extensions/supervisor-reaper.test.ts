@@ -1,8 +1,8 @@
 /**
  * The daemon never exits leaving a child behind: a real parent process (fixtures/reaper-parent.ts)
- * starts a supervised child that ignores SIGTERM plus a grandchild, and then dies without stopping
- * its supervisor — by SIGTERM, by process.exit, by an uncaught exception, by an unhandled rejection.
- * Every time, both descendants must be gone.
+ * starts a supervised child that ignores SIGTERM plus a grandchild and a setsid escapee, and then
+ * dies without stopping its supervisor — by SIGTERM, by process.exit, by an uncaught exception, by
+ * an unhandled rejection. Every time, all three descendants must be gone.
  */
 import assert from "node:assert/strict";
 import { type ChildProcessByStdio, spawn } from "node:child_process";
@@ -20,6 +20,7 @@ interface Parent {
   process: ChildProcessByStdio<null, Readable, Readable>;
   child: number;
   grandchild: number;
+  escapee: number;
   stderr: () => string;
 }
 
@@ -42,15 +43,15 @@ async function startParent(mode: string, marker: string): Promise<Parent> {
     });
     parent.once("exit", () => reject(new Error(`parent exited before reporting: ${stderr}`)));
   });
-  const pids = JSON.parse(await line) as { child: number; grandchild: number };
+  const pids = JSON.parse(await line) as { child: number; grandchild: number; escapee: number };
   return { process: parent, ...pids, stderr: () => stderr };
 }
 
 async function assertDescendantsGone(parent: Parent, marker: string): Promise<void> {
   await waitUntil(
-    () => isGone(parent.child) && isGone(parent.grandchild),
+    () => isGone(parent.child) && isGone(parent.grandchild) && isGone(parent.escapee),
     3_000,
-    "the child and grandchild to die",
+    "the child, the grandchild and the setsid escapee to die",
   );
   assert.deepEqual(pidsWithMarker(marker), []);
 }
@@ -96,8 +97,10 @@ describe("without the exit hooks (control)", () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
       assert.ok(!isGone(parent.child), "the child survived its parent");
       assert.ok(!isGone(parent.grandchild), "the grandchild survived too");
+      assert.ok(!isGone(parent.escapee), "and the escapee");
     } finally {
       killProcessGroup(parent.child, "SIGKILL");
+      killProcessGroup(parent.escapee, "SIGKILL");
     }
     await assertDescendantsGone(parent, marker);
   });

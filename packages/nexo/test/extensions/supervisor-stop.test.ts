@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { JsonRpcPeer } from "@nexo/wire";
 import { ProcessGroupRegistry } from "../../src/extensions/reaper.js";
@@ -129,17 +130,47 @@ describe("stop()", () => {
     assert.deepEqual(pidsWithMarker(marker), []);
   });
 
-  it("also kills what a crashed child left behind in its group", async () => {
+  it("also kills what a crashed child left behind, in its group or escaped with setsid", async () => {
     const marker = `nexo-orphan-${randomUUID()}`;
     const { supervisor, peer } = rpcSupervisor([], { restart: { respawn: false } });
     const incarnation = await supervisor.start();
     const grandchild = await peer(incarnation).request<number>("spawn_grandchild", { marker });
+    const escapee = await peer(incarnation).request<number>("spawn_escapee", { marker });
     const failed = new Promise((resolve) => supervisor.once("failed", resolve));
     void peer(incarnation)
       .request("crash")
       .catch(() => {});
     await failed;
-    await waitUntil(() => isGone(grandchild), 2_000, "the orphaned grandchild to die");
+    await waitUntil(() => isGone(grandchild) && isGone(escapee), 2_000, "the orphans to die");
+  });
+
+  it("a clean stop also ends what left the group and the session (setsid): SIGTERM, then SIGKILL", async () => {
+    const marker = `nexo-escapee-${randomUUID()}`;
+    const { supervisor, peer, exits } = rpcSupervisor([]);
+    const incarnation = await supervisor.start();
+    const escapee = await peer(incarnation).request<number>("spawn_escapee", { marker });
+    const stat = readFileSync(`/proc/${escapee}/stat`, "utf8");
+    const [pgrp, session] = stat
+      .slice(stat.lastIndexOf(")") + 2)
+      .split(" ")
+      .slice(2, 4)
+      .map(Number);
+    assert.notEqual(pgrp, incarnation.pid, "the escapee is in another process group");
+    assert.notEqual(session, incarnation.pid, "and another session");
+    await supervisor.stop();
+    assert.equal(exits[0]?.code, 0, "the child itself exited after answering shutdown");
+    await waitUntil(() => isGone(escapee), 3_000, "the setsid grandchild to die");
+    assert.deepEqual(pidsWithMarker(marker), []);
+  });
+
+  it("an escapee with an empty environment is found through its parent, remembered before the stop", async () => {
+    const marker = `nexo-scrubbed-${randomUUID()}`;
+    const { supervisor, peer } = rpcSupervisor([]);
+    const incarnation = await supervisor.start();
+    const escapee = await peer(incarnation).request<number>("spawn_escapee", { marker, scrub_env: true });
+    assert.equal(readFileSync(`/proc/${escapee}/environ`).length, 0, "no tag to find it by");
+    await supervisor.stop();
+    await waitUntil(() => isGone(escapee), 3_000, "the scrubbed escapee to die");
   });
 
   it("registers the process group while the child lives and forgets it afterwards", async () => {

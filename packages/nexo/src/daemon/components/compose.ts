@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { createBroker } from "../../broker/config.js";
 import type { Broker } from "../../broker/types.js";
 import { PluginManager } from "../../extensions/plugins/manager.js";
+import { CHILD_LEDGER_DIR, type ChildLedger, openChildLedger } from "../../process/ledger.js";
 import { DATABASE_FILE } from "../../paths.js";
 import { Store } from "../../store/index.js";
 import { NEXO_VERSION } from "../../version.js";
@@ -58,6 +59,7 @@ export function composeDaemon(
   const { logger } = spec;
   const registries = new DaemonRegistries(spec.llm, spec.agents, logger);
 
+  let ledger: ChildLedger | undefined;
   const lock = new Part("state-lock", {
     start: async () => {
       // One daemon per state dir: a second one is refused (a dead owner's lock is taken over).
@@ -67,9 +69,12 @@ export function composeDaemon(
           { lock: held.path, reason: held.replaced.reason },
           "took over the lock of a daemon that is no longer running",
         );
+      // Under the lock: reap what a SIGKILLed predecessor left running, then record our children.
+      ledger = openChildLedger(join(spec.stateDir, CHILD_LEDGER_DIR), logger);
       return held;
     },
     stop: (held) => {
+      ledger?.close();
       held.release();
     },
   });

@@ -6,14 +6,16 @@
  * the command itself ends while something it started still runs (a leftover holding the output
  * pipes open would otherwise stall the tool until its timeout). A process that must outlive the
  * command has to leave the group deliberately (`setsid`). Stopping is SIGTERM to the group, then
- * SIGKILL to the group after a grace period.
+ * SIGKILL to the group after a grace period. While it runs, the group is registered with the
+ * process registry, so the daemon's exit hooks (and, after a SIGKILL, its next start) stop it too.
  *
  * Bash is not confined by the file tools' path checks; isolating it is the sandbox's job.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { ProcessGroup } from "../../process/group.js";
+import { liveProcessGroups } from "../../process/registry.js";
 import { withoutSecrets } from "../../secrets/index.js";
 import type { Tool, ToolContext, ToolOutput } from "../types.js";
-import { ProcessGroup } from "./process-group.js";
 import { errorOutput, oneLine, stringArg } from "./tool-output.js";
 import { HeadTailCapture } from "./truncate.js";
 
@@ -113,6 +115,8 @@ async function runCommand(
   child.stderr?.on("data", (chunk: Buffer) => capture.push(chunk));
 
   const group = child.pid === undefined ? undefined : new ProcessGroup(child.pid, settings.killGraceMs);
+  // Registered while it runs, so a daemon that dies takes the command down with it.
+  if (child.pid !== undefined) liveProcessGroups.add(child.pid, "bash");
   let stopReason: "timeout" | "cancelled" | undefined;
   let stopping: Promise<void> | undefined;
   const stop = (reason: "timeout" | "cancelled") => {
@@ -141,6 +145,7 @@ async function runCommand(
   } finally {
     clearTimeout(timer);
     ctx.signal.removeEventListener("abort", onAbort);
+    if (child.pid !== undefined) liveProcessGroups.delete(child.pid);
   }
 }
 

@@ -18,7 +18,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { ProcessGroup } from "../../engine/tools/process-group.js";
+import { ProcessGroup } from "../../process/group.js";
 import { RingBuffer, StderrLineSplitter } from "../stderr-capture.js";
 
 /** The only variables a stdio server inherits from the daemon. */

@@ -3,8 +3,8 @@
  * its status reports, and the events it emits.
  */
 import type { JsonRpcPeer } from "@nexo/wire";
+import type { ProcessGroupRegistry } from "../../process/registry.js";
 import type { LaunchInput } from "../launch.js";
-import type { ProcessGroupRegistry } from "../reaper.js";
 import type { RestartPolicy } from "../restart-policy.js";
 import type { FailureInfo, StateChange, SupervisorLogger, SupervisorState } from "../supervisor.js";
 import type { ToolCatalog } from "./catalog.js";

@@ -20,7 +20,7 @@ import type { ToolRegistry } from "../../engine/tools/registry.js";
 import type { AgentMemory } from "../../engine/types.js";
 import { createLogger } from "../../log.js";
 import type { VectorBackendRegistry } from "../../memory/vector.js";
-import type { ProcessGroupRegistry } from "../reaper.js";
+import type { ProcessGroupRegistry } from "../../process/registry.js";
 import type { RestartPolicy } from "../restart-policy.js";
 import type { SupervisorLogger, SupervisorState } from "../supervisor.js";
 import { type BridgeStats, BrokerBridge } from "./bridge.js";

@@ -5,7 +5,6 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createBashTool } from "../../../src/engine/tools/bash.js";
-import { parseProcStat } from "../../../src/engine/tools/process-group.js";
 import { ToolRegistry } from "../../../src/engine/tools/registry.js";
 import type { ToolContext } from "../../../src/engine/types.js";
 
@@ -175,13 +174,6 @@ describe("Bash", () => {
     assert.equal(tool.describe?.({ command: "npm test" }), "Run: npm test");
     assert.equal(tool.describe?.({ command: "cd x\nmake" }), "Run: cd x …");
     assert.equal(tool.describe?.({ command: "x".repeat(100) }), `Run: ${"x".repeat(79)}…`);
-  });
-});
-
-describe("parseProcStat", () => {
-  it("reads state and group past a command name with spaces and parentheses", () => {
-    assert.deepEqual(parseProcStat("4242 (my (odd) name) S 1 4240 4240 0 -1"), { state: "S", pgrp: 4240 });
-    assert.deepEqual(parseProcStat("7 (sleep) Z 1 7 7"), { state: "Z", pgrp: 7 });
   });
 });
 

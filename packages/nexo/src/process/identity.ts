@@ -10,8 +10,9 @@
  */
 import { readFileSync, readlinkSync } from "node:fs";
 import { hostname } from "node:os";
+import { isLive, readProcStat } from "./proc.js";
 
-/** Who a process is, as recorded in a lock file. Unknown facts are null (no /proc). */
+/** Who a process is, as recorded in a lock file or the child ledger. Unknown facts are null (no /proc). */
 export interface ProcessIdentity {
   pid: number;
   hostname: string;
@@ -36,7 +37,7 @@ export function currentProcessIdentity(): ProcessIdentity {
     hostname: hostname(),
     bootId: readTrimmed("/proc/sys/kernel/random/boot_id"),
     pidNamespace: readLink("/proc/self/ns/pid"),
-    startTicks: readStat(process.pid)?.startTicks ?? null,
+    startTicks: readProcStat(process.pid)?.startTicks ?? null,
   };
 }
 
@@ -59,7 +60,7 @@ export function probePid(pid: number): PidProbe {
     // It exists but belongs to another user; that still counts as alive.
     foreign = true;
   }
-  const stat = readStat(pid);
+  const stat = readProcStat(pid);
   if (stat === undefined) {
     // With /proc mounted, a process we may signal but cannot stat has exited between the two
     // checks. Another user's process may be hidden from us (hidepid), and without /proc there
@@ -68,26 +69,51 @@ export function probePid(pid: number): PidProbe {
     return { alive: true, startTicks: null };
   }
   // A zombie answers signal 0 but is already dead; a daemon killed by SIGKILL is one until reaped.
-  if (stat.state === "Z" || stat.state === "X") return { alive: false };
+  if (!isLive(stat)) return { alive: false };
   return { alive: true, startTicks: stat.startTicks };
 }
 
-interface ProcStat {
-  state: string;
-  startTicks: string;
-}
+export type IdentityVerdict =
+  | { state: "alive"; reason: string }
+  | { state: "dead"; reason: string }
+  | { state: "unknown"; reason: string };
 
-/** Fields of /proc/<pid>/stat we need, or undefined when it cannot be read. */
-function readStat(pid: number): ProcStat | undefined {
-  const text = readTrimmed(`/proc/${pid}/stat`);
-  if (text === null) return undefined;
-  // The command name (field 2) is in parentheses and may itself contain spaces and ')'.
-  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  // After the name, fields start at 3 (state); starttime is field 22.
-  const state = fields[0];
-  const startTicks = fields[19];
-  if (state === undefined || startTicks === undefined || !/^\d+$/.test(startTicks)) return undefined;
-  return { state, startTicks };
+/**
+ * Whether the process `recorded` describes still runs, judged from the process `self`. Three
+ * answers on purpose: "unknown" (it ran on another host, or in another pid namespace, so its pid
+ * means nothing here) must be treated as "maybe alive" by anyone about to act on a "dead".
+ */
+export function judgeIdentity(recorded: ProcessIdentity, self: ProcessIdentity): IdentityVerdict {
+  const bootsKnown = recorded.bootId !== null && self.bootId !== null;
+  if (bootsKnown && recorded.bootId !== self.bootId) {
+    if (recorded.hostname === self.hostname) {
+      return { state: "dead", reason: `host ${self.hostname} has rebooted since` };
+    }
+    return { state: "unknown", reason: `it runs on host ${recorded.hostname}, not on this one` };
+  }
+  // Same kernel but another host name is a container on this machine: the pid namespace decides.
+  if (!bootsKnown && recorded.hostname !== self.hostname) {
+    return { state: "unknown", reason: `it runs on host ${recorded.hostname}, not on this one` };
+  }
+  if (
+    recorded.pidNamespace !== null &&
+    self.pidNamespace !== null &&
+    recorded.pidNamespace !== self.pidNamespace
+  ) {
+    return {
+      state: "unknown",
+      reason: `it runs in another pid namespace (${recorded.pidNamespace}, e.g. another container)`,
+    };
+  }
+  const probe = probePid(recorded.pid);
+  if (!probe.alive) return { state: "dead", reason: `pid ${recorded.pid} is not running` };
+  if (recorded.startTicks !== null && probe.startTicks !== null && probe.startTicks !== recorded.startTicks) {
+    return {
+      state: "dead",
+      reason: `pid ${recorded.pid} now belongs to another process (it started at a different time)`,
+    };
+  }
+  return { state: "alive", reason: `pid ${recorded.pid} is running` };
 }
 
 function readTrimmed(path: string): string | null {

@@ -1,5 +1,8 @@
 /**
- * Stopping a whole process group: SIGTERM, a grace period for cleanup, then SIGKILL.
+ * Process groups: signalling one, and stopping one whole (SIGTERM, a grace period for cleanup,
+ * then SIGKILL). Every child nexo starts leads a group of its own — plugins, microapps and MCP
+ * servers through the extensions' supervisor, Bash commands through the engine — which is why this
+ * lives below both layers.
  *
  * Liveness is read from /proc where it exists, because `kill(-pgid, 0)` also succeeds for zombies,
  * and zombies linger wherever PID 1 does not reap orphans (many containers). Elsewhere the signal
@@ -7,6 +10,7 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
+import { isLive, parseProcStat } from "./proc.js";
 
 const POLL_MS = 25;
 /** How long to wait for SIGKILL to take effect before giving up on watching. */
@@ -52,13 +56,7 @@ export class ProcessGroup {
 
   /** Sends `signal` to the group; false when the group no longer exists. */
   private signal(signal: NodeJS.Signals | 0): boolean {
-    try {
-      process.kill(-this.pgid, signal);
-      return true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;
-      throw error;
-    }
+    return signalGroup(this.pgid, signal);
   }
 }
 
@@ -77,21 +75,35 @@ export async function liveMembersFromProc(pgid: number): Promise<number[] | unde
       .map(async (name) => {
         const stat = await readFile(`/proc/${name}/stat`, "utf8").catch(() => undefined);
         if (stat === undefined) return; // exited meanwhile
-        const fields = parseProcStat(stat);
-        if (fields !== undefined && fields.pgrp === pgid && fields.state !== "Z" && fields.state !== "X") {
-          members.push(Number(name));
-        }
+        const fields = parseProcStat(stat.trim());
+        if (fields !== undefined && fields.pgrp === pgid && isLive(fields)) members.push(Number(name));
       }),
   );
   return members;
 }
 
-/** State and process group from a /proc/<pid>/stat line; the command name may contain spaces and parentheses. */
-export function parseProcStat(line: string): { state: string; pgrp: number } | undefined {
-  const afterName = line.slice(line.lastIndexOf(")") + 2).split(" ");
-  // After "(comm) ": state, ppid, pgrp, ...
-  const state = afterName[0];
-  const pgrp = Number(afterName[2]);
-  if (state === undefined || !Number.isInteger(pgrp)) return undefined;
-  return { state, pgrp };
+/**
+ * Signals a whole process group. Returns false when the group no longer exists; other failures
+ * (EPERM) are thrown, because they mean a process we cannot stop.
+ */
+export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  return signalTarget(-pgid, signal);
+}
+
+/** Signals one process; false when it no longer exists, other failures thrown. */
+export function signalProcess(pid: number, signal: NodeJS.Signals | 0): boolean {
+  return signalTarget(pid, signal);
+}
+
+function signalTarget(target: number, signal: NodeJS.Signals | 0): boolean {
+  // 0, 1 and -1 would address everything we may signal; no caller means that.
+  if (!Number.isSafeInteger(target) || Math.abs(target) <= 1)
+    throw new RangeError(`not a process or group id: ${target}`);
+  try {
+    process.kill(target, signal);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;
+    throw error;
+  }
 }
