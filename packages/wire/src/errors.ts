@@ -407,9 +407,12 @@ export class ToolDeniedError extends ToolError {
 
 // --- admin RPC --------------------------------------------------------------------------------
 
+/** The capability gate refused an admin call; `data: {capability, microapp_id, method}`. */
 export class CapabilityNotGrantedError extends RpcError {
   readonly capability: string;
   readonly method: string;
+  /** The microapp the daemon refused (`data.microapp_id`), when it said. */
+  readonly microappId: string | undefined;
   constructor(capability: string, method: string, microappId?: string) {
     super(AdminCode.capabilityNotGranted, "capability_not_granted", {
       capability,
@@ -419,6 +422,7 @@ export class CapabilityNotGrantedError extends RpcError {
     this.name = "CapabilityNotGrantedError";
     this.capability = capability;
     this.method = method;
+    this.microappId = microappId;
   }
 }
 
@@ -496,10 +500,16 @@ function decodeError(code: number, message: string, data: unknown, protocol: Err
     case ToolCode.denied:
       return new ToolDeniedError(message, data);
   }
-  if (protocol === "admin" && code === AdminCode.capabilityNotGranted && rec) {
+  // -32004 also answers `processing/intervention` on a scope that is not paused (`not_paused`):
+  // only an error naming the missing capability is a capability denial.
+  if (
+    protocol === "admin" &&
+    code === AdminCode.capabilityNotGranted &&
+    typeof rec?.capability === "string"
+  ) {
     const e = new CapabilityNotGrantedError(
-      String(rec.capability ?? "unknown"),
-      String(rec.method ?? "unknown"),
+      rec.capability,
+      typeof rec.method === "string" ? rec.method : "unknown",
       typeof rec.microapp_id === "string" ? rec.microapp_id : undefined,
     );
     return Object.assign(e, { data });
