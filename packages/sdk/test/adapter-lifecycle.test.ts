@@ -168,6 +168,8 @@ describe("shutdown", () => {
 
   test("a hung handler is abandoned at the drain bound: error reply, then the ack, then exit", async () => {
     const host = start({ DEMO_DRAIN_MS: "400" });
+    // The child's start-up (tsx compiling the fixture) must not count against the drain bound.
+    await host.peer.request("initialize", {});
     const hung = host.peer.request("tool.invoke", { tool_name: "demo_hang", args: {} });
     const abandoned = assert.rejects(hung, (e: unknown) => {
       assert.ok(e instanceof RpcError);
