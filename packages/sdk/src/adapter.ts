@@ -5,15 +5,10 @@
  * that keeps timers or sockets alive must close them in `onShutdown` (the host SIGKILLs a child
  * still alive 1 s after the ack).
  *
- * Shutdown, whatever triggered it (plugin contract §4.2, notes §5.10):
- *   1. stop taking new work (new requests get an error, new events are dropped);
- *   2. fail the plugin's pending calls to the host with RpcTransportError "adapter shutting down";
- *   3. wait for the in-flight handlers — at most `shutdownDrainTimeoutMs`; stragglers are
- *      abandoned (requests answered with an error, signals aborted) and named on stderr;
- *   4. run `onShutdown`, within the same bound; a failure is logged;
- *   5. reply `{ok: true}` to a shutdown request, wait for it to be written, stop reading.
- * Unlike upstream, stdin keeps being read during the drain, so a handler's call to the host made
- * during the drain is answered instead of stalling until its timeout.
+ * Shutdown, whatever triggered it (plugin contract §4.2, notes §5.10), follows lifecycle.ts: new
+ * work refused, the plugin's pending calls to the host failed with RpcTransportError "adapter
+ * shutting down", in-flight handlers drained within `shutdownDrainTimeoutMs`, `onShutdown`, then
+ * the `{ok: true}` reply.
  */
 import type { Writable } from "node:stream";
 import { InvalidParamsError, JsonRpcPeer } from "@nexo/wire";
@@ -26,10 +21,11 @@ import { serveExtensionMethods } from "./handlers.js";
 import { DEFAULT_RPC_TIMEOUT_MS } from "./host.js";
 import { PeerLink } from "./host-link.js";
 import { InflightTasks } from "./inflight.js";
-import { logHandlerFailure, logWarning, stderrLogger } from "./log.js";
+import { AbandonedError, ChildLifecycle, listenForSignals, positiveInteger } from "./lifecycle.js";
+import { logHandlerFailure, logWarning, pluginLog, stderrLogger } from "./log.js";
 import { type ParsedManifest, parseManifest } from "./manifest.js";
 import { DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS, type PluginAdapterOptions } from "./options.js";
-import { AbandonedError, type DispatchEnv, describeIssues } from "./serve.js";
+import { type DispatchEnv, describeIssues } from "./serve.js";
 import { createFrameOutput, flushStdoutGuard, installStdoutGuard } from "./stdout-guard.js";
 import { serveTools } from "./tool-dispatch.js";
 import { type ToolHandlerWithContext, toolDefToJson } from "./tools.js";
@@ -48,11 +44,9 @@ export class PluginAdapter {
   private readonly link = new PeerLink();
   private readonly brokerSender: BrokerSender;
   private readonly tasks = new InflightTasks();
+  private readonly lifecycle: ChildLifecycle;
 
   private started = false;
-  private stopping = false;
-  private closing = false;
-  private shutdown: Promise<void> | undefined;
   private finish: () => void = () => {};
   private nexoVersion: string | undefined;
 
@@ -87,6 +81,15 @@ export class PluginAdapter {
     this.initializeReply = reply;
 
     this.brokerSender = new BrokerSender(this.link);
+    this.lifecycle = new ChildLifecycle({
+      kind: "plugin",
+      tasks: this.tasks,
+      drainTimeoutMs: this.drainTimeoutMs,
+      log: pluginLog,
+      onShutdown: options.onShutdown,
+      abandonOwnCalls: () =>
+        this.brokerSender[abandonHostCalls](new RpcTransportError("adapter shutting down")),
+    });
     if (options.enableStdoutGuard !== false) installStdoutGuard();
   }
 
@@ -143,13 +146,14 @@ export class PluginAdapter {
       tasks: this.tasks,
       broker: this.brokerSender,
       pluginId: this.pluginId,
-      isStopping: () => this.stopping,
+      isStopping: () => this.lifecycle.stopping,
     };
     if (this.toolHandler) serveTools(env, this.toolHandler, this.maxOutgoingFrameBytes);
     serveExtensionMethods(env, this.options);
     warnAboutUnmatchedDeclarations(this.parsed, this.options, this.toolHandler !== undefined);
 
-    const stopListening = this.options.handleProcessSignals === false ? () => {} : listenForSignals(peer);
+    const stopListening =
+      this.options.handleProcessSignals === false ? () => {} : listenForSignals(peer, pluginLog);
     peer.closed.then(({ reason }) => this.onConnectionClosed(reason));
     try {
       await done;
@@ -174,8 +178,10 @@ export class PluginAdapter {
     // Shutdown params are not validated: nothing in them may stop a plugin from shutting down.
     peer.onRequest("shutdown", async (raw) => {
       const reason = (raw as { reason?: unknown } | null | undefined)?.reason;
-      await this.stopAll(typeof reason === "string" ? `shutdown requested: ${reason}` : "shutdown requested");
-      this.closeAfterReply(peer, output);
+      await this.lifecycle.stop(
+        typeof reason === "string" ? `shutdown requested: ${reason}` : "shutdown requested",
+      );
+      this.lifecycle.closeAfterReply(peer, output, () => this.finish());
       return { ok: true };
     });
 
@@ -204,7 +210,7 @@ export class PluginAdapter {
       return;
     }
     const { topic } = parsed.data;
-    if (this.stopping) {
+    if (this.lifecycle.stopping) {
       logWarning("broker.event during shutdown dropped", { topic });
       return;
     }
@@ -217,99 +223,8 @@ export class PluginAdapter {
   }
 
   private onConnectionClosed(reason: string): void {
-    if (this.closing) return;
+    if (this.lifecycle.closing) return;
     this.tasks.abortAll(new RpcTransportError(`host connection closed: ${reason}`));
-    this.stopAll(reason).then(() => this.finish());
+    this.lifecycle.stop(reason).then(() => this.finish());
   }
-
-  private stopAll(trigger: string): Promise<void> {
-    this.shutdown ??= this.drainAndStop(trigger);
-    return this.shutdown;
-  }
-
-  private async drainAndStop(trigger: string): Promise<void> {
-    this.stopping = true;
-    this.brokerSender[abandonHostCalls](new RpcTransportError("adapter shutting down"));
-    const stragglers = await this.tasks.drain(this.drainTimeoutMs);
-    if (stragglers.length > 0) {
-      this.tasks.abandon(new AbandonedError(this.drainTimeoutMs));
-      logWarning(
-        `${trigger}: abandoned ${stragglers.length} handler(s) still running after ${this.drainTimeoutMs} ms`,
-        { abandoned: stragglers },
-      );
-    }
-    await this.runOnShutdown();
-  }
-
-  private async runOnShutdown(): Promise<void> {
-    const onShutdown = this.options.onShutdown;
-    if (!onShutdown) return;
-    let timer: NodeJS.Timeout | undefined;
-    const outcome = await Promise.race([
-      Promise.resolve()
-        .then(onShutdown)
-        .then(
-          () => "done" as const,
-          (error: unknown) => {
-            logHandlerFailure("onShutdown", error);
-            return "failed" as const;
-          },
-        ),
-      new Promise<"timeout">((resolve) => {
-        timer = setTimeout(() => resolve("timeout"), this.drainTimeoutMs);
-      }),
-    ]);
-    clearTimeout(timer);
-    if (outcome === "timeout") {
-      logWarning(`onShutdown did not finish within ${this.drainTimeoutMs} ms; going on without it`);
-    }
-  }
-
-  /**
-   * The reply to `shutdown` is written by the peer once the handler's promise settles; a
-   * macrotask later it has been handed to the writer. Wait until the writer has passed it on, then
-   * stop reading: frames after the ack are ignored.
-   */
-  private closeAfterReply(peer: JsonRpcPeer, output: Writable): void {
-    if (this.closing) return;
-    this.closing = true;
-    setImmediate(async () => {
-      const deadline = Date.now() + this.drainTimeoutMs;
-      while (peer.queuedFrames > 0 && Date.now() < deadline) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, Math.max(1, deadline - Date.now()));
-          output.once("drain", () => {
-            clearTimeout(timer);
-            resolve();
-          });
-        });
-      }
-      peer.close("shutdown acknowledged");
-      this.finish();
-    });
-  }
-}
-
-function listenForSignals(peer: JsonRpcPeer): () => void {
-  const onSignal = (signal: NodeJS.Signals) => {
-    // A second signal gets Node's default behaviour: the operator insists.
-    stop();
-    logWarning(`received ${signal}: draining in-flight work, then stopping`);
-    peer.close(`received ${signal}`);
-  };
-  const stop = () => {
-    process.off("SIGTERM", onSignal);
-    process.off("SIGINT", onSignal);
-  };
-  process.on("SIGTERM", onSignal);
-  process.on("SIGINT", onSignal);
-  return stop;
-}
-
-function positiveInteger(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new PluginError(`${name} must be a positive integer, got ${String(value)}`);
-  }
-  return value;
 }

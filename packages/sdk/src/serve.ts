@@ -15,6 +15,7 @@ import {
 import type { BrokerSender } from "./broker.js";
 import { PluginError } from "./errors.js";
 import type { InflightTasks, TaskHandle } from "./inflight.js";
+import { AbandonedError } from "./lifecycle.js";
 import { logHandlerFailure, stderrLogger } from "./log.js";
 import type { HandlerContext } from "./options.js";
 
@@ -41,14 +42,6 @@ export class ShuttingDownError extends PluginError {
   constructor() {
     super("the plugin is shutting down");
     this.name = "ShuttingDownError";
-  }
-}
-
-/** Work still running when the shutdown drain bound expired. */
-export class AbandonedError extends PluginError {
-  constructor(boundMs: number) {
-    super(`abandoned: the plugin shut down before this call finished (drain bound ${boundMs} ms)`);
-    this.name = "AbandonedError";
   }
 }
 
