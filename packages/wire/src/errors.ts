@@ -405,6 +405,62 @@ export class ToolDeniedError extends ToolError {
   }
 }
 
+// --- microapp replies (microapp contract, "Reserved JSON-RPC error codes") -----------------------
+
+/**
+ * An error a microapp answers a daemon request with (a tools/call whose input or backend failed,
+ * …), as opposed to a tool that ran and failed, which is a `{error}` result.
+ */
+export class MicroappError extends RpcError {
+  constructor(code: number, message: string, data?: unknown) {
+    super(code, message, data);
+    this.name = "MicroappError";
+  }
+}
+/** -32001: the tool's input failed its schema; `details` names the offending fields. */
+export class MicroappToolInputInvalidError extends MicroappError {
+  readonly details: unknown;
+  constructor(message: string, details?: unknown) {
+    super(MicroappCode.toolInputInvalid, message, details === undefined ? undefined : { details });
+    this.name = "MicroappToolInputInvalidError";
+    this.details = details;
+  }
+}
+/** -32002: a service the microapp depends on is down. */
+export class MicroappBackendUnavailableError extends MicroappError {
+  constructor(message: string, data?: unknown) {
+    super(MicroappCode.backendUnavailable, message, data);
+    this.name = "MicroappBackendUnavailableError";
+  }
+}
+/** -32003: the microapp's own per-tool rate limit; `retryAfterMs` as `data.retry_after_ms`. */
+export class MicroappRateLimitedError extends MicroappError {
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, retryAfterMs?: number) {
+    super(
+      MicroappCode.rateLimited,
+      message,
+      retryAfterMs === undefined ? undefined : { retry_after_ms: retryAfterMs },
+    );
+    this.name = "MicroappRateLimitedError";
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+/** -32004 (on a microapp's reply): its external service refused its credentials. */
+export class MicroappExternalAuthError extends MicroappError {
+  constructor(message: string, data?: unknown) {
+    super(MicroappCode.externalAuthFailed, message, data);
+    this.name = "MicroappExternalAuthError";
+  }
+}
+/** -32099: anything else that went wrong inside the microapp. */
+export class MicroappInternalError extends MicroappError {
+  constructor(message: string, data?: unknown) {
+    super(MicroappCode.internal, message, data);
+    this.name = "MicroappInternalError";
+  }
+}
+
 // --- admin RPC --------------------------------------------------------------------------------
 
 /** The capability gate refused an admin call; `data: {capability, microapp_id, method}`. */
@@ -499,6 +555,22 @@ function decodeError(code: number, message: string, data: unknown, protocol: Err
     }
     case ToolCode.denied:
       return new ToolDeniedError(message, data);
+  }
+  if (protocol === "microapp") {
+    switch (code) {
+      case MicroappCode.toolInputInvalid:
+        return Object.assign(new MicroappToolInputInvalidError(message, rec?.details), { data });
+      case MicroappCode.backendUnavailable:
+        return new MicroappBackendUnavailableError(message, data);
+      case MicroappCode.rateLimited:
+        return Object.assign(new MicroappRateLimitedError(message, numberOrUndefined(rec?.retry_after_ms)), {
+          data,
+        });
+      case MicroappCode.externalAuthFailed:
+        return new MicroappExternalAuthError(message, data);
+      case MicroappCode.internal:
+        return new MicroappInternalError(message, data);
+    }
   }
   // -32004 also answers `processing/intervention` on a scope that is not paused (`not_paused`):
   // only an error naming the missing capability is a capability denial.
