@@ -21,12 +21,12 @@ import { serveExtensionMethods } from "./handlers.js";
 import { DEFAULT_RPC_TIMEOUT_MS } from "./host.js";
 import { PeerLink } from "./host-link.js";
 import { InflightTasks } from "./inflight.js";
-import { AbandonedError, ChildLifecycle, listenForSignals, positiveInteger } from "./lifecycle.js";
+import { AbandonedError, ChildLifecycle, positiveInteger } from "./lifecycle.js";
 import { logHandlerFailure, logWarning, pluginLog, stderrLogger } from "./log.js";
 import { type ParsedManifest, parseManifest } from "./manifest.js";
 import { DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS, type PluginAdapterOptions } from "./options.js";
 import { type DispatchEnv, describeIssues } from "./serve.js";
-import { createFrameOutput, flushStdoutGuard, installStdoutGuard } from "./stdout-guard.js";
+import { createFrameOutput, installStdoutGuard } from "./stdout-guard.js";
 import { serveTools } from "./tool-dispatch.js";
 import { type ToolHandlerWithContext, toolDefToJson } from "./tools.js";
 import { MAX_FRAME_BYTES } from "./wire.js";
@@ -152,17 +152,10 @@ export class PluginAdapter {
     serveExtensionMethods(env, this.options);
     warnAboutUnmatchedDeclarations(this.parsed, this.options, this.toolHandler !== undefined);
 
-    const stopListening =
-      this.options.handleProcessSignals === false ? () => {} : listenForSignals(peer, pluginLog);
-    peer.closed.then(({ reason }) => this.onConnectionClosed(reason));
-    try {
-      await done;
-    } finally {
-      stopListening();
-      // The peer no longer listens, but a flowing stdin would keep the process alive.
-      process.stdin.pause();
-      flushStdoutGuard();
-    }
+    await this.lifecycle.serveUntilDone(peer, done, () => this.finish(), {
+      handleSignals: this.options.handleProcessSignals !== false,
+      closedError: (reason) => new RpcTransportError(`host connection closed: ${reason}`),
+    });
   }
 
   private serveLifecycle(peer: JsonRpcPeer, output: Writable): void {
@@ -220,11 +213,5 @@ export class PluginAdapter {
       .catch((error: unknown) => {
         if (!(error instanceof AbandonedError)) logHandlerFailure(`onEvent (${topic})`, error);
       });
-  }
-
-  private onConnectionClosed(reason: string): void {
-    if (this.lifecycle.closing) return;
-    this.tasks.abortAll(new RpcTransportError(`host connection closed: ${reason}`));
-    this.lifecycle.stop(reason).then(() => this.finish());
   }
 }

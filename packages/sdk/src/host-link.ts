@@ -1,6 +1,7 @@
 /**
- * How a BrokerSender reaches the host. The adapter's link forwards to its JsonRpcPeer once `run()`
- * has started; a LineWriter link (for tests of publishing code) can only send notifications.
+ * How a BrokerSender (or a microapp's admin client) reaches the daemon. The adapter's link
+ * forwards to its JsonRpcPeer once `run()` has started; a LineWriter link (for tests of publishing
+ * code) can only send notifications.
  */
 import {
   ConnectionClosedError,
@@ -29,8 +30,11 @@ export interface HostLink {
 export class PeerLink implements HostLink {
   peer: JsonRpcPeer | undefined;
 
+  /** `owner` names what must be running in the error of a call made too early. */
+  constructor(private readonly owner = "the adapter") {}
+
   private get connected(): JsonRpcPeer {
-    if (!this.peer) throw new ConnectionClosedError("the adapter is not running (call run() first)");
+    if (!this.peer) throw new ConnectionClosedError(`${this.owner} is not running (call run() first)`);
     return this.peer;
   }
 

@@ -16,6 +16,7 @@ import type { JsonRpcPeer } from "@nexo/wire";
 import { PluginError } from "./errors.js";
 import type { InflightTasks } from "./inflight.js";
 import type { StderrLog } from "./log.js";
+import { flushStdoutGuard } from "./stdout-guard.js";
 
 /** Work still running when the shutdown drain bound expired. */
 export class AbandonedError extends PluginError {
@@ -96,6 +97,33 @@ export class ChildLifecycle {
     clearTimeout(timer);
     if (outcome === "timeout") {
       log.warning(`onShutdown did not finish within ${drainTimeoutMs} ms; going on without it`);
+    }
+  }
+
+  /**
+   * Serves until `done` resolves. SIGTERM / SIGINT (unless `handleSignals` is false) and the end
+   * of the connection stop the child: its handlers' signals are aborted with `closedError`, steps
+   * 1-4 run, then `finish` is called. Afterwards stdin is released and the stdout guard flushed.
+   */
+  async serveUntilDone(
+    peer: JsonRpcPeer,
+    done: Promise<void>,
+    finish: () => void,
+    options: { handleSignals: boolean; closedError: (reason: string) => Error },
+  ): Promise<void> {
+    const stopListening = options.handleSignals ? listenForSignals(peer, this.options.log) : () => {};
+    peer.closed.then(({ reason }) => {
+      if (this.closingNow) return;
+      this.options.tasks.abortAll(options.closedError(reason));
+      this.stop(reason).then(finish);
+    });
+    try {
+      await done;
+    } finally {
+      stopListening();
+      // The peer no longer listens, but a flowing stdin would keep the process alive.
+      process.stdin.pause();
+      flushStdoutGuard();
     }
   }
 

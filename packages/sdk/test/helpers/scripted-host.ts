@@ -1,13 +1,14 @@
 /**
- * A scripted host for SDK tests: spawns a fixture plugin as a real child process (loading the SDK's
- * TypeScript sources through tsx) and speaks to it with a JsonRpcPeer over the child's stdio, the
- * way the daemon will. It also keeps every raw stdout line, to prove that nothing but whole JSON
- * frames ever reaches the host, and the child's stderr, where the SDK logs.
+ * A scripted host for SDK tests: spawns a fixture plugin or microapp as a real child process
+ * (loading the SDK's TypeScript sources through tsx, or any other command) and speaks to it with a
+ * JsonRpcPeer over the child's stdio, the way the daemon will. It also keeps every raw stdout
+ * line, to prove that nothing but whole JSON frames ever reaches the host, and the child's stderr,
+ * where the SDK logs.
  */
 import assert from "node:assert/strict";
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { JsonRpcPeer, type ProtocolProblem } from "@nexo/wire";
+import { type ErrorProtocol, JsonRpcPeer, type ProtocolProblem } from "@nexo/wire";
 
 const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
 
@@ -19,6 +20,10 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Default timeout of the host's requests, ms. */
   requestTimeoutMs?: number;
+  /** The child's command and arguments instead of `node --import tsx <fixture>`. */
+  command?: readonly [string, ...string[]];
+  /** How errors the child answers are decoded. Default "plugin". */
+  errorProtocol?: ErrorProtocol;
 }
 
 export interface Exit {
@@ -41,15 +46,18 @@ export class ScriptedHost {
   private readonly watchers = new Set<() => void>();
 
   constructor(fixture: string, options: StartOptions = {}) {
-    this.child = spawn(
+    const [command, ...args] = options.command ?? [
       process.execPath,
-      ["--conditions=@nexo/source", "--import", "tsx", fixturePath(fixture)],
-      {
-        cwd: repoRoot,
-        env: { ...process.env, ...options.env },
-        stdio: ["pipe", "pipe", "pipe"],
-      },
-    );
+      "--conditions=@nexo/source",
+      "--import",
+      "tsx",
+      fixturePath(fixture),
+    ];
+    this.child = spawn(command, args, {
+      cwd: repoRoot,
+      env: { ...process.env, ...options.env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     this.exited = new Promise((resolve) => {
       // "close", not "exit": it comes after the child's stdout and stderr have been read to the end.
       this.child.once("close", (code, signal) => {
@@ -78,7 +86,7 @@ export class ScriptedHost {
       input: this.child.stdout,
       output: this.child.stdin,
       name: "scripted-host",
-      errorProtocol: "plugin",
+      errorProtocol: options.errorProtocol ?? "plugin",
       requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
       onProtocolProblem: (problem) => this.problems.push(problem),
       endOutputOnClose: false,

@@ -1,0 +1,82 @@
+/**
+ * Definition-time rules: a microapp's mistakes fail where the tool or hook is defined, with a
+ * message naming the rule, instead of at the daemon's boot.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { Microapp, MicroappDefinitionError } from "nexo-plugin-sdk/microapp";
+
+const noop = () => {};
+const quiet = { enableStdoutGuard: false } as const;
+
+describe("tool names", () => {
+  test("<id>_<tool> is accepted, also with the id's '-' written '_'", () => {
+    const app = new Microapp({ id: "agent-creator", ...quiet });
+    app.tool({ name: "agent-creator_list", handler: noop });
+    app.tool({ name: "agent_creator_create_agent", handler: noop });
+  });
+
+  for (const name of [
+    "create",
+    "agent-creator/create",
+    "agentcreator_create",
+    "agent_creator_",
+    "agent_creator_a b",
+    "",
+  ]) {
+    test(`${JSON.stringify(name)} is refused naming the expected prefixes`, () => {
+      const app = new Microapp({ id: "agent-creator", ...quiet });
+      assert.throws(
+        () => app.tool({ name, handler: noop }),
+        (error: unknown) => {
+          assert.ok(error instanceof MicroappDefinitionError);
+          assert.match(
+            error.message,
+            /microapp tools are named "agent-creator_<tool>" or "agent_creator_<tool>" \(extension id "agent-creator"\)/,
+          );
+          return true;
+        },
+      );
+    });
+  }
+
+  test("a name defined twice, a missing handler or a non-object schema is refused", () => {
+    const app = new Microapp({ id: "notes", ...quiet });
+    app.tool({ name: "notes_add", handler: noop });
+    assert.throws(() => app.tool({ name: "notes_add", handler: noop }), /tool "notes_add" is defined twice/);
+    assert.throws(() => app.tool({ name: "notes_x" } as never), /handler must be a function/);
+    assert.throws(
+      () => app.tool({ name: "notes_y", inputSchema: [] as never, handler: noop }),
+      /inputSchema must be a JSON Schema object/,
+    );
+  });
+});
+
+describe("hooks and ids", () => {
+  test("hook names must fit in a method name, once each", () => {
+    const app = new Microapp({ id: "notes", ...quiet });
+    app.hook("before_message", noop);
+    assert.throws(() => app.hook("before_message", noop), /hook "before_message" is defined twice/);
+    assert.throws(() => app.hook("a/b", noop), MicroappDefinitionError);
+    assert.throws(() => app.hook("", noop), MicroappDefinitionError);
+  });
+
+  test("the id must be a usable extension id", () => {
+    assert.throws(() => new Microapp({ id: "", ...quiet }), MicroappDefinitionError);
+    assert.throws(() => new Microapp({ id: "a b", ...quiet }), MicroappDefinitionError);
+    assert.throws(() => new Microapp(undefined as never), /needs an options object/);
+  });
+
+  test("an unknown notification name is refused, listing the known ones", () => {
+    const app = new Microapp({ id: "notes", ...quiet });
+    assert.throws(
+      () => app.on("nexo/notify/nope" as never, noop),
+      /unknown notification "nexo\/notify\/nope"; known: agents\/updated, /,
+    );
+    const stop = app.on("agents/updated", ({ agent_ids }) => {
+      agent_ids.slice();
+    });
+    stop();
+    stop();
+  });
+});
