@@ -1,8 +1,9 @@
 /**
  * What a microapp declares — its tools and hooks — and the rules checked where each is defined, so
  * a mistake fails on the author's machine instead of at the daemon's boot: tool names are
- * `<extension id>_<tool>` (the id with `-` may be written `_`, as the contract's
- * `agent-creator` → `agent_creator_create` shows), no name twice, hook names usable in a method.
+ * `<extension id>_<tool>` with the id's `-` written `_` (extension `agent-creator` names its tools
+ * `agent_creator_<tool>`), the rule the daemon applies; no name twice; hook names usable in a
+ * method name.
  */
 import type { ResultIn } from "@nexo/wire";
 import type { microapp } from "@nexo/wire/schemas";
@@ -39,7 +40,7 @@ export interface ToolContext extends HandlerContext {
 export type ToolHandler<Args> = (args: Args, ctx: ToolContext) => unknown;
 
 export interface ToolSpec<Args = Record<string, unknown>> {
-  /** `<extension id>_<tool>`: letters, digits, `_` and `-`. */
+  /** `<extension id with - as _>_<tool>`: letters, digits, `_` and `-`. */
   name: string;
   description?: string;
   /** JSON Schema of the arguments; default `{type: "object"}`. */
@@ -74,15 +75,9 @@ export function checkToolSpec(id: string, spec: ToolSpec<never>, taken: Readonly
     throw new MicroappDefinitionError("a tool is an object {name, description?, inputSchema?, handler}");
   }
   const { name } = spec;
-  if (typeof name !== "string" || !schemas.isValidMicroappToolName(id, name)) {
-    const forms = schemas
-      .microappToolPrefixes(id)
-      .map((prefix) => `"${prefix}<tool>"`)
-      .join(" or ");
-    throw new MicroappDefinitionError(
-      `tool ${JSON.stringify(name)}: microapp tools are named ${forms} (extension id "${id}"), using letters, digits, '_' and '-'`,
-    );
-  }
+  if (typeof name !== "string") throw new MicroappDefinitionError("a tool's name must be a string");
+  const problem = schemas.microappToolNameProblem(id, name);
+  if (problem !== undefined) throw new MicroappDefinitionError(problem);
   if (taken.has(name)) throw new MicroappDefinitionError(`tool "${name}" is defined twice`);
   if (typeof spec.handler !== "function") {
     throw new MicroappDefinitionError(`tool "${name}": handler must be a function`);

@@ -18,7 +18,7 @@ export interface MicroappInit<Config = unknown> {
 export interface MicroappOptions<Config = unknown> {
   /**
    * The extension id: the key of the microapp's extensions.yaml entry and `[plugin] id` in its
-   * plugin.toml. Every tool is named `<id>_<tool>` (or with the id's `-` written `_`).
+   * plugin.toml. Every tool is named `<id>_<tool>`, the id's `-` written `_`.
    */
   id: string;
   /** Sent in the `initialize` reply. */
