@@ -15,6 +15,7 @@
  */
 import {
   Caller,
+  CapabilityNotGrantedError,
   InvalidParamsError,
   type ParamsIn,
   type RequestOptions,
@@ -110,7 +111,7 @@ export function createOutboundCalls(sender: RequestSender): { admin: AdminClient
   const call: Call = async (short, params, options) => {
     const method = `${admin.ADMIN_METHOD_PREFIX}${short}`;
     if (!admin.isAdminMethodName(method)) throw new TypeError(`unknown admin method: ${short}`);
-    return caller.request(method, stamp(method, params) as never, options);
+    return remembered(method, caller.request(method, stamp(method, params) as never, options));
   };
 
   const client = buildTree(call) as Record<string, unknown>;
@@ -126,8 +127,35 @@ export function createOutboundCalls(sender: RequestSender): { admin: AdminClient
     }
     tokenHash = source;
   };
-  const dispatch: Dispatch = (params, options) => caller.request("nexo/dispatch", params, options);
+  const dispatch: Dispatch = (params, options) =>
+    remembered("nexo/dispatch", caller.request("nexo/dispatch", params, options));
   return { admin: Object.freeze(client) as unknown as AdminClient, dispatch };
+}
+
+/**
+ * Failures of the microapp's own calls, with the sentence an agent should read when one escapes a
+ * tool handler. Such an error must not answer tools/call with its code: the daemon's -32004
+ * (capability not granted) means "external auth failed" on a microapp's reply.
+ */
+const callFailures = new WeakMap<object, string>();
+
+function remembered<T>(method: string, call: Promise<T>): Promise<T> {
+  return call.catch((error: unknown) => {
+    if (error !== null && typeof error === "object") callFailures.set(error, describeFailure(method, error));
+    throw error;
+  });
+}
+
+function describeFailure(method: string, error: object): string {
+  if (error instanceof CapabilityNotGrantedError) {
+    return `${method} refused: the operator has not granted the capability ${error.capability}`;
+  }
+  return `${method} failed: ${(error as Error).message ?? String(error)}`;
+}
+
+/** The sentence for an error a call to the daemon failed with; undefined for any other error. */
+export function callFailureText(error: unknown): string | undefined {
+  return error !== null && typeof error === "object" ? callFailures.get(error) : undefined;
 }
 
 /** One function per admin method, nested by the segments of its name. */

@@ -103,11 +103,11 @@ export function checkHook(name: string, handler: HookHandler, taken: ReadonlySet
     throw new MicroappDefinitionError(`hook "${name}": handler must be a function`);
 }
 
-/** Checks the extension id a microapp declares: non-empty, usable as a tool-name prefix. */
+/** Checks the extension id a microapp declares against the rule of extensions.yaml keys. */
 export function checkExtensionId(id: unknown): asserts id is string {
-  if (typeof id !== "string" || !/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(id)) {
+  if (typeof id !== "string" || !schemas.EXTENSION_ID_PATTERN.test(id)) {
     throw new MicroappDefinitionError(
-      `the microapp id must be its extension id (letters, digits, '_' and '-'), got ${JSON.stringify(id)}`,
+      `the microapp id must be its extension id (1-32 chars of a-z, 0-9, '_' and '-', starting with a letter), got ${JSON.stringify(id)}`,
     );
   }
 }

@@ -1,7 +1,9 @@
 /**
  * The errors of a microapp, in three families:
  * - a tool handler throws `ToolFailure` when the tool ran and failed: the daemon gets the result
- *   `{error: message}` and the agent reads the message. The contract's coded errors
+ *   `{error: message}` and the agent reads the message (a failed call to the daemon the handler
+ *   does not catch is answered the same way, saying which call failed and why). The contract's
+ *   coded errors
  *   (`MicroappToolInputInvalidError` -32001, `MicroappBackendUnavailableError` -32002,
  *   `MicroappRateLimitedError` -32003, `MicroappExternalAuthError` -32004,
  *   `MicroappInternalError` -32099) answer with a JSON-RPC error instead; any other exception

@@ -3,6 +3,7 @@
  * its notifications as typed events, and a typed client for every admin RPC method.
  */
 
+export type { SafeParser } from "../serve.js";
 export type {
   AdminCallParams,
   AdminCallResult,

@@ -5,8 +5,10 @@
  * so shutdown can drain them.
  *
  * A tool's outcome maps onto the contract's two kinds of failure: `ToolFailure` is the tool's own
- * failure (`{error}` result, the agent reads it), an RpcError keeps its code, anything else is a
- * bug in the microapp: -32099 with the message, the stack on stderr.
+ * failure (`{error}` result, the agent reads it), and so is a call to the daemon that failed and
+ * was not caught (a refused capability, a timeout: the agent reads which); an RpcError the handler
+ * threw keeps its code; anything else is a bug in the microapp: -32099 with the message, the stack
+ * on stderr.
  */
 import { mkdir } from "node:fs/promises";
 import {
@@ -23,7 +25,7 @@ import type { InflightTasks } from "../inflight.js";
 import { AbandonedError, type ChildLifecycle } from "../lifecycle.js";
 import { microappLog } from "../log.js";
 import { describeIssues, type SafeParser } from "../serve.js";
-import type { AdminClient } from "./admin-client.js";
+import { type AdminClient, callFailureText } from "./admin-client.js";
 import { type HookHandler, type ToolContext, type ToolSpec, toolDefinition } from "./definitions.js";
 import { ToolFailure } from "./errors.js";
 import type { MicroappLogger } from "./log.js";
@@ -74,7 +76,8 @@ export function serveDaemonRequests<Config>(env: ServeEnv<Config>): ServeState<C
     if (init !== undefined || initializing) throw new InvalidRequestError("initialize was already received");
     initializing = true;
     try {
-      init = await initialize(env, params);
+      // Tracked like every handler, so a shutdown right behind it still lets its answer out.
+      init = await tasks.run("initialize", () => initialize(env, params));
       return reply;
     } finally {
       initializing = false;
@@ -110,6 +113,9 @@ export function serveDaemonRequests<Config>(env: ServeEnv<Config>): ServeState<C
         return { output: output === undefined ? null : output };
       } catch (error) {
         if (error instanceof ToolFailure) return { error: error.message || error.name };
+        // A call to the daemon that failed and was not caught: the agent reads why.
+        const failedCall = callFailureText(error);
+        if (failedCall !== undefined) return { error: failedCall };
         throw asReplyError(label, error);
       }
     });
@@ -217,8 +223,13 @@ function serveHooks<Config>(env: ServeEnv<Config>, refuseWhenStopping: (method: 
   }
 }
 
-/** What a handler threw, as the error reply: typed errors keep their code, bugs become -32099. */
+/**
+ * What a handler threw, as the error reply: typed errors keep their code; a failed call to the
+ * daemon and bugs become -32099 (a received code means something else on this side's replies).
+ */
 function asReplyError(what: string, error: unknown): RpcError {
+  const failedCall = callFailureText(error);
+  if (failedCall !== undefined) return new MicroappInternalError(`${what} failed: ${failedCall}`);
   if (error instanceof RpcError) return error;
   microappLog.failure(what, error);
   const message = error instanceof Error ? error.message || error.name : String(error);

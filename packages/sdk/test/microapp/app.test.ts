@@ -56,6 +56,7 @@ describe("initialize", () => {
         "probe_agents",
         "probe_pause",
         "probe_dispatch",
+        "probe_uncaught",
         "probe_events",
       ],
     );
@@ -318,6 +319,20 @@ describe("admin calls", () => {
     );
   });
 
+  test("a failed call a tool does not catch is the tool's {error}, never the daemon's code on the reply", async () => {
+    const daemon = await started({ grants: [] });
+    assert.deepEqual(await daemon.callTool("probe_uncaught"), {
+      error: "nexo/admin/agents/list refused: the operator has not granted the capability agents_crud",
+    });
+    daemon.grant("agents_crud");
+    daemon.serve("nexo/admin/agents/list", () => ({ agents: "broken" }) as never);
+    const malformed = (await daemon.callTool("probe_uncaught")) as { error: string };
+    assert.match(
+      malformed.error,
+      /^nexo\/admin\/agents\/list failed: malformed nexo\/admin\/agents\/list reply: agents: /,
+    );
+  });
+
   test("by name: any method of the table; the daemon's -32602 and a malformed reply are typed errors", async () => {
     const daemon = await started({ grants: ["skills_crud", "tenants_crud"] });
     daemon.serve("nexo/admin/skills/get", (params) => ({
@@ -431,6 +446,15 @@ describe("stopping", () => {
     const daemon = await started({ env: { PROBE_DRAIN_MS: "300", PROBE_SHUTDOWN_HANG: "1" } });
     assert.deepEqual(await daemon.shutdown(), { ok: true });
     await daemon.host.stderrMatch(/\[WARN\] onShutdown did not finish within 300 ms/);
+    assert.deepEqual(await daemon.host.waitExit(), { code: 0, signal: null });
+  });
+
+  test("a shutdown right behind initialize still lets initialize's answer out first", async () => {
+    const daemon = start();
+    const init = daemon.initialize();
+    const ack = daemon.shutdown();
+    assert.equal(microapp.MicroappInitializeResultSchema.parse(await init).version, "0.3.0");
+    assert.deepEqual(await ack, { ok: true });
     assert.deepEqual(await daemon.host.waitExit(), { code: 0, signal: null });
   });
 

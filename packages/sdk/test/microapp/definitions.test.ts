@@ -64,6 +64,10 @@ describe("hooks and ids", () => {
   test("the id must be a usable extension id", () => {
     assert.throws(() => new Microapp({ id: "", ...quiet }), MicroappDefinitionError);
     assert.throws(() => new Microapp({ id: "a b", ...quiet }), MicroappDefinitionError);
+    assert.throws(
+      () => new Microapp({ id: "Notes", ...quiet }),
+      /1-32 chars of a-z, 0-9, '_' and '-', starting with a letter/,
+    );
     assert.throws(() => new Microapp(undefined as never), /needs an options object/);
   });
 
