@@ -59,6 +59,11 @@ export interface DispatcherOptions<T extends RequestTable> {
   /** Runs before the params are read; throw an RpcError to refuse the call. */
   guard?(method: MethodOf<T>, entry: T[MethodOf<T>], ctx: RequestContext): void;
   /**
+   * What a request without params (absent or `null`) is checked as. Default: as it came, so an
+   * object schema refuses it. The AppServer reads a missing params object as `{}`, as its reference does.
+   */
+  missingParams?: unknown;
+  /**
    * Wraps every served request: `serve()` runs the guard, the params check and the handler, and
    * returns (or throws, or rejects with) exactly what will be answered. Whatever `around` returns
    * is the reply, so it must pass `serve()`'s outcome on. Not called for methods nobody handles.
@@ -108,6 +113,8 @@ export class Dispatcher<T extends RequestTable, N extends NotificationTable = No
     const resultSchema =
       this.options.checkResults && !acceptsAnything(entry.result) ? entry.result : undefined;
     const invalidResult = this.options.invalidResult ?? defaultInvalidResult;
+    const hasMissingParams = "missingParams" in this.options;
+    const missingParams = this.options.missingParams;
 
     const checkResult = (result: unknown): unknown => {
       const checked = resultSchema!.safeParse(result);
@@ -118,7 +125,7 @@ export class Dispatcher<T extends RequestTable, N extends NotificationTable = No
 
     const serve: RequestHandler = (raw, ctx) => {
       if (guard) guard(method, entry as T[MethodOf<T>], ctx);
-      const parsed = paramsSchema.safeParse(raw);
+      const parsed = paramsSchema.safeParse(raw == null && hasMissingParams ? missingParams : raw);
       if (!parsed.success) {
         onSchemaFailure?.({ method, part: "params", issues: parsed.error.issues });
         throw invalidParams(method, parsed.error.issues);

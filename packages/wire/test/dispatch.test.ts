@@ -127,6 +127,27 @@ describe("Dispatcher", () => {
     });
   });
 
+  test("missingParams: a request without params (absent or null) is read as the given value", async () => {
+    const { peer, call } = served();
+    const seen: unknown[] = [];
+    new Dispatcher(peer, { requests: table }, { missingParams: { a: 5 } }).handle("math/add", (params) => {
+      seen.push(params);
+      return { sum: params.a + params.b };
+    });
+    assert.deepEqual((await call("math/add")).result, { sum: 5 });
+    assert.deepEqual((await call("math/add", null)).result, { sum: 5 });
+    // Present params are never replaced, even when they break the schema.
+    assert.equal(((await call("math/add", {})).error as { code: number }).code, -32602);
+    assert.deepEqual(seen, [
+      { a: 5, b: 0 },
+      { a: 5, b: 0 },
+    ]);
+
+    const { peer: strictPeer, call: strictCall } = served();
+    new Dispatcher(strictPeer, { requests: table }).handle("math/add", ({ a }) => ({ sum: a }));
+    assert.equal(((await strictCall("math/add")).error as { code: number }).code, -32602);
+  });
+
   test("nobody serving a method is -32601 {code, message}; the disposer makes it so again", async () => {
     const { peer, call } = served();
     const dispatcher = new Dispatcher(peer, { requests: table });

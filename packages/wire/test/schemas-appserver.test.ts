@@ -133,6 +133,16 @@ const items = {
       callId: "call_1",
     },
   },
+  fileChange: {
+    ...base("item_011", "fileChange"),
+    payload: {
+      callId: "call_4",
+      changes: [
+        { path: "src/a.ts", kind: "update", diff: "--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1 +1 @@\n-a\n+b\n" },
+      ],
+      status: "completed",
+    },
+  },
   toolExecution: {
     ...base("item_007", "toolExecution"),
     payload: {
@@ -386,6 +396,30 @@ const methodExamples: Record<AppServerMethodName, { params: unknown; result: unk
   "thread/rename": { params: { threadId, displayName: "Green tests" }, result: {} },
   "thread/mode/set": { params: { threadId, mode: "plan" }, result: {} },
   "thread/config/update": { params: { threadId, config: { model: "gpt-5" } }, result: {} },
+  "command/list": {
+    params: { language: "en", includeBuiltins: true },
+    result: {
+      commands: [
+        {
+          name: "/new",
+          aliases: [],
+          description: "Start a new thread",
+          category: "builtin",
+          requiresAdmin: false,
+        },
+      ],
+    },
+  },
+  "command/execute": {
+    params: { threadId, command: "/new", arguments: [], sender: { senderId: "u1" } },
+    result: {
+      handled: true,
+      message: "Started a new thread.",
+      isMarkdown: false,
+      sessionReset: true,
+      thread: fullThread,
+    },
+  },
   "turn/start": {
     params: {
       threadId,

@@ -5,6 +5,7 @@
 import { Command } from "commander";
 import { NEXO_VERSION } from "../version.js";
 import { registerAgent } from "./agent.js";
+import { registerAppServer } from "./app-server.js";
 import { registerConfig } from "./config.js";
 import { registerDevMockLlm } from "./dev-mock-llm.js";
 import { registerDoctor } from "./doctor.js";
@@ -24,6 +25,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     .showHelpAfterError("(run nexo --help for usage)");
   registerStart(program, env);
   registerAgent(program, env);
+  registerAppServer(program, env);
   registerConfig(program, env);
   registerDoctor(program, env);
   registerPlugin(program);

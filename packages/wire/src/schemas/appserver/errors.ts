@@ -6,7 +6,10 @@
 import { z } from "zod";
 import { JsonRpcIdSchema } from "../jsonrpc.js";
 
-/** Standard JSON-RPC codes plus the AppServer core's own (thread, turn, handshake, overload). */
+/**
+ * Standard JSON-RPC codes plus the AppServer's own: the core's (handshake, overload, threads,
+ * turns, approvals) and the management families' (-32031 onwards).
+ */
 export const AppServerErrorCode = {
   parseError: -32700,
   /** Also: a request after the `initialize` response but before `initialized`. */
@@ -24,8 +27,29 @@ export const AppServerErrorCode = {
   turnInProgress: -32012,
   turnNotFound: -32013,
   turnNotRunning: -32014,
+  /** The approval got no answer in time; the turn fails with this code. */
   approvalTimeout: -32020,
+  /** A channel adapter connection whose channel the server does not accept. */
   channelRejected: -32030,
+  cronJobNotFound: -32031,
+  skillNotFound: -32040,
+  automationTaskNotFound: -32051,
+  automationTaskInvalidStatus: -32052,
+  automationTaskAlreadyExists: -32054,
+  commandNotFound: -32060,
+  commandPermissionDenied: -32061,
+  commandServiceUnavailable: -32062,
+  mcpServerNotFound: -32070,
+  mcpServerValidationFailed: -32072,
+  mcpServerTestFailed: -32073,
+  mcpServerNameConflict: -32074,
+  mcpServerReadOnly: -32075,
+  externalChannelNotFound: -32080,
+  externalChannelValidationFailed: -32081,
+  externalChannelNameConflict: -32082,
+  subAgentProfileNotFound: -32083,
+  subAgentProfileValidationFailed: -32084,
+  subAgentProfileProtected: -32085,
 } as const;
 export type AppServerErrorCodeName = keyof typeof AppServerErrorCode;
 export type AppServerErrorCodeValue = (typeof AppServerErrorCode)[AppServerErrorCodeName];

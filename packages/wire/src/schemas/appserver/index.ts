@@ -10,6 +10,12 @@
 import type { z } from "zod";
 import { method, notification } from "../jsonrpc.js";
 import { ApprovalRequestParamsSchema, ApprovalRequestResultSchema } from "./approvals.js";
+import {
+  CommandExecuteParamsSchema,
+  CommandExecuteResultSchema,
+  CommandListParamsSchema,
+  CommandListResultSchema,
+} from "./commands.js";
 import { ThreadIdParamsSchema } from "./common.js";
 import { InitializedParamsSchema, InitializeParamsSchema, InitializeResultSchema } from "./initialize.js";
 import {
@@ -77,6 +83,7 @@ import {
 } from "./workspace.js";
 
 export * from "./approvals.js";
+export * from "./commands.js";
 export * from "./common.js";
 export * from "./errors.js";
 export * from "./initialize.js";
@@ -111,6 +118,9 @@ export const appServerMethods = {
   "turn/enqueue": method(TurnEnqueueParamsSchema, TurnEnqueueResultSchema),
   "turn/queue/remove": method(TurnQueueRemoveParamsSchema, TurnQueueRemoveResultSchema),
   "turn/steer": method(TurnSteerParamsSchema, TurnSteerResultSchema),
+
+  "command/list": method(CommandListParamsSchema, CommandListResultSchema),
+  "command/execute": method(CommandExecuteParamsSchema, CommandExecuteResultSchema),
 
   "channel/list": method(ChannelListParamsSchema, ChannelListResultSchema),
   "channel/status": method(ChannelStatusParamsSchema, ChannelStatusResultSchema),

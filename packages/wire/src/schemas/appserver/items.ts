@@ -18,6 +18,7 @@ export const ItemTypeSchema = z.enum([
   "toolCall",
   "toolResult",
   "commandExecution",
+  "fileChange",
   "toolExecution",
   "pluginFunctionCall",
   "dynamicToolCall",
@@ -125,6 +126,33 @@ export const CommandExecutionPayloadSchema = z.looseObject({
   callId: z.string().optional(),
 });
 export type CommandExecutionPayload = z.infer<typeof CommandExecutionPayloadSchema>;
+
+export const FileChangeKindSchema = z.enum(["add", "update", "delete"]);
+export type FileChangeKind = z.infer<typeof FileChangeKindSchema>;
+
+/** One file a tool call changed: `diff` is a unified diff (`---`/`+++` headers, `@@` hunks). */
+export const FileChangeEntrySchema = z.looseObject({
+  path: z.string().min(1),
+  kind: FileChangeKindSchema,
+  diff: z.string(),
+});
+export type FileChangeEntry = z.infer<typeof FileChangeEntrySchema>;
+
+/** `declined` when the approval was refused, `failed` when the write failed. */
+export const FileChangeStatusSchema = z.enum(["inProgress", "completed", "failed", "declined"]);
+export type FileChangeStatus = z.infer<typeof FileChangeStatusSchema>;
+
+/**
+ * What a file-writing tool call did to the workspace, with its diff (nexo's addition, in the shape
+ * Codex's app-server uses; DotCraft clients ignore item types they do not know). The
+ * `toolCall`/`toolResult` pair for the same `callId` is still emitted.
+ */
+export const FileChangePayloadSchema = z.looseObject({
+  callId: z.string().min(1),
+  changes: z.array(FileChangeEntrySchema),
+  status: FileChangeStatusSchema,
+});
+export type FileChangePayload = z.infer<typeof FileChangePayloadSchema>;
 
 export const ToolExecutionStatusSchema = z.enum(["inProgress", "completed", "failed", "cancelled"]);
 export type ToolExecutionStatus = z.infer<typeof ToolExecutionStatusSchema>;
@@ -264,6 +292,11 @@ export const CommandExecutionItemSchema = z.looseObject({
   type: z.literal("commandExecution"),
   payload: CommandExecutionPayloadSchema,
 });
+export const FileChangeItemSchema = z.looseObject({
+  ...itemBase,
+  type: z.literal("fileChange"),
+  payload: FileChangePayloadSchema,
+});
 export const ToolExecutionItemSchema = z.looseObject({
   ...itemBase,
   type: z.literal("toolExecution"),
@@ -307,6 +340,7 @@ export const ItemSchema = z.discriminatedUnion("type", [
   ToolCallItemSchema,
   ToolResultItemSchema,
   CommandExecutionItemSchema,
+  FileChangeItemSchema,
   ToolExecutionItemSchema,
   PluginFunctionCallItemSchema,
   DynamicToolCallItemSchema,
@@ -322,6 +356,7 @@ export type ReasoningContentItem = z.infer<typeof ReasoningContentItemSchema>;
 export type ToolCallItem = z.infer<typeof ToolCallItemSchema>;
 export type ToolResultItem = z.infer<typeof ToolResultItemSchema>;
 export type CommandExecutionItem = z.infer<typeof CommandExecutionItemSchema>;
+export type FileChangeItem = z.infer<typeof FileChangeItemSchema>;
 export type ToolExecutionItem = z.infer<typeof ToolExecutionItemSchema>;
 export type PluginFunctionCallItem = z.infer<typeof PluginFunctionCallItemSchema>;
 export type DynamicToolCallItem = z.infer<typeof DynamicToolCallItemSchema>;

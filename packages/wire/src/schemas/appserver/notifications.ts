@@ -23,8 +23,15 @@ export type TurnStartedParams = z.infer<typeof TurnStartedParamsSchema>;
 export const TurnCompletedParamsSchema = z.looseObject({ turn: TurnSchema });
 export type TurnCompletedParams = z.infer<typeof TurnCompletedParamsSchema>;
 
-/** Agent failures surface here, never as an RPC error. */
-export const TurnFailedParamsSchema = z.looseObject({ turn: TurnSchema, error: z.string() });
+/**
+ * Agent failures surface here, never as an RPC error. `code` is set when the failure has one of the
+ * protocol's error codes (-32020 when an approval timed out, which clients show on the approval card).
+ */
+export const TurnFailedParamsSchema = z.looseObject({
+  turn: TurnSchema,
+  error: z.string(),
+  code: z.number().int().optional(),
+});
 export type TurnFailedParams = z.infer<typeof TurnFailedParamsSchema>;
 
 export const TurnCancelledParamsSchema = z.looseObject({ turn: TurnSchema, reason: z.string() });

@@ -1,0 +1,202 @@
+/**
+ * One client connection (a stdio pair or a WebSocket) and its state machine:
+ *
+ *   new ──initialize──▶ awaitingInitialized ──initialized──▶ ready ──▶ closed
+ *
+ * - before `initialize`, every request is refused with -32002 (`initialize` itself is the way out);
+ * - a second `initialize` is -32003;
+ * - between the `initialize` response and the `initialized` notification, requests get -32600
+ *   ("awaiting initialized"), as the reference does, and nothing is pushed to the client;
+ * - more than `maxConcurrentRequests` requests in flight at once get -32001 ("Server overloaded;
+ *   retry later.") — a gate per connection, so one busy client cannot starve another;
+ * - params that break a method's schema get -32602 with the issues in `data.detail`; unknown
+ *   fields are kept and ignored; a missing params object counts as `{}`.
+ *
+ * Everything the server pushes goes through `notify`, which applies the client's declared
+ * capabilities (delivery-filter.ts) and the bounded outbox (outbox.ts).
+ */
+import {
+  Caller,
+  Dispatcher,
+  type DispatcherOptions,
+  formatIssues,
+  type JsonRpcPeer,
+  type ParamsIn,
+  type RequestTable,
+} from "@nexo/wire";
+import {
+  type AppServerNotificationName,
+  type AppServerNotificationParams,
+  type AppServerServerRequestName,
+  type AppServerServerRequestResult,
+  appServerMethods,
+  appServerServerRequests,
+  type ClientInfo,
+  type InitializeParams,
+  type InitializeResult,
+} from "@nexo/wire/schemas/appserver";
+import type { Logger } from "../../log.js";
+import {
+  DeliveryFilter,
+  type EffectiveClientCapabilities,
+  effectiveCapabilities,
+  isStreamingDelta,
+} from "./delivery-filter.js";
+import { appServerErrors } from "./errors.js";
+import { Outbox, type OutboxLimits } from "./outbox.js";
+
+export type ConnectionPhase = "new" | "awaitingInitialized" | "ready" | "closed";
+
+export type ConnectionKind = "stdio" | "websocket";
+
+export interface ConnectionOptions {
+  id: number;
+  kind: ConnectionKind;
+  peer: JsonRpcPeer;
+  /** The answer to `initialize`: server info and capabilities. */
+  initializeResult: () => InitializeResult;
+  logger: Logger;
+  /** Ends the connection from this side (a WebSocket closes with 1008 on overflow). */
+  abort: (reason: string) => void;
+  outbox?: OutboxLimits;
+  /** Requests in flight at once before -32001. Default 64. */
+  maxConcurrentRequests?: number;
+  /** How long a server→client request (an approval) waits by default. */
+  serverRequestTimeoutMs?: number;
+}
+
+export const DEFAULT_MAX_CONCURRENT_REQUESTS = 64;
+
+export class AppServerConnection {
+  readonly id: number;
+  readonly kind: ConnectionKind;
+  readonly peer: JsonRpcPeer;
+  private phaseNow: ConnectionPhase = "new";
+  private info: ClientInfo | undefined;
+  private caps: EffectiveClientCapabilities = effectiveCapabilities(undefined);
+  private filterNow = new DeliveryFilter(this.caps);
+  private readonly outbox: Outbox;
+  private readonly calls: Caller<typeof appServerServerRequests>;
+  private readonly logger: Logger;
+  private readonly closeListeners: Array<(reason: string) => void> = [];
+
+  constructor(private readonly options: ConnectionOptions) {
+    this.id = options.id;
+    this.kind = options.kind;
+    this.peer = options.peer;
+    this.logger = options.logger;
+    this.outbox = new Outbox(options.peer, (reason) => this.abort(reason), options.outbox);
+    this.calls = new Caller(options.peer, { requests: appServerServerRequests });
+
+    new Dispatcher<typeof appServerMethods>(
+      this.peer,
+      { requests: appServerMethods },
+      this.dispatchOptions(),
+    ).handle("initialize", (params) => this.initialize(params));
+    // `initialized` carries nothing the server reads; some clients send it without params.
+    this.peer.onNotification("initialized", () => {
+      if (this.phaseNow === "awaitingInitialized") this.phaseNow = "ready";
+    });
+    this.peer.setFallbackRequestHandler((method) => {
+      if (this.phaseNow === "new") throw appServerErrors.notInitialized(method);
+      if (this.phaseNow === "awaitingInitialized") throw appServerErrors.awaitingInitialized(method);
+      throw appServerErrors.methodNotFound(method);
+    });
+    void this.peer.closed.then((info) => {
+      this.phaseNow = "closed";
+      for (const listener of this.closeListeners.splice(0)) listener(info.reason);
+    });
+  }
+
+  get phase(): ConnectionPhase {
+    return this.phaseNow;
+  }
+
+  /** The client's `clientInfo`, once it has initialized. */
+  get clientInfo(): ClientInfo | undefined {
+    return this.info;
+  }
+
+  get capabilities(): EffectiveClientCapabilities {
+    return this.caps;
+  }
+
+  get filter(): DeliveryFilter {
+    return this.filterNow;
+  }
+
+  /** Deltas this connection missed because it read too slowly (outbox.ts). */
+  get droppedDeltas(): number {
+    return this.outbox.droppedDeltas;
+  }
+
+  /** Calls `listener` once when the connection has closed. */
+  onClose(listener: (reason: string) => void): void {
+    if (this.phaseNow === "closed") listener("closed");
+    else this.closeListeners.push(listener);
+  }
+
+  /**
+   * Pushes a notification if this connection is ready and wants it; returns whether it was queued.
+   * Never waits: a slow client loses deltas first, then its connection (outbox.ts).
+   */
+  notify<M extends AppServerNotificationName>(method: M, params: AppServerNotificationParams<M>): boolean {
+    if (this.phaseNow !== "ready") return false;
+    if (!this.filterNow.allows(method, params)) return false;
+    return this.outbox.notify(method, params, isStreamingDelta(method));
+  }
+
+  /** Sends a server→client request (an approval) and resolves with the checked reply. */
+  request<M extends AppServerServerRequestName>(
+    method: M,
+    params: ParamsIn<typeof appServerServerRequests, M>,
+    options: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<AppServerServerRequestResult<M>> {
+    if (!this.outbox.admit()) return Promise.reject(new Error("connection closed: slow consumer"));
+    return this.calls.request(method, params, {
+      timeoutMs: options.timeoutMs ?? this.options.serverRequestTimeoutMs,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  }
+
+  /** Ends the connection from this side. */
+  abort(reason: string): void {
+    if (this.peer.isClosed) return;
+    this.logger.warn({ connection: this.id, reason }, "closing an AppServer connection");
+    this.options.abort(reason);
+  }
+
+  private initialize(params: InitializeParams) {
+    this.info = params.clientInfo;
+    this.caps = effectiveCapabilities(params.capabilities);
+    this.filterNow = new DeliveryFilter(this.caps);
+    this.phaseNow = "awaitingInitialized";
+    this.logger.debug(
+      { connection: this.id, client: params.clientInfo.name, version: params.clientInfo.version },
+      "AppServer client initialized",
+    );
+    return this.options.initializeResult();
+  }
+
+  /**
+   * The rules every method of this connection is dispatched under (handshake, overload, params):
+   * pass them to each Dispatcher serving this connection's peer.
+   */
+  dispatchOptions<T extends RequestTable>(): DispatcherOptions<T> {
+    return {
+      missingParams: {},
+      invalidParams: (_method, issues) => appServerErrors.invalidParams(formatIssues(issues, "(params)")),
+      guard: (method) => {
+        if (method === "initialize") {
+          if (this.phaseNow !== "new") throw appServerErrors.alreadyInitialized();
+          return;
+        }
+        if (this.phaseNow === "new") throw appServerErrors.notInitialized(method);
+        if (this.phaseNow === "awaitingInitialized") throw appServerErrors.awaitingInitialized(method);
+        const max = this.options.maxConcurrentRequests ?? DEFAULT_MAX_CONCURRENT_REQUESTS;
+        // The running count includes this request.
+        if (this.peer.runningHandlers > max) throw appServerErrors.overloaded(max);
+      },
+    };
+  }
+}

@@ -1,0 +1,7 @@
+/**
+ * Every method family the AppServer serves, in one list: a family is one file under families/ and
+ * one line here. Its capability flags are advertised only because it is listed (family.ts).
+ */
+import type { MethodFamily } from "../family.js";
+
+export const FAMILIES: readonly MethodFamily[] = [];

@@ -1,0 +1,123 @@
+/**
+ * The AppServer: every connection, whatever carries it (stdio, WebSocket), the method families they
+ * are served, and the workspace-wide broadcasts. Listeners hand it transports; families reach the
+ * services they translate (threads, turns) through it.
+ */
+import { JsonRpcPeer, type MessageTransport } from "@nexo/wire";
+import type {
+  AppServerNotificationName,
+  AppServerNotificationParams,
+  InitializeResult,
+  ServerCapabilities,
+} from "@nexo/wire/schemas/appserver";
+import type { Logger } from "../../log.js";
+import { AppServerConnection, type ConnectionKind } from "./connection.js";
+import type { OutboxLimits } from "./outbox.js";
+
+/** The wire protocol's own version, independent of nexo's. */
+export const PROTOCOL_VERSION = "1";
+
+/** The largest message accepted from a client (the reference's WebSocket cap). */
+export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+export interface AppServerHostOptions {
+  /** nexo's version, sent in `serverInfo`. */
+  version: string;
+  /** The workspace threads default to. */
+  workspace: string;
+  logger: Logger;
+  /** Registers the method families' handlers on a new connection. */
+  serve: (connection: AppServerConnection) => void;
+  /** The server capability flags of what is served. */
+  capabilities: () => ServerCapabilities;
+  outbox?: OutboxLimits;
+  maxConcurrentRequests?: number;
+  /** How long an approval request waits for a client's answer. */
+  approvalTimeoutMs?: number;
+}
+
+export interface AcceptOptions {
+  kind: ConnectionKind;
+  /** Ends the connection from this side; a WebSocket listener closes with the given reason. */
+  abort?: (reason: string) => void;
+}
+
+export class AppServerHost {
+  readonly version: string;
+  readonly workspace: string;
+  readonly logger: Logger;
+  private readonly live = new Set<AppServerConnection>();
+  private nextConnectionId = 1;
+  private closing = false;
+
+  constructor(private readonly options: AppServerHostOptions) {
+    this.version = options.version;
+    this.workspace = options.workspace;
+    this.logger = options.logger;
+  }
+
+  /** Connections open now, in the order they came. */
+  get connections(): ReadonlySet<AppServerConnection> {
+    return this.live;
+  }
+
+  get isClosing(): boolean {
+    return this.closing;
+  }
+
+  /** Serves one client over `transport` until it closes. */
+  accept(transport: MessageTransport, accept: AcceptOptions): AppServerConnection {
+    const id = this.nextConnectionId++;
+    const peer = new JsonRpcPeer({
+      transport,
+      name: `appserver#${id}`,
+      malformed: "reply",
+      logger: this.logger,
+      requestTimeoutMs: this.options.approvalTimeoutMs ?? 30_000,
+    });
+    const connection = new AppServerConnection({
+      id,
+      kind: accept.kind,
+      peer,
+      initializeResult: () => this.initializeResult(),
+      logger: this.logger,
+      abort: accept.abort ?? ((reason) => peer.close(reason)),
+      ...(this.options.outbox ? { outbox: this.options.outbox } : {}),
+      ...(this.options.maxConcurrentRequests === undefined
+        ? {}
+        : { maxConcurrentRequests: this.options.maxConcurrentRequests }),
+    });
+    this.options.serve(connection);
+    this.live.add(connection);
+    connection.onClose((reason) => {
+      this.live.delete(connection);
+      this.logger.debug({ connection: id, reason }, "AppServer connection closed");
+    });
+    if (this.closing) connection.abort("the server is shutting down");
+    return connection;
+  }
+
+  initializeResult(): InitializeResult {
+    return {
+      serverInfo: { name: "nexo", version: this.version, protocolVersion: PROTOCOL_VERSION },
+      capabilities: this.options.capabilities(),
+    };
+  }
+
+  /** Sends a workspace-wide notification to every ready connection (each filters by its own wishes). */
+  broadcast<M extends AppServerNotificationName>(
+    method: M,
+    params: AppServerNotificationParams<M>,
+    options: { except?: AppServerConnection } = {},
+  ): void {
+    for (const connection of this.live) {
+      if (connection !== options.except) connection.notify(method, params);
+    }
+  }
+
+  /** Refuses new connections and closes the open ones. */
+  close(reason: string): void {
+    this.closing = true;
+    for (const connection of [...this.live]) connection.abort(reason);
+  }
+}
