@@ -10,16 +10,19 @@
  * - SIGTERM / SIGINT: running turns are cancelled and persisted, exit 0 well within 2 s (launchers
  *   SIGKILL at 2.2 s).
  */
-import { statSync } from "node:fs";
-import { resolve } from "node:path";
+import { mkdirSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { LineTransport } from "@nexo/wire";
 import { ConfigError } from "../config/index.js";
-import { loadAppServerFile } from "../doors/appserver/config.js";
-import { MAX_MESSAGE_BYTES } from "../doors/appserver/host.js";
+import { agentFactory } from "../doors/appserver/agent.js";
+import { DEFAULT_APPROVAL_TIMEOUT_S, loadAppServerFile } from "../doors/appserver/config.js";
+import { type AppServerHost, MAX_MESSAGE_BYTES } from "../doors/appserver/host.js";
 import { ListenError, parseListen } from "../doors/appserver/listen.js";
 import { createAppServer } from "../doors/appserver/server.js";
+import { ThreadService } from "../doors/appserver/threads/service.js";
 import { listenWebSocket, type WebSocketListener } from "../doors/appserver/websocket-listener.js";
 import { createLogger } from "../log.js";
+import { DATABASE_FILE, defaultStateDir } from "../paths.js";
 import { NEXO_VERSION } from "../version.js";
 
 export interface AppServerFlags {
@@ -33,8 +36,10 @@ export interface AppServerFlags {
   stateDir?: string;
 }
 
-/** How long a SIGTERM waits for cancelled turns to persist before leaving anyway. */
-const SIGNAL_GRACE_MS = 1500;
+/** How long a SIGTERM waits for cancelled turns to persist before leaving anyway (launchers kill at 2.2 s). */
+const SIGNAL_GRACE_MS = 1200;
+/** How long stdin's end waits for running turns to finish. */
+const FINISH_GRACE_MS = 60_000;
 
 function fatal(message: string): never {
   process.stderr.write(`nexo app-server: ${message}\n`);
@@ -66,27 +71,55 @@ export async function runAppServer(flags: AppServerFlags, env: NodeJS.ProcessEnv
     fatal(`workspace ${workspace} is not a directory`);
   }
 
-  const host = createAppServer({ version: NEXO_VERSION, workspace, logger });
+  const stateDir = flags.stateDir ? resolve(flags.stateDir) : defaultStateDir(env);
+  const agent = agentFactory({ flags, env, logger });
+  let host: AppServerHost | undefined;
+  const threads = new ThreadService({
+    workspace,
+    logger,
+    approvalTimeoutMs: (file.approval_timeout_s ?? DEFAULT_APPROVAL_TIMEOUT_S) * 1000,
+    openStore: async () => {
+      const { Store } = await import("../store/index.js");
+      mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+      return Store.open(join(stateDir, DATABASE_FILE));
+    },
+    openSession: agent.openSession,
+    configure: agent.configure,
+    onRuntimeChanged: (threadId, runtime) => host?.broadcast("thread/runtimeChanged", { threadId, runtime }),
+  });
+  host = createAppServer({ version: NEXO_VERSION, workspace, logger, threads });
+  const server = host;
   let listener: WebSocketListener | undefined;
-  let stopping: Promise<void> | undefined;
-  const stop = (reason: string): Promise<void> => {
-    stopping ??= (async () => {
+  let doorsClosed: Promise<void> | undefined;
+  const closeDoors = (reason: string): Promise<void> => {
+    doorsClosed ??= (async () => {
       logger.debug({ reason }, "AppServer stopping");
-      host.close(reason);
-      const timer = setTimeout(() => process.exit(0), SIGNAL_GRACE_MS);
-      timer.unref();
+      server.close(reason);
       await listener?.close();
-      // stdout may still hold queued lines: let them drain, then leave with success.
-      process.stdout.write("", () => process.exit(0));
     })();
-    return stopping;
+    return doorsClosed;
   };
-  process.once("SIGTERM", () => void stop("received SIGTERM"));
-  process.once("SIGINT", () => void stop("received SIGINT"));
+  // stdout may still hold queued lines: let them drain, then leave with success.
+  const leave = () => process.stdout.write("", () => process.exit(0));
+  /** stdin's end: no new work; running turns finish and are persisted. */
+  const finishAndLeave = async (): Promise<void> => {
+    await closeDoors("stdin closed");
+    await threads.shutdown(false, FINISH_GRACE_MS);
+    leave();
+  };
+  /** A signal: running turns are cancelled and persisted; out within the launchers' 2 s. */
+  const cancelAndLeave = async (signal: string): Promise<void> => {
+    setTimeout(() => process.exit(0), SIGNAL_GRACE_MS + 300).unref();
+    await closeDoors(`received ${signal}`);
+    await threads.shutdown(true, SIGNAL_GRACE_MS);
+    leave();
+  };
+  process.once("SIGTERM", () => void cancelAndLeave("SIGTERM"));
+  process.once("SIGINT", () => void cancelAndLeave("SIGINT"));
 
   if (plan.websocket) {
     try {
-      listener = await listenWebSocket({ ...plan.websocket, server: host, logger });
+      listener = await listenWebSocket({ ...plan.websocket, server, logger });
     } catch (error) {
       fatal((error as Error).message);
     }
@@ -96,10 +129,10 @@ export async function runAppServer(flags: AppServerFlags, env: NodeJS.ProcessEnv
     );
   }
   if (plan.stdio) {
-    const stdio = host.accept(
+    const stdio = server.accept(
       new LineTransport({ input: process.stdin, output: process.stdout, maxFrameBytes: MAX_MESSAGE_BYTES }),
       { kind: "stdio" },
     );
-    stdio.onClose(() => void stop("stdin closed"));
+    stdio.onClose(() => void finishAndLeave());
   }
 }

@@ -222,6 +222,23 @@ export class TranscriptRepository {
       .map((entry) => ({ role: entry.role, content: entry.content }));
   }
 
+  /**
+   * Drops the session's entries after `keepThroughSeq` (a rollback of its last turns) and returns
+   * how many went; their search index entries go with them. Entries are otherwise never changed.
+   */
+  truncate(sessionId: string, keepThroughSeq: number): number {
+    requireId("sessionId", sessionId);
+    if (!Number.isInteger(keepThroughSeq) || keepThroughSeq < 0) {
+      throw new StoreError(
+        "invalid_argument",
+        `keepThroughSeq must be a non-negative integer, got ${String(keepThroughSeq)}`,
+      );
+    }
+    return this.#db
+      .prepare("DELETE FROM transcript_entries WHERE session_id = ? AND seq > ?")
+      .run(sessionId, keepThroughSeq).changes;
+  }
+
   /** How many entries the session has (its last seq). */
   count(sessionId: string): number {
     const row = this.#db

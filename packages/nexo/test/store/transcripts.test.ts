@@ -21,6 +21,40 @@ after(() => rmSync(root, { recursive: true, force: true }));
 let counter = 0;
 const freshPath = () => join(root, `t-${++counter}.db`);
 
+describe("transcripts: truncate (a thread's rollback)", () => {
+  it("drops the entries after a seq, from the history and the search index, and numbering goes on without a gap", () => {
+    const store = Store.inMemory();
+    store.sessions.create({ id: "a", agentId: "kate" });
+    store.sessions.create({ id: "b", agentId: "kate" });
+    store.transcripts.appendMany("a", [
+      { role: "user", content: "keep this walrus" },
+      { role: "assistant", content: "kept" },
+      { role: "user", content: "drop this narwhal" },
+      { role: "assistant", content: "dropped" },
+    ]);
+    store.transcripts.append("b", { role: "user", content: "another narwhal" });
+    assert.equal(store.transcripts.truncate("a", 2), 2);
+    assert.deepEqual(
+      store.transcripts.entries("a").map((e) => [e.seq, e.text]),
+      [
+        [1, "keep this walrus"],
+        [2, "kept"],
+      ],
+    );
+    assert.deepEqual(
+      store.transcripts.search("narwhal").map((hit) => hit.entry.sessionId),
+      ["b"],
+    );
+    assert.equal(store.transcripts.append("a", { role: "user", content: "next" }).seq, 3);
+    assert.equal(store.transcripts.truncate("a", 10), 0);
+    assert.throws(
+      () => store.transcripts.truncate("a", -1),
+      (e) => isStoreError(e) && e.code === "invalid_argument",
+    );
+    store.close();
+  });
+});
+
 describe("transcripts: appending and reading", () => {
   it("numbers entries 1, 2, 3 … per session and returns them as stored", () => {
     const store = Store.inMemory();

@@ -4,6 +4,7 @@
  *
  *   listen: ws://127.0.0.1:9100
  *   token: ${NEXO_APPSERVER_TOKEN}
+ *   approval_timeout_s: 120     # an unanswered approval then fails its turn (-32020)
  */
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
@@ -17,7 +18,11 @@ export const AppServerFileSchema = z.strictObject({
   listen: z.string().min(1).optional(),
   /** Required by `?token=` on the WebSocket; required for a non-loopback listen. */
   token: z.string().min(1).optional(),
+  /** How long an approval request waits for an answer. Default 120 s. */
+  approval_timeout_s: z.number().positive().max(86_400).optional(),
 });
+
+export const DEFAULT_APPROVAL_TIMEOUT_S = 120;
 export type AppServerFile = z.infer<typeof AppServerFileSchema>;
 
 /** The directory's appserver.yaml, or an empty config when it has none. Throws ConfigError. */

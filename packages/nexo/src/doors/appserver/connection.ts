@@ -17,6 +17,7 @@
  */
 import {
   Caller,
+  ConnectionClosedError,
   Dispatcher,
   type DispatcherOptions,
   formatIssues,
@@ -152,7 +153,7 @@ export class AppServerConnection {
     params: ParamsIn<typeof appServerServerRequests, M>,
     options: { timeoutMs?: number; signal?: AbortSignal } = {},
   ): Promise<AppServerServerRequestResult<M>> {
-    if (!this.outbox.admit()) return Promise.reject(new Error("connection closed: slow consumer"));
+    if (!this.outbox.admit()) return Promise.reject(new ConnectionClosedError("slow consumer"));
     return this.calls.request(method, params, {
       timeoutMs: options.timeoutMs ?? this.options.serverRequestTimeoutMs,
       ...(options.signal ? { signal: options.signal } : {}),

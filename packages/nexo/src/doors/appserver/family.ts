@@ -77,3 +77,13 @@ export function familyCapabilities(
   for (const family of families) Object.assign(merged, family.capabilities(host));
   return merged;
 }
+
+/**
+ * Runs `fn` once the current request's reply is on the wire. The peer writes a handler's reply when
+ * its promise settles (a microtask); an immediate runs after every microtask, so what `fn` sends
+ * follows the reply — the order the protocol promises (`turn/start` before `turn/started`, a
+ * thread's response before `thread/started`).
+ */
+export function afterReply(fn: () => void): void {
+  setImmediate(fn);
+}

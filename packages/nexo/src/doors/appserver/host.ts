@@ -13,9 +13,13 @@ import type {
 import type { Logger } from "../../log.js";
 import { AppServerConnection, type ConnectionKind } from "./connection.js";
 import type { OutboxLimits } from "./outbox.js";
+import type { ThreadService } from "./threads/service.js";
 
 /** The wire protocol's own version, independent of nexo's. */
 export const PROTOCOL_VERSION = "1";
+
+/** How long a server→client request waits by default (approvals set their own timeout). */
+const SERVER_REQUEST_TIMEOUT_MS = 30_000;
 
 /** The largest message accepted from a client (the reference's WebSocket cap). */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
@@ -26,14 +30,14 @@ export interface AppServerHostOptions {
   /** The workspace threads default to. */
   workspace: string;
   logger: Logger;
+  /** Threads and turns, over the session store and the engine. */
+  threads: ThreadService;
   /** Registers the method families' handlers on a new connection. */
   serve: (connection: AppServerConnection) => void;
   /** The server capability flags of what is served. */
   capabilities: () => ServerCapabilities;
   outbox?: OutboxLimits;
   maxConcurrentRequests?: number;
-  /** How long an approval request waits for a client's answer. */
-  approvalTimeoutMs?: number;
 }
 
 export interface AcceptOptions {
@@ -46,6 +50,7 @@ export class AppServerHost {
   readonly version: string;
   readonly workspace: string;
   readonly logger: Logger;
+  readonly threads: ThreadService;
   private readonly live = new Set<AppServerConnection>();
   private nextConnectionId = 1;
   private closing = false;
@@ -54,6 +59,7 @@ export class AppServerHost {
     this.version = options.version;
     this.workspace = options.workspace;
     this.logger = options.logger;
+    this.threads = options.threads;
   }
 
   /** Connections open now, in the order they came. */
@@ -73,7 +79,7 @@ export class AppServerHost {
       name: `appserver#${id}`,
       malformed: "reply",
       logger: this.logger,
-      requestTimeoutMs: this.options.approvalTimeoutMs ?? 30_000,
+      requestTimeoutMs: SERVER_REQUEST_TIMEOUT_MS,
     });
     const connection = new AppServerConnection({
       id,

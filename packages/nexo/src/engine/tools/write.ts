@@ -1,10 +1,13 @@
 /**
  * `Write`: creates or replaces a whole file, atomically (temp file + rename), creating missing
- * parent directories.
+ * parent directories. Its result tells doors what changed: `metadata.diff` is the unified diff
+ * (from nothing for a new file) when both versions are text of a reasonable size.
  */
 import { writeFileAtomicIn } from "../../config/index.js";
 import type { Tool, ToolContext, ToolOutput } from "../types.js";
-import { displayPath, locateInWorkspace } from "./confine.js";
+import { type ConfinedLocation, displayPath, isInside, locateInWorkspace, readLocatedFile } from "./confine.js";
+import { unifiedDiff } from "./edit.js";
+import { looksBinary } from "./file-kind.js";
 import { createMissingDirs } from "./locate.js";
 import { errorOutput, fileErrorOutput, stringArg } from "./tool-output.js";
 
@@ -15,6 +18,9 @@ interface WriteArgs {
 
 /** Mode of a newly created file: what a shell with the usual umask 022 would give. */
 const NEW_FILE_MODE = 0o644;
+
+/** Files (before or after) beyond this size get no diff in the result: it would dwarf the answer. */
+const MAX_DIFF_SOURCE_BYTES = 1024 * 1024;
 
 export function createWriteTool(): Tool {
   return {
@@ -58,6 +64,7 @@ async function writeWholeFile(args: WriteArgs, ctx: ToolContext): Promise<ToolOu
     if (location.name === undefined || existing?.isDirectory() === true)
       return errorOutput(`${shown} is a directory`);
     if (existing !== undefined && !existing.isFile()) return errorOutput(`${shown} is not a regular file`);
+    const before = existing === undefined ? "" : await diffableText(location, args.file_path);
     // Missing parents are created and the file is replaced inside the directory the check was made on.
     const dir = await createMissingDirs(location);
     try {
@@ -66,11 +73,28 @@ async function writeWholeFile(args: WriteArgs, ctx: ToolContext): Promise<ToolOu
       if (dir !== location.dir) await dir.close();
     }
     const bytes = Buffer.byteLength(args.content, "utf8");
+    const inside = isInside(location.workspace, location.path);
+    const diff =
+      before !== undefined && bytes <= MAX_DIFF_SOURCE_BYTES
+        ? unifiedDiff(inside ? shown : location.path, inside, before, args.content)
+        : undefined;
     return {
       output: `${existing === undefined ? "Created" : "Overwrote"} ${shown} (${bytes} bytes)`,
-      metadata: { file_path: location.path, bytes, created: existing === undefined },
+      metadata: {
+        file_path: location.path,
+        bytes,
+        created: existing === undefined,
+        ...(diff === undefined ? {} : { diff }),
+      },
     };
   } finally {
     await location.release();
   }
+}
+
+/** The file's text before the write, or undefined when it is binary or too big to diff. */
+async function diffableText(location: ConfinedLocation, filePath: string): Promise<string | undefined> {
+  const bytes = await readLocatedFile(location, filePath, MAX_DIFF_SOURCE_BYTES).catch(() => undefined);
+  if (bytes === undefined || looksBinary(bytes)) return undefined;
+  return bytes.toString("utf8");
 }

@@ -56,6 +56,7 @@ describe("Write", () => {
       file_path: join(ws, "src/deep/er/new.txt"),
       bytes: 7,
       created: true,
+      diff: "--- a/src/deep/er/new.txt\n+++ b/src/deep/er/new.txt\n@@ -0,0 +1,1 @@\n+héllo\n",
     });
     assert.equal(readFileSync(join(ws, "src/deep/er/new.txt"), "utf8"), "héllo\n");
     assert.equal(statSync(join(ws, "src/deep/er/new.txt")).mode & 0o777, 0o644);
@@ -71,12 +72,27 @@ describe("Write", () => {
       ctx(),
     );
     assert.equal(output.output, "Overwrote src/script.sh (10 bytes)");
+    assert.equal(
+      output.metadata?.diff,
+      "--- a/src/script.sh\n+++ b/src/script.sh\n@@ -1,1 +1,1 @@\n-old\n\\ No newline at end of file\n+#!/bin/sh\n",
+    );
     assert.equal(readFileSync(path, "utf8"), "#!/bin/sh\n");
     assert.equal(statSync(path).mode & 0o777, 0o755);
     assert.deepEqual(
       readdirSync(join(ws, "src")).filter((name) => name.includes(".tmp-")),
       [],
     );
+  });
+
+  it("reports no diff when the file it replaces is binary", async () => {
+    writeFileSync(join(ws, "src", "blob.bin"), Buffer.from([0, 1, 2, 0, 255]));
+    const output = await registry.invoke(
+      "Write",
+      { file_path: "src/blob.bin", content: "text now\n" },
+      ctx(),
+    );
+    assert.equal(output.metadata?.created, false);
+    assert.equal(output.metadata?.diff, undefined);
   });
 
   it("refuses to replace a directory", async () => {

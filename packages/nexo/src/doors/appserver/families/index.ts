@@ -3,5 +3,8 @@
  * one line here. Its capability flags are advertised only because it is listed (family.ts).
  */
 import type { MethodFamily } from "../family.js";
+import { commandFamily } from "./commands.js";
+import { threadFamily } from "./threads.js";
+import { turnFamily } from "./turns.js";
 
-export const FAMILIES: readonly MethodFamily[] = [];
+export const FAMILIES: readonly MethodFamily[] = [threadFamily, turnFamily, commandFamily];

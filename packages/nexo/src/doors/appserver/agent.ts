@@ -1,0 +1,82 @@
+/**
+ * The agent behind every AppServer thread: which model answers, which tools it has, and how a
+ * thread's configuration applies to it.
+ *
+ * - The provider comes from the flags and the environment exactly as for `nexo agent` (the offline
+ *   scripted model when nothing is configured). It is resolved on the first thread that runs, so
+ *   `initialize` never waits for a provider library to load.
+ * - Approvals: read-only tools (`info`) run without asking; file changes ask as `file`, commands as
+ *   `shell`. `approvalPolicy: autoApprove` runs everything without asking.
+ * - `mode: plan` offers the model only the read-only tools, so it can look and plan but not act.
+ * - A thread's mode changes and "always" grants are saved with its session, as json-stream does.
+ */
+import type { ThreadConfiguration } from "@nexo/wire/schemas/appserver";
+import type { AgentSession } from "../../engine/session.js";
+import type { ApprovalMode, Tool, ToolCategory } from "../../engine/types.js";
+import type { Logger } from "../../log.js";
+import type { AgentFlags } from "../jsonstream/bootstrap.js";
+import type { OpenSessionRequest } from "./threads/service.js";
+
+export interface AgentOptions {
+  flags: Pick<AgentFlags, "provider" | "model" | "baseUrl">;
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+}
+
+/** Tools a plan-mode thread keeps. */
+const readOnly = (tool: Tool): boolean => tool.category === "info";
+
+export function agentFactory(options: AgentOptions) {
+  let resolved: ReturnType<typeof import("../jsonstream/bootstrap.js")["resolveProvider"]> | undefined;
+  /** The configured tool filter of each session, before plan mode narrows it. */
+  const baseFilters = new WeakMap<AgentSession, ((tool: Tool) => boolean) | undefined>();
+
+  const openSession = async (request: OpenSessionRequest): Promise<AgentSession> => {
+    const [{ resolveProvider, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS }, { createAgentSession }] =
+      await Promise.all([import("../jsonstream/bootstrap.js"), import("../../engine/assemble.js")]);
+    resolved ??= resolveProvider(options.flags, options.env);
+    const { record, store, history, workspace } = request;
+    const session = createAgentSession({
+      sessionId: record.id,
+      agentId: record.agentId,
+      provider: resolved.provider,
+      model: resolved.model,
+      maxTokens: DEFAULT_MAX_TOKENS,
+      maxTurns: DEFAULT_MAX_TURNS,
+      workspace,
+      memory: store.memory,
+      history,
+      sink: { append: (sessionId, message) => void store.transcripts.append(sessionId, message) },
+      mode: record.approvalMode as ApprovalMode,
+      grants: record.alwaysAllow as ToolCategory[],
+      allowList: ["info"],
+      logger: options.logger,
+    });
+    session.policy.onChange = () => {
+      store.sessions.update(record.id, {
+        approvalMode: session.policy.mode,
+        alwaysAllow: [...session.policy.sessionGrants],
+      });
+    };
+    baseFilters.set(session, session.config.toolFilter);
+    return session;
+  };
+
+  /** Applies a thread's configuration to its loaded session (from the next model request on). */
+  const configure = (session: AgentSession, configuration: ThreadConfiguration | undefined): void => {
+    if (configuration?.model) session.config.model = configuration.model;
+    const policy = configuration?.approvalPolicy;
+    if (policy === "autoApprove") session.policy.mode = "yolo";
+    else if (policy !== undefined && session.policy.mode === "yolo") session.policy.mode = "default";
+    const base = baseFilters.get(session);
+    if (configuration?.mode === "plan") {
+      session.config.toolFilter = base ? (tool) => readOnly(tool) && base(tool) : readOnly;
+    } else if (base) {
+      session.config.toolFilter = base;
+    } else {
+      delete session.config.toolFilter;
+    }
+  };
+
+  return { openSession, configure };
+}

@@ -1,0 +1,322 @@
+/**
+ * Threads as the AppServer's methods see them, over the one session store: create, find, list,
+ * read (rebuilt from the transcript, without loading the agent), change status, rename, roll back,
+ * configure — and the live threads that run turns (live-thread.ts), loaded on first use.
+ *
+ * The store and the engine are opened lazily (`openStore`, `openSession`), so answering
+ * `initialize` never waits for a database or an engine.
+ */
+import type {
+  InputPart,
+  SessionIdentity,
+  Thread,
+  ThreadConfiguration,
+  ThreadRuntime,
+  ThreadStatus,
+  ThreadSummary,
+} from "@nexo/wire/schemas/appserver";
+import type { AgentSession } from "../../../engine/session.js";
+import type { ChatMessage } from "../../../engine/types.js";
+import type { Logger } from "../../../log.js";
+import type { Session, Store } from "../../../store/index.js";
+import type { AppServerConnection } from "../connection.js";
+import { appServerErrors } from "../errors.js";
+import { countTurns, rebuildTurns, startsTurn } from "./history.js";
+import { materialize } from "./input.js";
+import { LiveThread } from "./live-thread.js";
+import {
+  type ListFilter,
+  listedBy,
+  type ThreadState,
+  threadState,
+  toWireSummary,
+  toWireThread,
+  withThreadState,
+  workspaceOf,
+} from "./records.js";
+
+export interface OpenSessionRequest {
+  record: Session;
+  history: ChatMessage[];
+  workspace: string;
+  store: Store;
+  configuration: ThreadConfiguration | undefined;
+}
+
+export interface ThreadServiceOptions {
+  /** The host's workspace: threads without one work here. */
+  workspace: string;
+  logger: Logger;
+  /** The agent id threads are filed under. Default "default" (as `nexo agent`). */
+  agentId?: string;
+  approvalTimeoutMs: number;
+  openStore: () => Promise<Store>;
+  /** Builds the engine session of a thread (provider, tools, persistence, approval policy). */
+  openSession: (request: OpenSessionRequest) => Promise<AgentSession>;
+  /** Applies a thread's configuration (mode, model, approval policy) to its loaded session. */
+  configure: (session: AgentSession, configuration: ThreadConfiguration | undefined) => void;
+  /** Where `thread/runtimeChanged` goes (every connection). */
+  onRuntimeChanged: (threadId: string, runtime: ThreadRuntime) => void;
+}
+
+const NO_CONNECTIONS: ReadonlySet<AppServerConnection> = new Set();
+
+/** How many threads thread/list looks at, newest first. */
+const LIST_LIMIT = 1000;
+
+export class ThreadService {
+  readonly agentId: string;
+  private store: Promise<Store> | undefined;
+  private readonly live = new Map<string, Promise<LiveThread>>();
+  private readonly subscriptions = new Map<string, Set<AppServerConnection>>();
+
+  constructor(private readonly options: ThreadServiceOptions) {
+    this.agentId = options.agentId ?? "default";
+  }
+
+  get workspace(): string {
+    return this.options.workspace;
+  }
+
+  private db(): Promise<Store> {
+    if (!this.store) {
+      const opening = this.options.openStore();
+      this.store = opening;
+      // A failure (an unwritable state directory) is reported to the caller and retried next time.
+      opening.catch(() => {
+        if (this.store === opening) this.store = undefined;
+      });
+    }
+    return this.store;
+  }
+
+  /** The thread's row; -32010 when there is none. */
+  async record(threadId: string): Promise<Session> {
+    const session = (await this.db()).sessions.get(threadId);
+    if (!session) throw appServerErrors.threadNotFound(threadId);
+    return session;
+  }
+
+  async create(options: {
+    identity: SessionIdentity;
+    config?: ThreadConfiguration;
+    historyMode?: "server" | "client";
+    displayName?: string;
+  }): Promise<Thread> {
+    const store = await this.db();
+    const { identity } = options;
+    const state: ThreadState = {
+      status: "active",
+      historyMode: options.historyMode ?? "server",
+      ...(options.config ? { configuration: options.config } : {}),
+    };
+    const record = store.sessions.create({
+      agentId: this.agentId,
+      channel: identity.channelName,
+      account: identity.userId || null,
+      contact: identity.channelContext || null,
+      title: options.displayName || null,
+      metadata: { workspace: identity.workspacePath || this.options.workspace, appserver: state },
+    });
+    return toWireThread(record, this.options.workspace);
+  }
+
+  async list(filter: Omit<ListFilter, "hostWorkspace">): Promise<ThreadSummary[]> {
+    const store = await this.db();
+    const rows = store.sessions.list({ agentId: this.agentId, limit: LIST_LIMIT });
+    const summaries: ThreadSummary[] = [];
+    for (const row of rows) {
+      if (!listedBy(row, { ...filter, hostWorkspace: this.options.workspace })) continue;
+      const live = await this.peek(row.id);
+      summaries.push(
+        toWireSummary(
+          row,
+          this.options.workspace,
+          countTurns(store.transcripts.entries(row.id)),
+          live?.runtime,
+        ),
+      );
+    }
+    return summaries;
+  }
+
+  /** The thread as stored, with its turns if asked; the running turn is shown as it stands. */
+  async read(threadId: string, includeTurns: boolean): Promise<Thread> {
+    const store = await this.db();
+    const record = await this.record(threadId);
+    const live = await this.peek(threadId);
+    let turns: Thread["turns"];
+    if (includeTurns) {
+      const state = threadState(record);
+      turns = rebuildTurns(threadId, store.transcripts.entries(threadId), state.outcomes);
+      const running = live?.runningTurn();
+      if (running) {
+        // The transcript holds the running turn's messages so far; the live view is fuller.
+        turns = [...turns.filter((turn) => turn.id !== running.id), running];
+      }
+    }
+    return toWireThread(record, this.options.workspace, {
+      ...(live ? { runtime: live.runtime, queuedInputs: live.queuedInputs } : {}),
+      ...(turns ? { turns } : {}),
+    });
+  }
+
+  /** Subscribes `connection` to the thread's events (idempotent; ends when the connection closes). */
+  async subscribe(threadId: string, connection: AppServerConnection): Promise<void> {
+    await this.record(threadId);
+    let set = this.subscriptions.get(threadId);
+    if (!set) {
+      set = new Set();
+      this.subscriptions.set(threadId, set);
+    }
+    if (set.has(connection)) return;
+    set.add(connection);
+    connection.onClose(() => this.unsubscribe(threadId, connection));
+    (await this.peek(threadId))?.offerPendingApprovals(connection);
+  }
+
+  unsubscribe(threadId: string, connection: AppServerConnection): void {
+    const set = this.subscriptions.get(threadId);
+    set?.delete(connection);
+    if (set?.size === 0) this.subscriptions.delete(threadId);
+  }
+
+  isSubscribed(threadId: string, connection: AppServerConnection): boolean {
+    return this.subscriptions.get(threadId)?.has(connection) ?? false;
+  }
+
+  /** The live thread, loading its agent (history included) on first use. */
+  async open(threadId: string): Promise<LiveThread> {
+    let live = this.live.get(threadId);
+    if (!live) {
+      live = this.load(threadId);
+      this.live.set(threadId, live);
+      live.catch(() => this.live.delete(threadId));
+    }
+    return live;
+  }
+
+  /** The live thread if it is loaded, without loading it. */
+  private peek(threadId: string): Promise<LiveThread | undefined> {
+    return this.live.get(threadId)?.catch(() => undefined) ?? Promise.resolve(undefined);
+  }
+
+  private async load(threadId: string): Promise<LiveThread> {
+    const store = await this.db();
+    const record = await this.record(threadId);
+    const entries = store.transcripts.entries(threadId);
+    const workspace = workspaceOf(record, this.options.workspace);
+    const configuration = threadState(record).configuration;
+    const session = await this.options.openSession({
+      record,
+      history: store.transcripts.messages(threadId),
+      workspace,
+      store,
+      configuration,
+    });
+    this.options.configure(session, configuration);
+    return new LiveThread({
+      id: threadId,
+      session,
+      workspace,
+      subscribers: () => this.subscriptions.get(threadId) ?? NO_CONNECTIONS,
+      turnCount: countTurns(entries),
+      logger: this.options.logger,
+      approvalTimeoutMs: this.options.approvalTimeoutMs,
+      configuration: () => {
+        const row = store.sessions.get(threadId);
+        return row ? threadState(row).configuration : undefined;
+      },
+      materialize: (parts: readonly InputPart[]) => materialize(parts, workspace),
+      onRuntimeChanged: (runtime) => this.options.onRuntimeChanged(threadId, runtime),
+      onOutcome: (turnId, outcome) => {
+        const row = store.sessions.get(threadId);
+        if (!row) return;
+        const outcomes = { ...threadState(row).outcomes, [turnId]: outcome };
+        store.sessions.update(threadId, { metadata: withThreadState(row, { outcomes }) });
+      },
+    });
+  }
+
+  /** Changes the thread's status; returns the previous one. */
+  async setStatus(threadId: string, status: ThreadStatus): Promise<ThreadStatus> {
+    const store = await this.db();
+    const record = await this.record(threadId);
+    const previous = threadState(record).status;
+    if (status !== "active") {
+      const live = await this.peek(threadId);
+      const running = live?.running;
+      if (live && running) live.interrupt(running.projector.turn.id, `the thread was ${status}`);
+    }
+    if (previous !== status)
+      store.sessions.update(threadId, { metadata: withThreadState(record, { status }) });
+    return previous;
+  }
+
+  async rename(threadId: string, displayName: string): Promise<void> {
+    await this.record(threadId);
+    (await this.db()).sessions.update(threadId, { title: displayName });
+  }
+
+  async configure(threadId: string, changes: ThreadConfiguration): Promise<void> {
+    const store = await this.db();
+    const record = await this.record(threadId);
+    const configuration = { ...threadState(record).configuration, ...changes };
+    store.sessions.update(threadId, { metadata: withThreadState(record, { configuration }) });
+    const live = await this.peek(threadId);
+    if (live) this.options.configure(live.session, configuration);
+  }
+
+  async delete(threadId: string): Promise<void> {
+    const store = await this.db();
+    await this.record(threadId);
+    const live = await this.peek(threadId);
+    if (live?.running) live.interrupt(live.running.projector.turn.id, "the thread was deleted");
+    this.live.delete(threadId);
+    this.subscriptions.delete(threadId);
+    await live?.idle();
+    store.sessions.delete(threadId);
+  }
+
+  /** Drops the last `numTurns` turns from the history (files on disk stay as they are). */
+  async rollback(threadId: string, numTurns: number): Promise<Thread> {
+    const store = await this.db();
+    await this.record(threadId);
+    const live = await this.peek(threadId);
+    if (live?.running) throw appServerErrors.turnInProgress(threadId, live.running.projector.turn.id);
+    const entries = store.transcripts.entries(threadId);
+    const starts = entries.filter((entry) => entry.role === "user" && startsTurn(entry.content));
+    if (numTurns > starts.length) {
+      throw appServerErrors.invalidParams(
+        `numTurns is ${numTurns} but thread '${threadId}' has ${starts.length} turn${starts.length === 1 ? "" : "s"}`,
+      );
+    }
+    const firstDropped = starts[starts.length - numTurns]!;
+    store.transcripts.truncate(threadId, firstDropped.seq - 1);
+    live?.reset(store.transcripts.messages(threadId), starts.length - numTurns);
+    return this.read(threadId, true);
+  }
+
+  /**
+   * The server stops. `cancel` (SIGTERM) cancels running turns; otherwise they may finish (stdin's
+   * end). Approvals nobody answered are decided by policy either way. Resolves when every turn has
+   * ended and been persisted, or after `graceMs`.
+   */
+  async shutdown(cancel: boolean, graceMs: number): Promise<void> {
+    const threads = (await Promise.all([...this.live.values()].map((p) => p.catch(() => undefined)))).filter(
+      (t): t is LiveThread => t !== undefined,
+    );
+    for (const thread of threads) thread.drain(cancel);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(threads.map((thread) => thread.idle())),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    const store = this.store;
+    this.store = undefined;
+    if (store) (await store).close();
+  }
+}
