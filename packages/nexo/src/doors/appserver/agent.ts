@@ -12,7 +12,7 @@
  */
 import type { ThreadConfiguration } from "@nexo/wire/schemas/appserver";
 import type { AgentSession } from "../../engine/session.js";
-import type { ApprovalMode, Tool, ToolCategory } from "../../engine/types.js";
+import type { Tool } from "../../engine/types.js";
 import type { Logger } from "../../log.js";
 import type { AgentFlags } from "../jsonstream/bootstrap.js";
 import type { OpenSessionRequest } from "./threads/service.js";
@@ -47,15 +47,15 @@ export function agentFactory(options: AgentOptions) {
       memory: store.memory,
       history,
       sink: { append: (sessionId, message) => void store.transcripts.append(sessionId, message) },
-      mode: record.approvalMode as ApprovalMode,
-      grants: record.alwaysAllow as ToolCategory[],
+      mode: record.approvalMode,
+      grants: record.alwaysAllow,
       allowList: ["info"],
       logger: options.logger,
     });
     session.policy.onChange = () => {
       store.sessions.update(record.id, {
         approvalMode: session.policy.mode,
-        alwaysAllow: [...session.policy.sessionGrants],
+        alwaysAllow: session.policy.grants,
       });
     };
     baseFilters.set(session, session.config.toolFilter);

@@ -8,8 +8,8 @@
  * A WebSocket on an address other machines can reach needs a token; that rule lives here so no
  * caller can start such a listener without it.
  */
-import { isLoopbackHost, listenHost } from "../../net/address.js";
-import { tokenProblem } from "../../net/token.js";
+import { isLoopbackHost } from "../../daemon/config/daemon.js";
+import { tokenProblem } from "../../daemon/http-auth.js";
 
 export interface ListenPlan {
   stdio: boolean;
@@ -41,7 +41,7 @@ export function parseListen(listen: string | undefined, token: string | undefine
   const rest = match[2]!;
   const address = /^(?:\[([^\]]+)\]|([^:/[\]]+)):(\d{1,5})\/?$/.exec(rest);
   if (!address) throw new ListenError(`--listen ${text}: expected ${FORMS} (the port is required)`);
-  const host = listenHost(address[1] ?? address[2]!);
+  const host = bindHost(address[1] ?? address[2]!);
   const port = Number(address[3]);
   if (port > 65_535) throw new ListenError(`--listen ${text}: port ${port} is out of range (0-65535)`);
   if (token !== undefined) checkToken(token);
@@ -55,6 +55,14 @@ export function parseListen(listen: string | undefined, token: string | undefine
     stdio: scheme === "ws+stdio",
     websocket: { host, port, ...(token === undefined ? {} : { token }) },
   };
+}
+
+/**
+ * `localhost` is bound as 127.0.0.1: what the name resolves to is up to the resolver, and a
+ * loopback listener must stay loopback.
+ */
+function bindHost(host: string): string {
+  return host.toLowerCase() === "localhost" ? "127.0.0.1" : host;
 }
 
 function checkToken(token: string): void {

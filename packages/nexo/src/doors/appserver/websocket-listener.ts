@@ -15,8 +15,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from "node:net";
 import { WebSocketTransport } from "@nexo/wire";
 import { type WebSocket, WebSocketServer } from "ws";
+import { constantTimeEqual } from "../../daemon/http-auth.js";
 import type { Logger } from "../../log.js";
-import { constantTimeEqual } from "../../net/token.js";
 import type { AppServerHost } from "./host.js";
 import { MAX_MESSAGE_BYTES } from "./host.js";
 

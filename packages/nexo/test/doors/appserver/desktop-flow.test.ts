@@ -141,7 +141,8 @@ describe("DotCraft Desktop, remote mode", () => {
       assert.equal(typeof approval[key], "string", key);
     }
     const resolved = events.find((m) => m.method === "item/approval/resolved");
-    assert.equal((resolved?.params?.item as { payload: { decision: string } }).payload.decision, "accept");
+    assert.ok(resolved);
+    assert.equal((resolved.params!.item as { payload: { decision: string } }).payload.decision, "accept");
 
     const completedItems = events
       .filter((m) => m.method === "item/completed")

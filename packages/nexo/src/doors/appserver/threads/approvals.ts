@@ -6,9 +6,11 @@
  *    approvals; the first answer wins, the other requests are withdrawn;
  * 3. an `approvalResponse` item: `item/started`, `item/approval/resolved`, `item/completed`.
  *
- * Decisions: `accept` runs this call; `acceptForSession` also lets the call's category run without
- * asking for as long as the thread is loaded; `acceptAlways` grants it for good (saved with the
- * thread, so a restart and `nexo agent --resume` keep it); `decline` refuses the call (the model is
+ * Decisions: `accept` runs this call; `acceptForSession` and `acceptAlways` also grant what the
+ * request's `scopeKey` names — no more than the user saw (engine/approvals.ts: the category for file
+ * edits, the program for a plain command line, the exact line otherwise, the tool itself for the
+ * rest) — for the thread, saved with it (a restart and `nexo agent --resume` keep it: nexo has no
+ * grants wider than a thread, so the two are the same); `decline` refuses the call (the model is
  * told); `cancel` refuses it and cancels the turn. An answer that is not one of these is a decline.
  *
  * Nobody able to answer (every connection declared `approvalSupport: false`): the thread's
@@ -24,6 +26,7 @@ import type {
   Item,
   ThreadConfiguration,
 } from "@nexo/wire/schemas/appserver";
+import { grantFor } from "../../../engine/approvals.js";
 import type { AgentSession } from "../../../engine/session.js";
 import type { ToolCategory, TurnEvent } from "../../../engine/types.js";
 import type { AppServerConnection } from "../connection.js";
@@ -37,11 +40,21 @@ export function approvalTypeOf(category: ToolCategory): ApprovalType {
   return "remoteResource";
 }
 
-/** What `acceptForSession` covers: nexo grants by tool category, so the key names the category. */
-export function scopeKeyOf(category: ToolCategory): string {
-  if (category === "edit") return "file:*";
-  if (category === "exec") return "shell:*";
-  return `${approvalTypeOf(category)}:${category}:*`;
+/** What `acceptForSession`/`acceptAlways` would grant, in the protocol's `kind:…` words. */
+export function scopeKeyOf(event: ToolRequested): string {
+  const command =
+    event.category === "exec" && typeof event.args.command === "string" ? event.args.command : undefined;
+  const grant = grantFor({ name: event.name, category: event.category, command });
+  switch (grant.kind) {
+    case "category":
+      return `${approvalTypeOf(grant.category)}:*`;
+    case "program":
+      return `shell:${grant.program} *`;
+    case "command":
+      return `shell:${grant.command}`;
+    case "tool":
+      return `${approvalTypeOf(event.category)}:${grant.tool}`;
+  }
 }
 
 /** The operation and target shown on the approval card. */
@@ -150,10 +163,6 @@ export function applyDecision(
       session.approve(pending.callId, "once");
       return false;
     case "acceptForSession":
-      // Granted in memory only: the policy's persistence hook runs for "always" grants, not this.
-      session.policy.sessionGrants.add(pending.category);
-      session.approve(pending.callId, "once");
-      return false;
     case "acceptAlways":
       session.approve(pending.callId, "always");
       return false;

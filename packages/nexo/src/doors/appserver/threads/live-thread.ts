@@ -375,7 +375,7 @@ export class LiveThread {
     const { operation, target } = describeRequest(event, this.options.workspace);
     const requestId = `approval_${turn.id}_${event.callId}`;
     const approvalType = approvalTypeOf(event.category);
-    const scopeKey = scopeKeyOf(event.category);
+    const scopeKey = scopeKeyOf(event);
     const reason = event.description;
     const item = projector.addItem({
       type: "approvalRequest",
