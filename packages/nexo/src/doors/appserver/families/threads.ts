@@ -60,7 +60,7 @@ export const threadFamily = defineFamily({
       const record = await host.threads.read(params.threadId, false);
       if (record.status === "archived") throw appServerErrors.threadNotActive(params.threadId, "archived");
       await host.threads.open(params.threadId);
-      if (record.status === "paused") await host.threads.setStatus(params.threadId, "active");
+      if (record.status === "paused") await changeStatus(host, params.threadId, "active");
       const thread = await host.threads.read(params.threadId, true);
       const resumedBy = connection.clientInfo?.name ?? "unknown";
       afterReply(() => {

@@ -337,25 +337,26 @@ export class LiveThread {
     for (const pending of running.approvals.values()) pending.decide("decline");
     turn.completedAt = now();
     const reason = end?.reason ?? "error";
+    // The last event goes to the audience while the turn still names its starter.
     if (running.failure) {
       turn.status = "failed";
       turn.error = running.failure.error;
-      this.finish(running, { status: "failed", error: running.failure.error, code: running.failure.code });
       this.send("turn/failed", { turn, error: running.failure.error, code: running.failure.code });
+      this.finish(running, { status: "failed", error: running.failure.error, code: running.failure.code });
     } else if (reason === "cancelled") {
       turn.status = "cancelled";
       const why = running.cancelReason ?? "cancelled";
-      this.finish(running, { status: "cancelled", error: why });
       this.send("turn/cancelled", { turn, reason: why });
+      this.finish(running, { status: "cancelled", error: why });
     } else if (reason === "error" || reason === "blocked") {
       turn.status = "failed";
       turn.error = projector.error ?? (reason === "blocked" ? "blocked by a hook" : "the turn failed");
-      this.finish(running, { status: "failed", error: turn.error });
       this.send("turn/failed", { turn, error: turn.error });
+      this.finish(running, { status: "failed", error: turn.error });
     } else {
       turn.status = "completed";
-      this.finish(running);
       this.send("turn/completed", { turn });
+      this.finish(running);
     }
     if (turn.status === "completed" || this.queued[0]?.status === "guidancePending") this.startNextQueued();
   }
