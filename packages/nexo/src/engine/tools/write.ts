@@ -5,7 +5,13 @@
  */
 import { writeFileAtomicIn } from "../../config/index.js";
 import type { Tool, ToolContext, ToolOutput } from "../types.js";
-import { type ConfinedLocation, displayPath, isInside, locateInWorkspace, readLocatedFile } from "./confine.js";
+import {
+  type ConfinedLocation,
+  displayPath,
+  isInside,
+  locateInWorkspace,
+  readLocatedFile,
+} from "./confine.js";
 import { unifiedDiff } from "./edit.js";
 import { looksBinary } from "./file-kind.js";
 import { createMissingDirs } from "./locate.js";
