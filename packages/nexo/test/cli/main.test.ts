@@ -19,27 +19,17 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { MockLlmServer } from "@nexo/mock-llm";
 import { CLI_PATH } from "../helpers/cli.js";
 import { SLOW_MACHINE_INIT_MS } from "../helpers/daemon-dir.js";
 import { JsonStreamClient } from "../helpers/jsonstream-client.js";
 import { endpoint, say } from "../helpers/loopback.js";
+import { waitFor } from "../helpers/wait.js";
 
 const SECRET = "sk-ant-api03-nexoTestKey9f3kQ92LmZp0Xr8sT4vW1yBc6dE5gH2j";
 const examples = fileURLToPath(new URL("../../../../examples/plugins/", import.meta.url));
 const probePlugin = fileURLToPath(new URL("../fixtures/plugins/environ-probe", import.meta.url));
-
-async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 /** Every file under `dir` whose bytes contain `needle`. */
 function filesContaining(dir: string, needle: string): string[] {

@@ -7,7 +7,6 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { loadDaemonConfig } from "../../src/daemon/config/index.js";
 import { Daemon } from "../../src/daemon/daemon.js";
@@ -16,6 +15,7 @@ import { specFromConfig } from "../../src/daemon/spec.js";
 import { createLogger } from "../../src/log.js";
 import { SLOW_MACHINE_INIT_MS } from "../helpers/daemon-dir.js";
 import { endpoint, say } from "../helpers/loopback.js";
+import { waitFor } from "../helpers/wait.js";
 
 const examples = fileURLToPath(new URL("../../../../examples/plugins/", import.meta.url));
 
@@ -34,16 +34,6 @@ function agentsYaml(agents: Array<{ id: string; prompt: string }>): string {
 
 function pluginsYaml(names: string[]): string {
   return `plugins:\n${names.map((n) => `  - dir: ${join(examples, n)}\n`).join("")}`;
-}
-
-async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 test("hot reload: valid changes apply without a restart, invalid ones keep the running config", async () => {

@@ -23,7 +23,8 @@ import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { builtinTools } from "../../../src/engine/tools/builtins.js";
 import { ToolRegistry } from "../../../src/engine/tools/registry.js";
-import type { ToolContext, ToolOutput } from "../../../src/engine/types.js";
+import type { ToolOutput } from "../../../src/engine/types.js";
+import { toolContext } from "../../helpers/tools.js";
 
 const SWAPPER = fileURLToPath(new URL("../../fixtures/symlink-swapper.mjs", import.meta.url));
 const ATTEMPTS = Number(process.env.NEXO_RACE_ATTEMPTS ?? 2000);
@@ -37,14 +38,7 @@ const registry = new ToolRegistry();
 registry.registerAll(builtinTools());
 
 function call(name: string, args: Record<string, unknown>): Promise<ToolOutput> {
-  const ctx: ToolContext = {
-    signal: new AbortController().signal,
-    sessionId: "s",
-    agentId: "a",
-    callId: "c",
-    workspace: ws,
-    unconfined: false,
-  };
+  const ctx = toolContext(ws);
   return registry.invoke(name, args, ctx);
 }
 

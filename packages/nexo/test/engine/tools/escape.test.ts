@@ -18,7 +18,8 @@ import { join, relative } from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { builtinTools } from "../../../src/engine/tools/builtins.js";
 import { ToolRegistry } from "../../../src/engine/tools/registry.js";
-import type { ToolContext, ToolLogger, ToolOutput } from "../../../src/engine/types.js";
+import type { ToolLogger, ToolOutput } from "../../../src/engine/types.js";
+import { toolContext } from "../../helpers/tools.js";
 
 let root: string;
 let ws: string;
@@ -55,15 +56,7 @@ function call(
   unconfined = false,
   logger?: ToolLogger,
 ): Promise<ToolOutput> {
-  const ctx: ToolContext = {
-    ...(logger === undefined ? {} : { logger }),
-    signal: new AbortController().signal,
-    sessionId: "s",
-    agentId: "a",
-    callId: "c",
-    workspace: ws,
-    unconfined,
-  };
+  const ctx = toolContext(ws, { unconfined, ...(logger === undefined ? {} : { logger }) });
   return registry.invoke(name, args, ctx);
 }
 

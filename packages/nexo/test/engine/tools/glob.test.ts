@@ -19,7 +19,7 @@ import {
   splitStaticPrefix,
 } from "../../../src/engine/tools/glob-pattern.js";
 import { ToolRegistry } from "../../../src/engine/tools/registry.js";
-import type { ToolContext } from "../../../src/engine/types.js";
+import { toolContext } from "../../helpers/tools.js";
 
 describe("globToRegExp", () => {
   const matches = (pattern: string, path: string) => globToRegExp(pattern).test(path);
@@ -100,14 +100,7 @@ describe("Glob", () => {
   const registry = new ToolRegistry();
   registry.register(createGlobTool({ maxResults: 3 }));
   const glob = (args: Record<string, unknown>, unconfined = false) => {
-    const ctx: ToolContext = {
-      signal: new AbortController().signal,
-      sessionId: "s",
-      agentId: "a",
-      callId: "c",
-      workspace: ws,
-      unconfined,
-    };
+    const ctx = toolContext(ws, { unconfined });
     return registry.invoke("Glob", args, ctx);
   };
 
@@ -187,14 +180,7 @@ describe("Glob", () => {
   it("stops when the call is cancelled", async () => {
     const controller = new AbortController();
     controller.abort();
-    const ctx: ToolContext = {
-      signal: controller.signal,
-      sessionId: "s",
-      agentId: "a",
-      callId: "c",
-      workspace: ws,
-      unconfined: false,
-    };
+    const ctx = toolContext(ws, { signal: controller.signal });
     assert.deepEqual(await createGlobTool().execute({ pattern: "**/*" }, ctx), {
       output: "Search cancelled",
       isError: true,

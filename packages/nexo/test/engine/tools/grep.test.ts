@@ -7,7 +7,7 @@ import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { compileSearchPattern, createGrepTool } from "../../../src/engine/tools/grep.js";
 import { ToolRegistry } from "../../../src/engine/tools/registry.js";
-import type { ToolContext } from "../../../src/engine/types.js";
+import { toolContext } from "../../helpers/tools.js";
 
 let root: string;
 let ws: string;
@@ -39,14 +39,7 @@ after(() => rmSync(root, { recursive: true, force: true }));
 const registry = new ToolRegistry();
 registry.register(createGrepTool({ maxResults: 5, maxFileBytes: 1000, maxLineChars: 40, timeoutMs: 1000 }));
 function grep(args: Record<string, unknown>, unconfined = false) {
-  const ctx: ToolContext = {
-    signal: new AbortController().signal,
-    sessionId: "s",
-    agentId: "a",
-    callId: "c",
-    workspace: ws,
-    unconfined,
-  };
+  const ctx = toolContext(ws, { unconfined });
   return registry.invoke("Grep", args, ctx);
 }
 
@@ -95,14 +88,7 @@ describe("Grep", () => {
   it("cuts long matching lines", async () => {
     const small = new ToolRegistry();
     small.register(createGrepTool({ maxLineChars: 10 }));
-    const ctx: ToolContext = {
-      signal: new AbortController().signal,
-      sessionId: "s",
-      agentId: "a",
-      callId: "c",
-      workspace: ws,
-      unconfined: false,
-    };
+    const ctx = toolContext(ws);
     const output = await small.invoke(
       "Grep",
       { pattern: "TODO", path: "big.txt", output_mode: "content" },
@@ -139,14 +125,7 @@ describe("Grep", () => {
     writeFileSync(join(ws, "redos.txt"), `${"a".repeat(5000)}b\n`);
     const slow = new ToolRegistry();
     slow.register(createGrepTool({ timeoutMs: 3000 }));
-    const ctx: ToolContext = {
-      signal: new AbortController().signal,
-      sessionId: "s",
-      agentId: "a",
-      callId: "c",
-      workspace: ws,
-      unconfined: false,
-    };
+    const ctx = toolContext(ws);
     // A /healthz-like endpoint served by this same process and event loop.
     const server = createServer((_request, response) => response.end("ok"));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -187,14 +166,7 @@ describe("Grep", () => {
   it("stops when the call is cancelled", async () => {
     const controller = new AbortController();
     controller.abort();
-    const ctx: ToolContext = {
-      signal: controller.signal,
-      sessionId: "s",
-      agentId: "a",
-      callId: "c",
-      workspace: ws,
-      unconfined: false,
-    };
+    const ctx = toolContext(ws, { signal: controller.signal });
     assert.deepEqual(await createGrepTool().execute({ pattern: "TODO" }, ctx), {
       output: "Search cancelled",
       isError: true,

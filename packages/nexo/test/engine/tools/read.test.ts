@@ -6,6 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { createReadTool } from "../../../src/engine/tools/read.js";
 import { ToolRegistry } from "../../../src/engine/tools/registry.js";
 import type { ToolContext } from "../../../src/engine/types.js";
+import { toolContext } from "../../helpers/tools.js";
 
 // A 1x1 transparent PNG.
 const PNG_BASE64 =
@@ -29,14 +30,7 @@ before(() => {
 after(() => rmSync(ws, { recursive: true, force: true }));
 
 function ctx(): ToolContext {
-  return {
-    signal: new AbortController().signal,
-    sessionId: "s",
-    agentId: "a",
-    callId: "c",
-    workspace: ws,
-    unconfined: false,
-  };
+  return toolContext(ws);
 }
 
 const registry = new ToolRegistry();

@@ -14,20 +14,13 @@ import {
 } from "../../../src/engine/tools/index.js";
 import { closeNames, editDistance } from "../../../src/engine/tools/suggest.js";
 import type { Tool, ToolContext, ToolOutput } from "../../../src/engine/types.js";
+import { toolContext } from "../../helpers/tools.js";
 
 const workspace = mkdtempSync(join(tmpdir(), "nexo-tools-registry-"));
 after(() => rmSync(workspace, { recursive: true, force: true }));
 
 function ctx(overrides: Partial<ToolContext> = {}): ToolContext {
-  return {
-    signal: new AbortController().signal,
-    sessionId: "session-1",
-    agentId: "agent-1",
-    callId: "call-1",
-    workspace,
-    unconfined: false,
-    ...overrides,
-  };
+  return toolContext(workspace, overrides);
 }
 
 function fakeTool(

@@ -17,6 +17,7 @@ import { createEditTool } from "../../../src/engine/tools/edit.js";
 import { ToolRegistry } from "../../../src/engine/tools/registry.js";
 import { createWriteTool } from "../../../src/engine/tools/write.js";
 import type { ToolContext } from "../../../src/engine/types.js";
+import { toolContext } from "../../helpers/tools.js";
 
 let root: string;
 let ws: string;
@@ -28,15 +29,7 @@ before(() => {
 after(() => rmSync(root, { recursive: true, force: true }));
 
 function ctx(overrides: Partial<ToolContext> = {}): ToolContext {
-  return {
-    signal: new AbortController().signal,
-    sessionId: "s",
-    agentId: "a",
-    callId: "c",
-    workspace: ws,
-    unconfined: false,
-    ...overrides,
-  };
+  return toolContext(ws, overrides);
 }
 
 const registry = new ToolRegistry();
