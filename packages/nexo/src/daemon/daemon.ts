@@ -197,6 +197,7 @@ export class Daemon {
     const bindings = bindingTableOf(next.agents);
     if (report.providersReloaded) registries.providers.update(next.llm);
     registries.agents = after;
+    registries.longTermMemory.update(next.memory);
     this.router.setBindings(bindings);
     this.sessions.forget();
 

@@ -14,6 +14,7 @@ import { LayeredTools } from "../engine/tools/layered.js";
 import type { ToolRegistry } from "../engine/tools/registry.js";
 import type { ApprovalMode, LlmProvider } from "../engine/types.js";
 import type { Store } from "../store/index.js";
+import { LongTermMemory } from "./long-term-memory.js";
 import type { InboundMessage } from "./routing/inbound.js";
 import type { SessionKey, SessionOpener } from "./routing/router.js";
 
@@ -44,6 +45,8 @@ export interface DaemonSessionsOptions {
   logger?: MinimalLogger;
   /** Sessions kept in memory; default 1000. */
   maxLive?: number;
+  /** memory.yaml: whether agents get long-term memory and its tools, and the recall limits. */
+  longTermMemory?: LongTermMemory;
   /** Wraps each agent's provider, e.g. to time its requests for /metrics. */
   wrapProvider?: (provider: LlmProvider) => LlmProvider;
 }
@@ -104,6 +107,8 @@ export class DaemonSessions implements SessionOpener {
       });
     const resolved = this.options.providers.resolve(agent.provider, agent.tenantId);
     const provider = this.options.wrapProvider ? this.options.wrapProvider(resolved) : resolved;
+    const longTerm = this.options.longTermMemory ?? new LongTermMemory();
+    const memory = longTerm.forAgents(store.memory);
     const settings = {
       agentId: agent.id,
       provider,
@@ -111,7 +116,8 @@ export class DaemonSessions implements SessionOpener {
       maxTokens: agent.maxTokens,
       maxTurns: agent.maxTurns,
       workspace: agent.workspace,
-      memory: store.memory,
+      ...(memory ? { memory } : {}),
+      builtins: { memory: longTerm.toolOptions() },
       mode: agent.mode,
       allowList: agent.allow,
       approvalsUnavailable: CHANNEL_APPROVAL_REFUSAL,
@@ -126,7 +132,7 @@ export class DaemonSessions implements SessionOpener {
       maxTokens: agent.maxTokens,
       maxTurns: agent.maxTurns,
       workspace: agent.workspace,
-      memory: store.memory,
+      ...(memory ? { memory } : {}),
       history: store.transcripts.messages(record.id),
       sink: {
         append: (sessionId, message) => {

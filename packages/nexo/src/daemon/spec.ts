@@ -57,6 +57,7 @@ export function specFromConfig(config: DaemonConfig, env: NodeJS.ProcessEnv, log
     broker: config.broker,
     plugins: pluginsFromConfig(config),
     mcp: config.mcp,
+    memory: config.memory.long_term,
     shutdownGraceMs: config.daemon.shutdown_grace_ms,
     // The plugins.yaml sandbox policy reaches the plugin launcher as its documented variables.
     env: pluginEnvironment(config.plugins.sandbox, env),

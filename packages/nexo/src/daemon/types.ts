@@ -9,6 +9,7 @@ import type { PluginSettings, PluginStatus } from "../extensions/plugins/manager
 import type { Logger } from "../log.js";
 import type { McpChanges } from "./components/mcp.js";
 import type { DaemonAgent } from "./components/registries.js";
+import type { LongTermMemorySettings } from "./long-term-memory.js";
 import type { Metrics } from "./metrics.js";
 
 /** Everything the daemon runs, already validated (the config loader builds it from the config dir). */
@@ -19,6 +20,8 @@ export interface DaemonSpec {
   broker: BrokerConfigInput;
   plugins: { dirs: string[]; settings: Record<string, PluginSettings> };
   mcp?: McpConfig;
+  /** memory.yaml's long-term memory settings; on, with the default recall limits, when absent. */
+  memory?: LongTermMemorySettings;
   /** How long in-flight turns may run on after a shutdown request. Default 10 s. */
   shutdownGraceMs?: number;
   env: NodeJS.ProcessEnv;

@@ -10,7 +10,7 @@ import type { HookRunner } from "./hooks.js";
 import { AgentSession } from "./session.js";
 import type { MinimalLogger, ToolHost, TranscriptSink } from "./session-types.js";
 import { toolPatternMatcher } from "./tools/allow-list.js";
-import { builtinTools } from "./tools/builtins.js";
+import { type BuiltinToolOptions, builtinTools } from "./tools/builtins.js";
 import { ToolRegistry } from "./tools/registry.js";
 import { SPAWN_APPROVAL_REFUSAL, spawnTool } from "./tools/spawn.js";
 import type { AgentMemory, ApprovalGrant, ApprovalMode, ChatMessage, LlmProvider, Tool } from "./types.js";
@@ -31,6 +31,8 @@ export interface AgentSettings {
   /** Files outside the workspace Read may open (the user's attachments, restored with the session). */
   readableFiles?: readonly string[];
   memory?: AgentMemory;
+  /** Options of the built-in tools (the daemon passes memory.yaml's recall limits, or no memory tools). */
+  builtins?: BuiltinToolOptions;
   history?: ChatMessage[];
   sink?: TranscriptSink;
   hooks?: HookRunner;
@@ -51,7 +53,7 @@ export interface AgentSettings {
 /** The registry of built-in tools plus Spawn plus `extraTools`. */
 export function buildToolRegistry(settings: AgentSettings, depth = 0): ToolRegistry {
   const registry = new ToolRegistry();
-  registry.registerAll(builtinTools());
+  registry.registerAll(builtinTools(settings.builtins));
   registry.register(
     spawnTool({
       depth,

@@ -57,7 +57,7 @@ export function composeDaemon(
   lifecycleState: () => LifecycleState,
 ): DaemonParts {
   const { logger } = spec;
-  const registries = new DaemonRegistries(spec.llm, spec.agents, logger);
+  const registries = new DaemonRegistries(spec.llm, spec.agents, logger, spec.memory);
 
   let ledger: ChildLedger | undefined;
   const lock = new Part("state-lock", {
@@ -104,7 +104,10 @@ export function composeDaemon(
           channels: registries.channels,
           vectors: registries.vectors,
         },
-        services: { memory: store.value.memory, providers: registries.providers.global },
+        services: {
+          memory: registries.longTermMemory.forPlugins(store.value.memory),
+          providers: registries.providers.global,
+        },
         settings: spec.plugins.settings,
         logger,
       });

@@ -9,6 +9,7 @@ import { type LlmConfig, TenantProviders } from "../../engine/providers/llm-conf
 import { ToolRegistry } from "../../engine/tools/registry.js";
 import type { Logger } from "../../log.js";
 import { VectorBackendRegistry } from "../../memory/vector.js";
+import { LongTermMemory, type LongTermMemorySettings } from "../long-term-memory.js";
 import type { Binding } from "../routing/bindings.js";
 import type { AgentRuntimeSettings } from "../sessions.js";
 
@@ -27,8 +28,16 @@ export class DaemonRegistries {
   readonly vectors = new VectorBackendRegistry();
   /** The agents by id; replaced as a whole by a reload, so a turn sees one consistent set. */
   agents: ReadonlyMap<string, DaemonAgent>;
+  /** memory.yaml, applied to sessions and to plugins' memory.recall; a reload updates it. */
+  readonly longTermMemory: LongTermMemory;
 
-  constructor(llm: LlmConfig, agents: readonly DaemonAgent[], logger: Logger) {
+  constructor(
+    llm: LlmConfig,
+    agents: readonly DaemonAgent[],
+    logger: Logger,
+    memory?: LongTermMemorySettings,
+  ) {
+    this.longTermMemory = new LongTermMemory(memory);
     this.providers = new TenantProviders(llm);
     this.hooks = new HookRunner((obj, msg) => logger.warn(obj, msg));
     this.agents = new Map(agents.map((agent) => [agent.id, agent]));

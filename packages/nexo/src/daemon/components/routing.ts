@@ -51,6 +51,7 @@ export function routingComponent(deps: RoutingDeps): Part<Routing> {
         shared: registries.tools,
         hooks: registries.hooks,
         agents: () => registries.agents,
+        longTermMemory: registries.longTermMemory,
         logger,
         wrapProvider: (provider) =>
           timedProvider(provider, (id, outcome, seconds) => metrics.llmRequestFinished(id, outcome, seconds)),

@@ -17,11 +17,14 @@ export interface BuiltinToolOptions {
   readonly bash?: BashToolOptions;
   readonly glob?: GlobToolOptions;
   readonly grep?: GrepToolOptions;
-  readonly memory?: MemoryToolOptions;
+  /** The memory tools' limits, or `false` for no memory tools (memory.yaml turns memory off). */
+  readonly memory?: MemoryToolOptions | false;
 }
 
-/** Read, Write, Edit, Bash, Glob, Grep, memory_store and memory_recall. */
+/** Read, Write, Edit, Bash, Glob, Grep, and (unless `memory: false`) memory_store and memory_recall. */
 export function builtinTools(options: BuiltinToolOptions = {}): Tool[] {
+  const memory =
+    options.memory === false ? [] : [createMemoryStoreTool(), createMemoryRecallTool(options.memory)];
   return [
     createReadTool(options.read),
     createWriteTool(),
@@ -29,7 +32,6 @@ export function builtinTools(options: BuiltinToolOptions = {}): Tool[] {
     createBashTool(options.bash),
     createGlobTool(options.glob),
     createGrepTool(options.grep),
-    createMemoryStoreTool(),
-    createMemoryRecallTool(options.memory),
+    ...memory,
   ];
 }
