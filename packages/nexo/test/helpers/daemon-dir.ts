@@ -3,9 +3,9 @@
  * written to a fresh directory (daemon.yaml gets a fresh state dir and no health listener unless
  * the test gives its own), loaded and validated like `nexo start` does, and the daemon started.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadDaemonConfig } from "../../src/daemon/config/index.js";
 import { Daemon } from "../../src/daemon/daemon.js";
@@ -34,7 +34,11 @@ export async function startFromDir(
   const dir = mkdtempSync(join(tmpdir(), "nexo-services-cfg-"));
   const stateDir = mkdtempSync(join(tmpdir(), "nexo-services-state-"));
   const all = { "daemon.yaml": `state_dir: ${stateDir}\nhttp: { enabled: false }\n`, ...files };
-  for (const [name, text] of Object.entries(all)) writeFileSync(join(dir, name), text);
+  for (const [name, text] of Object.entries(all)) {
+    // A name may have folders (skills/tone/SKILL.md).
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
   // The example plugins start through tsx; on a loaded machine that can outlast the default 5 s.
   const env = { PATH: process.env.PATH, NEXO_PLUGIN_INIT_TIMEOUT_MS: SLOW_MACHINE_INIT_MS, ...options.env };
   const logger = createLogger({ level: "silent" });

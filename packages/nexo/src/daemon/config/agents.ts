@@ -8,11 +8,12 @@
  * llm.yaml for the agent's tenant, the tenant exists) are made by the loader.
  */
 import { join, resolve } from "node:path";
-import { plugin } from "@nexo/wire/schemas";
+import { admin, plugin } from "@nexo/wire/schemas";
 import { z } from "zod";
 import { isValidTopic } from "../../broker/topic.js";
 import { toolPatternMatcher } from "../../engine/tools/allow-list.js";
 import { ApprovalModeSchema, TOOL_CATEGORIES } from "../../permissions.js";
+import { type PromptSkill, renderSkillsSection } from "../../skills/index.js";
 import { TenantRefSchema } from "./tenants.js";
 
 export const AGENT_ID_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
@@ -74,6 +75,14 @@ export const AgentSchema = z.strictObject({
   system_prompt: z.string().optional(),
   /** Appends "Always reply in <language>." to the system prompt. */
   language: z.string().min(1).optional(),
+  /**
+   * Skills (`skills/<name>/SKILL.md`, a tenant's own copy first) added to the system prompt, in
+   * this order. Absent or empty: none. Each must exist when the directory is loaded.
+   */
+  skills: z
+    .array(admin.SkillNameSchema)
+    .refine((names) => new Set(names).size === names.length, { error: "a skill is listed twice" })
+    .optional(),
   /** Absent: every tool. Present: only these names and `prefix*` globs. */
   allowed_tools: z.array(ToolPatternSchema).optional(),
   /** A strict allowlist: an agent receives channel traffic only through these. */
@@ -104,8 +113,14 @@ export const AgentsFileSchema = z.strictObject({ agents: z.array(AgentSchema) })
 );
 export type AgentsFile = z.output<typeof AgentsFileSchema>;
 
-/** An agent after the loader resolved its paths: `workspace` is absolute and always set. */
-export type ResolvedAgent = Omit<AgentConfig, "workspace"> & { workspace: string };
+/**
+ * An agent after the loader resolved it: `workspace` is absolute and always set, and the skills it
+ * lists are read (`loadedSkills`, in the order of `skills`).
+ */
+export type ResolvedAgent = Omit<AgentConfig, "workspace"> & {
+  workspace: string;
+  loadedSkills: PromptSkill[];
+};
 
 interface LocatedProblem {
   path: (string | number)[];
@@ -190,19 +205,31 @@ function bindingConflicts(agents: readonly AgentShape[]): LocatedProblem[] {
 }
 
 /** Makes `workspace` absolute: relative to the config dir, or `<stateDir>/workspaces/<id>`. */
-export function resolveAgentPaths(agent: AgentConfig, configDir: string, stateDir: string): ResolvedAgent {
+export function resolveAgentPaths(
+  agent: AgentConfig,
+  configDir: string,
+  stateDir: string,
+  loadedSkills: PromptSkill[] = [],
+): ResolvedAgent {
   const workspace =
     agent.workspace === undefined
       ? join(stateDir, "workspaces", agent.id)
       : resolve(configDir, agent.workspace);
-  return { ...agent, workspace };
+  return { ...agent, workspace, loadedSkills };
 }
 
-/** The system prompt the model gets: `system_prompt`, then the output-language line when set. */
+/**
+ * The system prompt the model gets: `system_prompt`, then the output-language line when set, then
+ * the agent's skills (skills/prompt.ts).
+ */
 export function agentSystemPrompt(
-  agent: Pick<AgentConfig, "system_prompt" | "language">,
+  agent: Pick<AgentConfig, "system_prompt" | "language"> & { loadedSkills?: readonly PromptSkill[] },
 ): string | undefined {
-  const parts = [agent.system_prompt?.trim(), agent.language && `Always reply in ${agent.language}.`];
+  const parts = [
+    agent.system_prompt?.trim(),
+    agent.language && `Always reply in ${agent.language}.`,
+    renderSkillsSection(agent.loadedSkills ?? []),
+  ];
   const text = parts.filter((part) => part !== undefined && part !== "").join("\n\n");
   return text === "" ? undefined : text;
 }

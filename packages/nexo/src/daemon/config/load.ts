@@ -20,6 +20,7 @@ import { DaemonFileSchema, type DaemonSettings, resolveDaemonSettings } from "./
 import { DEFAULT_MEMORY_CONFIG, type MemoryConfig, MemoryFileSchema } from "./memory.js";
 import { inspectPluginManifests } from "./plugin-manifests.js";
 import { EMPTY_PLUGINS_CONFIG, type PluginsConfig, PluginsFileSchema, resolvePluginDir } from "./plugins.js";
+import { resolveAgentSkills } from "./skills.js";
 import {
   type ConfigWarning,
   type FileResult,
@@ -175,6 +176,8 @@ export async function inspectDaemonConfig(
   });
   issues.push(...cross.issues);
   warnings.push(...cross.warnings);
+  const skills = await resolveAgentSkills(agents?.ok ? agents : undefined, absoluteDir);
+  issues.push(...skills.issues);
 
   const filesRead = KNOWN_FILES.flatMap((name) => files[name] ?? []);
   const ordered = orderIssues(issues);
@@ -188,7 +191,9 @@ export async function inspectDaemonConfig(
   }
   const config: DaemonConfig = {
     dir: absoluteDir,
-    agents: agentsFile.agents.map((agent) => resolveAgentPaths(agent, absoluteDir, daemonSettings.state_dir)),
+    agents: agentsFile.agents.map((agent) =>
+      resolveAgentPaths(agent, absoluteDir, daemonSettings.state_dir, skills.byAgent.get(agent.id)),
+    ),
     llm: llmConfig,
     broker: resolveBrokerPaths(brokerConfig, absoluteDir),
     plugins: pluginsConfig,

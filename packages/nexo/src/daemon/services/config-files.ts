@@ -110,6 +110,25 @@ export class ConfigFiles {
     });
   }
 
+  /** The config directory; UnavailableError when the daemon was not started from one. */
+  get dir(): string {
+    return this.requireSource().dir;
+  }
+
+  /**
+   * Runs a change to something in the config directory that is not one of its YAML files (a
+   * skill's SKILL.md, say) in the same one-at-a-time queue as the edits, then, when the change
+   * reports that it changed something, applies the directory with a reload.
+   */
+  change<T>(
+    task: () => Promise<{ changed: boolean; value: T }>,
+  ): Promise<{ value: T; reload: ReloadReport | undefined }> {
+    return this.serially(async () => {
+      const { changed, value } = await task();
+      return { value, reload: changed ? await this.applyNow() : undefined };
+    });
+  }
+
   /**
    * Validates the whole directory as it is on disk and swaps it in. An invalid directory keeps the
    * running config and throws InvalidConfigError with every problem.

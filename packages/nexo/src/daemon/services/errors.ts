@@ -14,7 +14,7 @@ export abstract class ServiceError extends Error {
 }
 
 /** What `NotFoundError` can be about. */
-export type ServiceSubject = "agent" | "llm_provider" | "plugin" | "mcp_server";
+export type ServiceSubject = "agent" | "llm_provider" | "plugin" | "mcp_server" | "skill" | "tenant";
 
 export class NotFoundError extends ServiceError {
   override readonly name = "NotFoundError";
@@ -62,6 +62,24 @@ export class ProviderInUseError extends ConflictError {
     ];
     const owner = tenantId === undefined ? "" : ` of tenant "${tenantId}"`;
     super(`LLM provider "${provider}"${owner} is in use by ${who.join(", ")}; change those first`);
+  }
+}
+
+/** Deleting a skill an agent still loads (no other copy of that name would take its place). */
+export class SkillInUseError extends ConflictError {
+  override readonly name = "SkillInUseError";
+
+  constructor(
+    readonly skill: string,
+    /** The tenant whose own skill it is; undefined for a global skill. */
+    readonly tenantId: string | undefined,
+    /** Agents whose `skills` would no longer resolve. */
+    readonly agents: string[],
+  ) {
+    const owner = tenantId === undefined ? "" : ` of tenant "${tenantId}"`;
+    super(
+      `skill "${skill}"${owner} is used by ${agents.map((id) => `agent "${id}"`).join(", ")}; take it out of their skills first`,
+    );
   }
 }
 

@@ -8,6 +8,7 @@
  *   services.plugins    the running plugins: list, get, restart
  *   services.mcp        mcp.yaml servers with live state: list, get, upsert, delete, status
  *   services.channels   channel kinds served and bound
+ *   services.skills     skills/<name>/SKILL.md: list, get, upsert, delete (refused while in use)
  *   services.config     the config writer: read and edit any config file, validated as a whole
  *   services.reload()   validate the config directory and swap it in
  */
@@ -20,6 +21,7 @@ import { ConfigFiles, type ConfigSource } from "./config-files.js";
 import { McpService } from "./mcp.js";
 import { type PluginsRuntime, PluginsService } from "./plugins.js";
 import { ProvidersService } from "./providers.js";
+import { SkillsService } from "./skills.js";
 
 export type { AgentDeleteResult, AgentEntry, AgentFilter, AgentPatch, AgentUpsertResult } from "./agents.js";
 export type { ChannelInfo } from "./channels.js";
@@ -33,6 +35,7 @@ export {
   ServiceError,
   type ServiceErrorKind,
   type ServiceSubject,
+  SkillInUseError,
   UnavailableError,
 } from "./errors.js";
 export type { McpDeleteResult, McpServerEntry, McpServerRecord, McpUpsertResult } from "./mcp.js";
@@ -47,6 +50,7 @@ export {
   type ProviderUpsert,
   type ProviderUpsertResult,
 } from "./providers.js";
+export type { SkillDeleteResult, SkillUpsert, SkillUpsertResult } from "./skills.js";
 export type { Patch } from "./yaml-patch.js";
 
 /** What the services run on; the daemon provides it (daemon.ts). */
@@ -72,6 +76,7 @@ export class DaemonServices {
   readonly plugins: PluginsService;
   readonly mcp: McpService;
   readonly channels: ChannelsService;
+  readonly skills: SkillsService;
 
   constructor(deps: ServicesDeps) {
     this.config = new ConfigFiles(deps.config, () => deps.reload());
@@ -80,6 +85,7 @@ export class DaemonServices {
     this.plugins = new PluginsService(deps.plugins);
     this.mcp = new McpService(this.config, deps.mcp);
     this.channels = new ChannelsService(deps.channels);
+    this.skills = new SkillsService(this.config);
   }
 
   /**
