@@ -19,6 +19,7 @@ import { DEFAULT_APPROVAL_TIMEOUT_S, loadAppServerFile } from "../doors/appserve
 import { type AppServerHost, MAX_MESSAGE_BYTES } from "../doors/appserver/host.js";
 import { ListenError, parseListen } from "../doors/appserver/listen.js";
 import { createAppServer } from "../doors/appserver/server.js";
+import { standaloneManagement } from "../doors/appserver/standalone.js";
 import { ThreadService } from "../doors/appserver/threads/service.js";
 import { listenWebSocket, type WebSocketListener } from "../doors/appserver/websocket-listener.js";
 import { createLogger } from "../log.js";
@@ -87,7 +88,10 @@ export async function runAppServer(flags: AppServerFlags, env: NodeJS.ProcessEnv
     configure: agent.configure,
     onRuntimeChanged: (threadId, runtime) => host?.broadcast("thread/runtimeChanged", { threadId, runtime }),
   });
-  host = createAppServer({ version: NEXO_VERSION, workspace, logger, threads });
+  // With a config directory the management families edit its files (nothing of it runs here).
+  const management =
+    flags.config === undefined ? undefined : standaloneManagement(resolve(flags.config), env);
+  host = createAppServer({ version: NEXO_VERSION, workspace, logger, threads, management });
   const server = host;
   let listener: WebSocketListener | undefined;
   let doorsClosed: Promise<void> | undefined;

@@ -5,8 +5,10 @@
  * table — the core's `appServerMethods` or its own — so params and results stay typed from the one
  * declaration of each shape in `@nexo/wire/schemas`.
  *
- * A family whose capability is off is simply not listed: its methods then answer -32601, exactly
- * as the protocol says a disabled family must.
+ * A family whose capability is off is simply not served: its methods then answer -32601, exactly
+ * as the protocol says a disabled family must. A family that depends on what this server runs on
+ * (the management families need the daemon's services) says so with `available`; when it is not
+ * available its methods are not registered and its flags are not advertised.
  */
 import {
   Dispatcher,
@@ -40,6 +42,8 @@ export interface MethodFamily<T extends RequestTable = RequestTable> {
   readonly name: string;
   /** The wire table the handlers' methods come from. */
   readonly methods: T;
+  /** Whether this server can serve the family at all. Default: always. */
+  available?(host: AppServerHost): boolean;
   /** The server capability flags this family makes true. Only flags for what works. */
   capabilities(host: AppServerHost): Partial<ServerCapabilities>;
   handlers: FamilyHandlers<T>;
@@ -56,6 +60,7 @@ export function serveFamily(
   connection: AppServerConnection,
   host: AppServerHost,
 ): void {
+  if (!isAvailable(family, host)) return;
   const dispatcher = new Dispatcher(
     connection.peer,
     { requests: family.methods },
@@ -74,8 +79,14 @@ export function familyCapabilities(
   host: AppServerHost,
 ): ServerCapabilities {
   const merged: ServerCapabilities = {};
-  for (const family of families) Object.assign(merged, family.capabilities(host));
+  for (const family of families) {
+    if (isAvailable(family, host)) Object.assign(merged, family.capabilities(host));
+  }
   return merged;
+}
+
+function isAvailable(family: MethodFamily, host: AppServerHost): boolean {
+  return family.available?.(host) ?? true;
 }
 
 /**

@@ -12,6 +12,7 @@ import type {
 } from "@nexo/wire/schemas/appserver";
 import type { Logger } from "../../log.js";
 import { AppServerConnection, type ConnectionKind } from "./connection.js";
+import type { AppServerManagement } from "./management.js";
 import type { OutboxLimits } from "./outbox.js";
 import type { ThreadService } from "./threads/service.js";
 
@@ -32,6 +33,8 @@ export interface AppServerHostOptions {
   logger: Logger;
   /** Threads and turns, over the session store and the engine. */
   threads: ThreadService;
+  /** The services the management families call; absent: those families are off (management.ts). */
+  management?: AppServerManagement | undefined;
   /** Registers the method families' handlers on a new connection. */
   serve: (connection: AppServerConnection) => void;
   /** The server capability flags of what is served. */
@@ -51,6 +54,7 @@ export class AppServerHost {
   readonly workspace: string;
   readonly logger: Logger;
   readonly threads: ThreadService;
+  readonly management: AppServerManagement | undefined;
   private readonly live = new Set<AppServerConnection>();
   private nextConnectionId = 1;
   private closing = false;
@@ -60,6 +64,7 @@ export class AppServerHost {
     this.workspace = options.workspace;
     this.logger = options.logger;
     this.threads = options.threads;
+    this.management = options.management;
   }
 
   /** Connections open now, in the order they came. */

@@ -4,8 +4,8 @@
  * below map each wire method name to its schemas so the door, tests and any client validate
  * against one declaration.
  *
- * Management families (cron, skills, plugins, MCP, models, terminals, automations, external
- * channels, sub-agent profiles) and the `ext/*` bridges are separate concerns and not declared here.
+ * The management families (models, MCP, sub-agent profiles, …) declare their own method tables in
+ * their own files (`modelMethods`, `mcpMethods`, …), each served by the door's family of that name.
  */
 import type { z } from "zod";
 import { method, notification } from "../jsonrpc.js";
@@ -88,7 +88,10 @@ export * from "./common.js";
 export * from "./errors.js";
 export * from "./initialize.js";
 export * from "./items.js";
+export * from "./mcp.js";
+export * from "./models.js";
 export * from "./notifications.js";
+export * from "./subagents.js";
 export * from "./threads.js";
 export * from "./tools.js";
 export * from "./turns.js";

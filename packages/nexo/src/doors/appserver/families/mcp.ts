@@ -1,0 +1,187 @@
+/**
+ * `mcp/list|get|upsert|remove` (`mcpManagement`) over the servers of mcp.yaml, and
+ * `mcp/status/list` (`mcpStatus`) with their live state where the daemon runs them.
+ *
+ * The wire names fields the protocol's way (camelCase, `streamableHttp`, seconds); mcp.yaml keeps
+ * nexo's (snake_case, `streamable_http`, milliseconds). `mcp/upsert` replaces the whole entry: a
+ * field the client leaves out is removed from the file; every other line of mcp.yaml, comments
+ * included, stays as it was. The edit is validated with the whole config directory before it is
+ * written, and the daemon reconnects the server before the reply.
+ */
+import {
+  AppServerErrorCode as Code,
+  type McpServerConfig,
+  type McpServerStatus,
+  mcpMethods,
+  mcpStatusMethods,
+} from "@nexo/wire/schemas/appserver";
+import type { McpServerEntry, McpServerRecord, Patch } from "../../../daemon/services/index.js";
+import { serverNameProblem } from "../../../extensions/mcp/config.js";
+import { type Call, defineFamily } from "../family.js";
+import { familyError, viaServices } from "../management.js";
+import { announceConfigChange, managesConfig, managesLive, servicesOf } from "./managed.js";
+
+const CODES = {
+  not_found: Code.mcpServerNotFound,
+  invalid_config: Code.mcpServerValidationFailed,
+  conflict: Code.mcpServerNameConflict,
+};
+
+const STDIO_ONLY = ["command", "args", "env", "cwd"] as const;
+const HTTP_ONLY = ["url", "httpHeaders"] as const;
+
+const seconds = (ms: number | undefined) => (ms === undefined ? undefined : ms / 1000);
+const millis = (s: number | null | undefined) => (s == null ? null : Math.round(s * 1000));
+
+/** An mcp.yaml entry as the protocol shows it. */
+export function toWire(record: McpServerRecord): McpServerConfig {
+  const entry = record.entry as Record<string, unknown> & McpServerEntry;
+  const common = {
+    name: record.name,
+    enabled: entry.enabled !== false,
+    origin: { kind: "workspace" as const },
+    readOnly: false,
+    ...(entry.startup_timeout_ms === undefined
+      ? {}
+      : { startupTimeoutSec: seconds(entry.startup_timeout_ms) }),
+    ...(entry.call_timeout_ms === undefined ? {} : { toolTimeoutSec: seconds(entry.call_timeout_ms) }),
+  };
+  if (entry.transport === "stdio") {
+    return {
+      ...common,
+      transport: "stdio",
+      command: entry.command,
+      args: (entry.args ?? []).map(String),
+      env: Object.fromEntries(Object.entries(entry.env ?? {}).map(([k, v]) => [k, String(v)])),
+      ...(entry.cwd === undefined ? {} : { cwd: entry.cwd }),
+    };
+  }
+  return { ...common, transport: "streamableHttp", url: entry.url, httpHeaders: entry.headers ?? {} };
+}
+
+/** The whole entry the client sent, as a patch that also removes every key it left out. */
+function toPatch(server: McpServerConfig): Patch<McpServerEntry> {
+  const misplaced = (server.transport === "stdio" ? HTTP_ONLY : STDIO_ONLY).filter(
+    (key) => server[key] !== undefined && server[key] !== null,
+  );
+  if (misplaced.length > 0) {
+    throw familyError(
+      Code.mcpServerValidationFailed,
+      "MCP server validation failed",
+      `a ${server.transport} server does not take ${misplaced.join(", ")}`,
+    );
+  }
+  const needed = server.transport === "stdio" ? "command" : "url";
+  if (!server[needed]) {
+    throw familyError(
+      Code.mcpServerValidationFailed,
+      "MCP server validation failed",
+      `a ${server.transport} server needs ${needed}`,
+    );
+  }
+  const common = {
+    enabled: server.enabled ?? true,
+    startup_timeout_ms: millis(server.startupTimeoutSec),
+    call_timeout_ms: millis(server.toolTimeoutSec),
+  };
+  if (server.transport === "stdio") {
+    return {
+      ...common,
+      transport: "stdio",
+      command: server.command ?? null,
+      args: server.args ?? null,
+      env: server.env ?? null,
+      cwd: server.cwd ?? null,
+    } as Patch<McpServerEntry>;
+  }
+  return {
+    ...common,
+    transport: "streamable_http",
+    url: server.url ?? null,
+    headers: server.httpHeaders ?? null,
+  } as Patch<McpServerEntry>;
+}
+
+async function upsert(server: McpServerConfig, call: Call): Promise<{ server: McpServerConfig }> {
+  const problem = serverNameProblem(server.name);
+  if (problem !== undefined) {
+    throw familyError(
+      Code.mcpServerValidationFailed,
+      "MCP server validation failed",
+      `name "${server.name}" ${problem}`,
+    );
+  }
+  const services = servicesOf(call);
+  const patch = toPatch(server);
+  const clash = (await viaServices(CODES, () => services.mcp.list())).find(
+    (other) => other.name !== server.name && other.name.toLowerCase() === server.name.toLowerCase(),
+  );
+  if (clash !== undefined) {
+    throw familyError(
+      Code.mcpServerNameConflict,
+      "MCP server name conflict",
+      `"${server.name}" differs from the existing server "${clash.name}" only in case`,
+    );
+  }
+  const result = await viaServices(CODES, () => services.mcp.upsert(server.name, patch));
+  announceConfigChange(call.host, "mcp/upsert", ["mcp"]);
+  return { server: toWire(result.server) };
+}
+
+/** The live state in the protocol's words; a server not started yet (or disabled) has none. */
+export function toStatus(record: McpServerRecord): McpServerStatus {
+  const wire = toWire(record);
+  const state = record.status?.state;
+  return {
+    name: record.name,
+    enabled: wire.enabled ?? true,
+    startupState:
+      wire.enabled === false
+        ? "disabled"
+        : state === "connected"
+          ? "ready"
+          : state === "failed"
+            ? "error"
+            : "starting",
+    toolCount: record.status?.tools.length ?? 0,
+    lastError: record.status?.error ?? null,
+    transport: wire.transport,
+  };
+}
+
+export const mcpFamily = defineFamily({
+  name: "mcp",
+  methods: mcpMethods,
+  available: managesConfig,
+  capabilities: () => ({ mcpManagement: true }),
+  handlers: {
+    "mcp/list": async (_params, call) => {
+      const servers = await viaServices(CODES, () => servicesOf(call).mcp.list());
+      return { servers: servers.map(toWire) };
+    },
+    "mcp/get": async ({ name }, call) => ({
+      server: toWire(await viaServices(CODES, () => servicesOf(call).mcp.get(name))),
+    }),
+    "mcp/upsert": ({ server }, call) => upsert(server, call),
+    "mcp/remove": async ({ name }, call) => {
+      const services = servicesOf(call);
+      await viaServices(CODES, () => services.mcp.get(name));
+      const { removed } = await viaServices(CODES, () => services.mcp.delete(name));
+      announceConfigChange(call.host, "mcp/remove", ["mcp"]);
+      return { removed };
+    },
+  },
+});
+
+export const mcpStatusFamily = defineFamily({
+  name: "mcp-status",
+  methods: mcpStatusMethods,
+  available: managesLive,
+  capabilities: () => ({ mcpStatus: true }),
+  handlers: {
+    "mcp/status/list": async (_params, call) => {
+      const servers = await viaServices(CODES, () => servicesOf(call).mcp.list());
+      return { servers: servers.map(toStatus) };
+    },
+  },
+});

@@ -1,0 +1,69 @@
+/**
+ * SubAgent profiles (`subAgentManagement`): the agents a thread's agent may hand work to. In nexo
+ * a profile is an agent of the config directory; `definition` is its entry as the config writes
+ * it (keys of the server's own config format).
+ */
+import { z } from "zod";
+import { method } from "../jsonrpc.js";
+import { EmptyObjectSchema } from "./common.js";
+
+export const SubAgentDefinitionSchema = z.record(z.string(), z.unknown());
+export type SubAgentDefinition = z.infer<typeof SubAgentDefinitionSchema>;
+
+export const SubAgentProfileEntrySchema = z.looseObject({
+  name: z.string().min(1),
+  isBuiltIn: z.boolean(),
+  isTemplate: z.boolean(),
+  hasWorkspaceOverride: z.boolean(),
+  isDefault: z.boolean(),
+  enabled: z.boolean(),
+  definition: SubAgentDefinitionSchema,
+  builtInDefaults: SubAgentDefinitionSchema.optional(),
+  diagnostic: z.looseObject({
+    enabled: z.boolean(),
+    binaryResolved: z.boolean(),
+    hiddenFromPrompt: z.boolean(),
+    hiddenReason: z.string().optional(),
+    warnings: z.array(z.string()),
+  }),
+});
+export type SubAgentProfileEntry = z.infer<typeof SubAgentProfileEntrySchema>;
+
+export const SubAgentProfilesListResultSchema = z.looseObject({
+  defaultName: z.string(),
+  settings: z.looseObject({
+    externalCliSessionResumeEnabled: z.boolean(),
+    model: z.string().nullable(),
+  }),
+  profiles: z.array(SubAgentProfileEntrySchema),
+});
+export type SubAgentProfilesListResult = z.infer<typeof SubAgentProfilesListResultSchema>;
+
+export const SubAgentNameParamsSchema = z.looseObject({ name: z.string().min(1) });
+export type SubAgentNameParams = z.infer<typeof SubAgentNameParamsSchema>;
+
+export const SubAgentSetEnabledParamsSchema = z.looseObject({
+  name: z.string().min(1),
+  enabled: z.boolean(),
+});
+export type SubAgentSetEnabledParams = z.infer<typeof SubAgentSetEnabledParamsSchema>;
+
+export const SubAgentUpsertParamsSchema = z.looseObject({
+  name: z.string().min(1),
+  /** The whole definition: keys it does not carry are removed from the entry. */
+  definition: SubAgentDefinitionSchema,
+});
+export type SubAgentUpsertParams = z.infer<typeof SubAgentUpsertParamsSchema>;
+
+export const SubAgentProfileResultSchema = z.looseObject({ profile: SubAgentProfileEntrySchema });
+export type SubAgentProfileResult = z.infer<typeof SubAgentProfileResultSchema>;
+
+export const SubAgentRemoveResultSchema = z.looseObject({ name: z.string(), removed: z.boolean() });
+export type SubAgentRemoveResult = z.infer<typeof SubAgentRemoveResultSchema>;
+
+export const subAgentMethods = {
+  "subagent/profiles/list": method(EmptyObjectSchema, SubAgentProfilesListResultSchema),
+  "subagent/profiles/setEnabled": method(SubAgentSetEnabledParamsSchema, SubAgentProfileResultSchema),
+  "subagent/profiles/upsert": method(SubAgentUpsertParamsSchema, SubAgentProfileResultSchema),
+  "subagent/profiles/remove": method(SubAgentNameParamsSchema, SubAgentRemoveResultSchema),
+} as const;
