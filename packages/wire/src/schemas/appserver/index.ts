@@ -91,6 +91,7 @@ export * from "./items.js";
 export * from "./mcp.js";
 export * from "./models.js";
 export * from "./notifications.js";
+export * from "./skills.js";
 export * from "./subagents.js";
 export * from "./threads.js";
 export * from "./tools.js";

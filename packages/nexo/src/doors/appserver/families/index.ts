@@ -7,6 +7,7 @@ import type { MethodFamily } from "../family.js";
 import { commandFamily } from "./commands.js";
 import { mcpFamily, mcpStatusFamily } from "./mcp.js";
 import { modelFamily } from "./models.js";
+import { skillsFamily } from "./skills.js";
 import { subAgentFamily } from "./subagents.js";
 import { threadFamily } from "./threads.js";
 import { turnFamily } from "./turns.js";
@@ -19,4 +20,5 @@ export const FAMILIES: readonly MethodFamily[] = [
   mcpFamily,
   mcpStatusFamily,
   subAgentFamily,
+  skillsFamily,
 ];
