@@ -14,13 +14,13 @@ import { mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { LineTransport } from "@nexo/wire";
 import { ConfigError } from "../config/index.js";
-import { agentFactory } from "../doors/appserver/agent.js";
-import { DEFAULT_APPROVAL_TIMEOUT_S, loadAppServerFile } from "../doors/appserver/config.js";
-import { type AppServerHost, MAX_MESSAGE_BYTES } from "../doors/appserver/host.js";
-import { ListenError, parseListen } from "../doors/appserver/listen.js";
-import { createAppServer } from "../doors/appserver/server.js";
+import { DEFAULT_APPROVAL_TIMEOUT_S } from "../daemon/config/appserver.js";
+import { ListenError, parseListen } from "../daemon/config/appserver-listen.js";
+import { standaloneSessions } from "../doors/appserver/agent.js";
+import { loadAppServerFile } from "../doors/appserver/config.js";
+import { MAX_MESSAGE_BYTES } from "../doors/appserver/host.js";
+import { createThreadedAppServer } from "../doors/appserver/server.js";
 import { standaloneManagement } from "../doors/appserver/standalone.js";
-import { ThreadService } from "../doors/appserver/threads/service.js";
 import { listenWebSocket, type WebSocketListener } from "../doors/appserver/websocket-listener.js";
 import { createLogger } from "../log.js";
 import { DATABASE_FILE, defaultStateDir } from "../paths.js";
@@ -73,9 +73,8 @@ export async function runAppServer(flags: AppServerFlags, env: NodeJS.ProcessEnv
   }
 
   const stateDir = flags.stateDir ? resolve(flags.stateDir) : defaultStateDir(env);
-  const agent = agentFactory({ flags, env, logger });
-  let host: AppServerHost | undefined;
-  const threads = new ThreadService({
+  const server = createThreadedAppServer({
+    version: NEXO_VERSION,
     workspace,
     logger,
     approvalTimeoutMs: (file.approval_timeout_s ?? DEFAULT_APPROVAL_TIMEOUT_S) * 1000,
@@ -84,15 +83,11 @@ export async function runAppServer(flags: AppServerFlags, env: NodeJS.ProcessEnv
       mkdirSync(stateDir, { recursive: true, mode: 0o700 });
       return Store.open(join(stateDir, DATABASE_FILE));
     },
-    openSession: agent.openSession,
-    configure: agent.configure,
-    onRuntimeChanged: (threadId, runtime) => host?.broadcast("thread/runtimeChanged", { threadId, runtime }),
+    sessions: standaloneSessions({ flags, env, logger }),
+    // With a config directory the management families edit its files (nothing of it runs here).
+    management: flags.config === undefined ? undefined : standaloneManagement(resolve(flags.config), env),
   });
-  // With a config directory the management families edit its files (nothing of it runs here).
-  const management =
-    flags.config === undefined ? undefined : standaloneManagement(resolve(flags.config), env);
-  host = createAppServer({ version: NEXO_VERSION, workspace, logger, threads, management });
-  const server = host;
+  const { threads } = server;
   let listener: WebSocketListener | undefined;
   let doorsClosed: Promise<void> | undefined;
   const closeDoors = (reason: string): Promise<void> => {

@@ -3,6 +3,10 @@
  * (the lock, the health listener, the store, the broker, plugins, MCP, routing, channels, the
  * config watcher), serve until SIGINT/SIGTERM, stop them in reverse, exit 0.
  *
+ * Doors that run inside the daemon are composed here, above it: when appserver.yaml names a
+ * `listen` address, the AppServer (doors/appserver/daemon-door.ts) starts after the daemon's
+ * components and stops before them.
+ *
  * Config problems are printed with file, line and key and exit 2; nothing is started then. A
  * component that cannot start (the state dir is locked, the health port is taken, NATS is
  * unreachable, …) stops the ones started before it, is named on stderr with a hint, and exits 1.
@@ -10,10 +14,10 @@
 import { ConfigError } from "../config/index.js";
 import { loadDaemonConfig } from "../daemon/config/index.js";
 import { Daemon } from "../daemon/daemon.js";
-import { ComponentStartError } from "../daemon/lifecycle.js";
+import { type Component, ComponentStartError } from "../daemon/lifecycle.js";
 import { specFromConfig } from "../daemon/spec.js";
 import { installExitHooks } from "../extensions/reaper.js";
-import { createLogger } from "../log.js";
+import { createLogger, type Logger } from "../log.js";
 
 /** `startupEnv` is the CLI's start-up view of the environment (secrets included, see secrets/capture.ts). */
 export async function runStart(
@@ -37,6 +41,7 @@ export async function runStart(
   // Whatever happens to this process, no plugin or MCP server outlives it.
   const removeHooks = installExitHooks({ signals: [] });
   let daemon: Daemon;
+  const doors: Component[] = [];
   try {
     daemon = await Daemon.start(spec);
   } catch (error) {
@@ -46,11 +51,25 @@ export async function runStart(
     process.stderr.write(`nexo start: ${error.message}\n`);
     return 1;
   }
+  if (config.appserver !== undefined) {
+    const { appServerDoor } = await import("../doors/appserver/daemon-door.js");
+    const door = appServerDoor(daemon, config.appserver, logger.child({ component: "appserver" }));
+    try {
+      await door.start();
+      doors.push(door);
+    } catch (error) {
+      process.stderr.write(`nexo start: the AppServer cannot start: ${(error as Error).message}\n`);
+      await daemon.stop("the AppServer could not start");
+      removeHooks();
+      return 1;
+    }
+  }
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       process.off("SIGINT", onInt);
       process.off("SIGTERM", onTerm);
-      daemon.stop(`received ${signal}`).then(resolve, (error: Error) => {
+      const reason = `received ${signal}`;
+      stopAll(doors, daemon, reason, logger).then(resolve, (error: Error) => {
         logger.error({ err: error.stack }, "shutdown failed");
         resolve();
       });
@@ -62,4 +81,21 @@ export async function runStart(
   });
   removeHooks();
   return 0;
+}
+
+/** The doors first (newest first), so no client reaches a daemon whose parts are stopping. */
+async function stopAll(
+  doors: readonly Component[],
+  daemon: Daemon,
+  reason: string,
+  logger: Logger,
+): Promise<void> {
+  for (const door of [...doors].reverse()) {
+    try {
+      await door.stop(reason);
+    } catch (error) {
+      logger.error({ door: door.name, err: (error as Error).stack }, "a door failed to stop");
+    }
+  }
+  await daemon.stop(reason);
 }

@@ -9,11 +9,11 @@ import { buildToolRegistry, createAgentSession } from "../engine/assemble.js";
 import type { HookRunner } from "../engine/hooks.js";
 import type { TenantProviders } from "../engine/providers/llm-config.js";
 import type { AgentSession } from "../engine/session.js";
-import type { MinimalLogger } from "../engine/session-types.js";
+import type { MinimalLogger, TranscriptSink } from "../engine/session-types.js";
 import { LayeredTools } from "../engine/tools/layered.js";
 import type { ToolRegistry } from "../engine/tools/registry.js";
 import type { ApprovalMode, LlmProvider } from "../engine/types.js";
-import type { Store } from "../store/index.js";
+import type { Session, Store } from "../store/index.js";
 import { LongTermMemory } from "./long-term-memory.js";
 import type { InboundMessage } from "./routing/inbound.js";
 import type { SessionKey, SessionOpener } from "./routing/router.js";
@@ -90,6 +90,26 @@ export class DaemonSessions implements SessionOpener {
     this.ownTools.clear();
   }
 
+  /**
+   * A session of `agentId` for a conversation whose record another door keeps (an AppServer
+   * thread): the agent's model, tools (plugins and MCP servers included), hooks and approval
+   * settings, with the record's transcript as history. Not cached here: the door owns it. Unlike
+   * channel sessions, a client is there to answer approval requests.
+   */
+  openFor(agentId: string, record: Session): AgentSession {
+    const agent = this.options.agents().get(agentId);
+    if (!agent) throw new Error(`agent ${agentId} is not configured`);
+    const { store } = this.options;
+    return this.build(
+      agent,
+      record,
+      {
+        append: (sessionId, message) => void store.transcripts.append(sessionId, message),
+      },
+      false,
+    );
+  }
+
   private load(key: SessionKey, agent: AgentRuntimeSettings): AgentSession {
     const { store } = this.options;
     const lookup = {
@@ -105,6 +125,31 @@ export class DaemonSessions implements SessionOpener {
         ...(agent.tenantId ? { tenantId: agent.tenantId } : {}),
         approvalMode: agent.mode,
       });
+    const sink: TranscriptSink = {
+      append: (sessionId, message) => {
+        const inbound = message.role === "user" ? this.inboundOf.get(sessionId) : undefined;
+        const isUserText = inbound && message.content.some((b) => b.type === "text");
+        store.transcripts.append(sessionId, {
+          role: message.role,
+          content: message.content,
+          sourcePlugin: inbound?.kind ?? null,
+          ...(isUserText
+            ? { senderId: inbound.senderId ?? inbound.contact, messageId: inbound.messageId ?? null }
+            : {}),
+        });
+        if (isUserText) this.inboundOf.delete(sessionId);
+      },
+    };
+    return this.build(agent, record, sink, true);
+  }
+
+  private build(
+    agent: AgentRuntimeSettings,
+    record: Session,
+    sink: TranscriptSink,
+    channel: boolean,
+  ): AgentSession {
+    const { store } = this.options;
     const resolved = this.options.providers.resolve(agent.provider, agent.tenantId);
     const provider = this.options.wrapProvider ? this.options.wrapProvider(resolved) : resolved;
     const longTerm = this.options.longTermMemory ?? new LongTermMemory();
@@ -134,28 +179,14 @@ export class DaemonSessions implements SessionOpener {
       workspace: agent.workspace,
       ...(memory ? { memory } : {}),
       history: store.transcripts.messages(record.id),
-      sink: {
-        append: (sessionId, message) => {
-          const inbound = message.role === "user" ? this.inboundOf.get(sessionId) : undefined;
-          const isUserText = inbound && message.content.some((b) => b.type === "text");
-          store.transcripts.append(sessionId, {
-            role: message.role,
-            content: message.content,
-            sourcePlugin: inbound?.kind ?? null,
-            ...(isUserText
-              ? { senderId: inbound.senderId ?? inbound.contact, messageId: inbound.messageId ?? null }
-              : {}),
-          });
-          if (isUserText) this.inboundOf.delete(sessionId);
-        },
-      },
+      sink,
       registry: new LayeredTools([this.toolsOf(agent.id, settings), this.options.shared]),
       ...(this.options.hooks ? { hooks: this.options.hooks } : {}),
       mode: agent.mode,
       allowList: agent.allow,
       grants: record.alwaysAllow,
       ...(agent.allowedTools ? { toolAllowList: agent.allowedTools } : {}),
-      approvalsUnavailable: CHANNEL_APPROVAL_REFUSAL,
+      ...(channel ? { approvalsUnavailable: CHANNEL_APPROVAL_REFUSAL } : {}),
       ...(this.options.logger ? { logger: this.options.logger } : {}),
     });
     return session;

@@ -14,6 +14,7 @@ import { ConfigError, type ConfigIssue, type Env } from "../../config/index.js";
 import { type LlmConfig, LlmConfigSchema } from "../../engine/providers/llm-config.js";
 import { type McpConfig, McpConfigSchema } from "../../extensions/mcp/config.js";
 import { AgentsFileSchema, type ResolvedAgent, resolveAgentPaths } from "./agents.js";
+import { AppServerFileSchema, type DaemonAppServer, daemonAppServer } from "./appserver.js";
 import { BrokerFileSchema, DEFAULT_BROKER_CONFIG, resolveBrokerPaths } from "./broker.js";
 import { crossCheck } from "./cross-checks.js";
 import { DaemonFileSchema, type DaemonSettings, resolveDaemonSettings } from "./daemon.js";
@@ -24,6 +25,7 @@ import { resolveAgentSkills } from "./skills.js";
 import {
   type ConfigWarning,
   type FileResult,
+  issueAt,
   KNOWN_FILES,
   type KnownFile,
   readConfigFile,
@@ -53,6 +55,8 @@ export interface DaemonConfig {
   readonly memory: MemoryConfig;
   readonly tenants: TenantConfig[];
   readonly daemon: DaemonSettings;
+  /** The AppServer to serve over a WebSocket (appserver.yaml with `listen`); absent otherwise. */
+  readonly appserver: DaemonAppServer | undefined;
   /** The config files that were read (absent optional files are not listed). */
   readonly files: string[];
   readonly warnings: ConfigWarning[];
@@ -121,7 +125,7 @@ export async function inspectDaemonConfig(
   }
   const readKnown = <S extends z.ZodType>(file: string | undefined, schema: S) =>
     file === undefined ? undefined : readConfigFile(file, schema, env, texts.get(file));
-  const [agents, llm, broker, plugins, mcp, memory, tenants, daemon] = await Promise.all([
+  const [agents, llm, broker, plugins, mcp, memory, tenants, daemon, appserver] = await Promise.all([
     readKnown(files.agents, AgentsFileSchema),
     readKnown(files.llm, LlmConfigSchema),
     readKnown(files.broker, BrokerFileSchema),
@@ -130,6 +134,7 @@ export async function inspectDaemonConfig(
     readKnown(files.memory, MemoryFileSchema),
     readKnown(files.tenants, TenantsFileSchema),
     readKnown(files.daemon, DaemonFileSchema),
+    readKnown(files.appserver, AppServerFileSchema),
   ]);
   if (files.agents === undefined) {
     issues.push({
@@ -148,6 +153,9 @@ export async function inspectDaemonConfig(
   const mcpConfig = read(mcp);
   const memoryConfig = read(memory);
   const tenantsFile = read(tenants);
+  const appServer =
+    read(appserver) !== undefined && appserver?.ok ? checkAppServer(appserver, agentsFile, env) : undefined;
+  if (appServer !== undefined && !appServer.ok) issues.push(appServer.issue);
 
   let pluginsConfig: PluginsConfig | undefined =
     files.plugins === undefined ? EMPTY_PLUGINS_CONFIG : undefined;
@@ -201,10 +209,36 @@ export async function inspectDaemonConfig(
     memory: memoryConfig ?? DEFAULT_MEMORY_CONFIG,
     tenants: tenantsFile?.tenants ?? [],
     daemon: daemonSettings,
+    appserver: appServer?.ok ? appServer.value : undefined,
     files: filesRead,
     warnings,
   };
   return { dir: absoluteDir, files: filesRead, issues: [], warnings, config };
+}
+
+/** appserver.yaml as the daemon serves it: a WebSocket it may open, answered by an agent that exists. */
+function checkAppServer(
+  source: Extract<FileResult<z.output<typeof AppServerFileSchema>>, { ok: true }>,
+  agentsFile: { agents: Array<{ id: string }> } | undefined,
+  env: Env,
+): { ok: true; value: DaemonAppServer | undefined } | { ok: false; issue: ConfigIssue } {
+  const served = daemonAppServer(source.value, env);
+  if (!served.ok) {
+    const key = served.key === "token" && source.value.token === undefined ? "listen" : served.key;
+    return { ok: false, issue: issueAt(source.file, source.locate, [key], served.problem) };
+  }
+  if (served.value === undefined || agentsFile === undefined) return served;
+  const ids = agentsFile.agents.map((a) => a.id);
+  const agent = source.value.agent ?? (ids.length === 1 ? ids[0] : undefined);
+  if (agent === undefined) {
+    const problem = `agents.yaml has ${ids.length} agents: name the one that answers threads (agent: ${ids[0] ?? "ID"})`;
+    return { ok: false, issue: issueAt(source.file, source.locate, ["listen"], problem) };
+  }
+  if (!ids.includes(agent)) {
+    const problem = `unknown agent "${agent}" (agents.yaml has: ${ids.join(", ") || "none"})`;
+    return { ok: false, issue: issueAt(source.file, source.locate, ["agent"], problem) };
+  }
+  return { ok: true, value: { ...served.value, agent } };
 }
 
 /** A stdio server's relative `cwd` starts at the config dir, whoever starts the server later. */

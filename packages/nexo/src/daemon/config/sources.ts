@@ -31,6 +31,7 @@ export const KNOWN_FILES = [
   "memory",
   "tenants",
   "daemon",
+  "appserver",
 ] as const;
 export type KnownFile = (typeof KNOWN_FILES)[number];
 

@@ -2,9 +2,11 @@
  * The agent behind every AppServer thread: which model answers, which tools it has, and how a
  * thread's configuration applies to it.
  *
- * - The provider comes from the flags and the environment exactly as for `nexo agent` (the offline
- *   scripted model when nothing is configured). It is resolved on the first thread that runs, so
- *   `initialize` never waits for a provider library to load.
+ * - `nexo app-server`: the provider comes from the flags and the environment exactly as for
+ *   `nexo agent` (the offline scripted model when nothing is configured). It is resolved on the
+ *   first thread that runs, so `initialize` never waits for a provider library to load.
+ * - `nexo start`: the agent appserver.yaml names, with the daemon's providers, plugins and MCP
+ *   tools (daemon-door.ts).
  * - Approvals: read-only tools (`info`) run without asking; file changes ask as `file`, commands as
  *   `shell`. `approvalPolicy: autoApprove` runs everything without asking.
  * - `mode: plan` offers the model only the read-only tools, so it can look and plan but not act.
@@ -23,20 +25,24 @@ export interface AgentOptions {
   logger: Logger;
 }
 
+/** Builds a thread's engine session; the policy and plan-mode handling is added by agentFactory. */
+export type SessionSource = (request: OpenSessionRequest) => AgentSession | Promise<AgentSession>;
+
 /** Tools a plan-mode thread keeps. */
 const readOnly = (tool: Tool): boolean => tool.category === "info";
 
-export function agentFactory(options: AgentOptions) {
+/**
+ * `nexo app-server`'s own sessions: the provider from the flags and the environment (resolved on
+ * first use), the built-in tools, the thread's workspace.
+ */
+export function standaloneSessions(options: AgentOptions): SessionSource {
   let resolved: ReturnType<typeof import("../jsonstream/bootstrap.js")["resolveProvider"]> | undefined;
-  /** The configured tool filter of each session, before plan mode narrows it. */
-  const baseFilters = new WeakMap<AgentSession, ((tool: Tool) => boolean) | undefined>();
-
-  const openSession = async (request: OpenSessionRequest): Promise<AgentSession> => {
+  return async (request) => {
     const [{ resolveProvider, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS }, { createAgentSession }] =
       await Promise.all([import("../jsonstream/bootstrap.js"), import("../../engine/assemble.js")]);
     resolved ??= resolveProvider(options.flags, options.env);
     const { record, store, history, workspace } = request;
-    const session = createAgentSession({
+    return createAgentSession({
       sessionId: record.id,
       agentId: record.agentId,
       provider: resolved.provider,
@@ -52,6 +58,21 @@ export function agentFactory(options: AgentOptions) {
       allowList: ["info"],
       logger: options.logger,
     });
+  };
+}
+
+/**
+ * The thread side of every session, whatever built it: "always" grants and mode changes are saved
+ * with the thread's record, and a thread's configuration (model, approval policy, plan mode) is
+ * applied to it.
+ */
+export function agentFactory(source: SessionSource) {
+  /** The configured tool filter of each session, before plan mode narrows it. */
+  const baseFilters = new WeakMap<AgentSession, ((tool: Tool) => boolean) | undefined>();
+
+  const openSession = async (request: OpenSessionRequest): Promise<AgentSession> => {
+    const session = await source(request);
+    const { record, store } = request;
     session.policy.onChange = () => {
       store.sessions.update(record.id, {
         approvalMode: session.policy.mode,

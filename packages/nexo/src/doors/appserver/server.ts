@@ -1,11 +1,17 @@
 /**
- * Assembles an AppServer: the host with every listed method family served on each connection.
- * Listeners (stdio in the CLI, websocket-listener.ts) hand it their transports.
+ * Assembles an AppServer: the host with every listed method family served on each connection, and
+ * its threads over a store and a source of engine sessions. Listeners (stdio in the CLI,
+ * websocket-listener.ts) hand it their transports. `nexo app-server` and the daemon's door
+ * (daemon-door.ts) both build theirs here.
  */
+
 import type { Logger } from "../../log.js";
+import type { Store } from "../../store/index.js";
+import { agentFactory, type SessionSource } from "./agent.js";
 import { FAMILIES } from "./families/index.js";
 import { familyCapabilities, type MethodFamily, serveFamily } from "./family.js";
 import { AppServerHost, type AppServerHostOptions } from "./host.js";
+import { ThreadService } from "./threads/service.js";
 
 export interface AppServerOptions extends Omit<AppServerHostOptions, "serve" | "capabilities" | "logger"> {
   logger: Logger;
@@ -22,5 +28,34 @@ export function createAppServer(options: AppServerOptions): AppServerHost {
     },
     capabilities: () => familyCapabilities(families, host),
   });
+  return host;
+}
+
+export interface ThreadedAppServerOptions extends Omit<AppServerOptions, "threads"> {
+  approvalTimeoutMs: number;
+  /** The agent id threads are filed under. */
+  agentId?: string;
+  /** Opened on first use, so `initialize` never waits for a database. */
+  openStore: () => Promise<Store>;
+  /** Where a thread's engine session comes from. */
+  sessions: SessionSource;
+}
+
+/** An AppServer whose threads are sessions of `openStore`'s store, run by `sessions`' agents. */
+export function createThreadedAppServer(options: ThreadedAppServerOptions): AppServerHost {
+  const { approvalTimeoutMs, agentId, openStore, sessions, ...rest } = options;
+  const agent = agentFactory(sessions);
+  let host: AppServerHost | undefined;
+  const threads = new ThreadService({
+    workspace: options.workspace,
+    logger: options.logger,
+    approvalTimeoutMs,
+    ...(agentId === undefined ? {} : { agentId }),
+    openStore,
+    openSession: agent.openSession,
+    configure: agent.configure,
+    onRuntimeChanged: (threadId, runtime) => host?.broadcast("thread/runtimeChanged", { threadId, runtime }),
+  });
+  host = createAppServer({ ...rest, threads });
   return host;
 }

@@ -1,7 +1,7 @@
 /** `--listen` parsing: the three forms, and the refusals (no token off loopback, wss, bad forms). */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ListenError, parseListen } from "../../../src/doors/appserver/listen.js";
+import { ListenError, parseListen } from "../../../src/daemon/config/appserver-listen.js";
 
 const TOKEN = "t0ken-long-enough-1234";
 

@@ -6,10 +6,11 @@
  *   ws+stdio://HOST:PORT  both at once
  *
  * A WebSocket on an address other machines can reach needs a token; that rule lives here so no
- * caller can start such a listener without it.
+ * caller can start such a listener without it. It sits with the daemon's config because both
+ * `nexo app-server --listen` and the daemon's appserver.yaml are read through it.
  */
-import { isLoopbackHost } from "../../daemon/config/daemon.js";
-import { tokenProblem } from "../../daemon/http-auth.js";
+import { tokenProblem } from "../http-auth.js";
+import { isLoopbackHost } from "./daemon.js";
 
 export interface ListenPlan {
   stdio: boolean;

@@ -1,0 +1,75 @@
+/**
+ * `appserver.yaml` (optional): the AppServer protocol (DotCraft's clients) served next to the other
+ * doors. `nexo start` serves it over a WebSocket when the file names a `listen` address;
+ * `nexo app-server --config DIR` reads the same file (its flags win).
+ *
+ *   listen: ws://127.0.0.1:9100
+ *   token: ${NEXO_APPSERVER_TOKEN}   # else NEXO_APPSERVER_TOKEN itself; required off loopback
+ *   agent: assistant                 # the agents.yaml agent that answers threads (nexo start)
+ *   approval_timeout_s: 120          # an unanswered approval then fails its turn (-32020)
+ */
+import { z } from "zod";
+import type { Env } from "../../config/index.js";
+import { ListenError, type ListenPlan, parseListen } from "./appserver-listen.js";
+
+export const DEFAULT_APPROVAL_TIMEOUT_S = 120;
+
+export const AppServerFileSchema = z.strictObject({
+  /** stdio://, ws://HOST:PORT or ws+stdio://HOST:PORT (appserver-listen.ts); the daemon takes ws:// only. */
+  listen: z.string().min(1).optional(),
+  /** Required as `?token=` on the WebSocket; required for a non-loopback listen. */
+  token: z.string().min(1).optional(),
+  /** The agent of agents.yaml whose model, tools and plugins answer threads (nexo start). */
+  agent: z.string().min(1).optional(),
+  /** How long an approval request waits for an answer. Default 120 s. */
+  approval_timeout_s: z.number().positive().max(86_400).optional(),
+});
+export type AppServerFile = z.infer<typeof AppServerFileSchema>;
+
+/** The token to require: the file's, else NEXO_APPSERVER_TOKEN. */
+export function appServerToken(file: AppServerFile, env: Env): string | undefined {
+  return file.token ?? (env.NEXO_APPSERVER_TOKEN || undefined);
+}
+
+/** What `nexo start` serves: a WebSocket listener answered by one agent. */
+export interface DaemonAppServer {
+  websocket: NonNullable<ListenPlan["websocket"]>;
+  /** The agent that answers threads (the loader resolves it against agents.yaml). */
+  agent: string | undefined;
+  approvalTimeoutMs: number;
+}
+
+/**
+ * The daemon's reading of the file: undefined when it names no `listen` (nothing is served), or
+ * the reason it cannot be served (`key` names the key at fault).
+ */
+export function daemonAppServer(
+  file: AppServerFile,
+  env: Env,
+):
+  | { ok: true; value: DaemonAppServer | undefined }
+  | { ok: false; key: "listen" | "token"; problem: string } {
+  if (file.listen === undefined) return { ok: true, value: undefined };
+  let plan: ListenPlan;
+  try {
+    plan = parseListen(file.listen, appServerToken(file, env));
+  } catch (error) {
+    if (!(error instanceof ListenError)) throw error;
+    return { ok: false, key: /token/.test(error.message) ? "token" : "listen", problem: error.message };
+  }
+  if (plan.stdio || plan.websocket === undefined) {
+    return {
+      ok: false,
+      key: "listen",
+      problem: `the daemon has no stdio client: serve ws://HOST:PORT (got ${file.listen})`,
+    };
+  }
+  return {
+    ok: true,
+    value: {
+      websocket: plan.websocket,
+      agent: file.agent,
+      approvalTimeoutMs: (file.approval_timeout_s ?? DEFAULT_APPROVAL_TIMEOUT_S) * 1000,
+    },
+  };
+}

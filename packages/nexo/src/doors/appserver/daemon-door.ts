@@ -1,0 +1,76 @@
+/**
+ * The AppServer inside `nexo start`: a component the CLI adds after the daemon's own (the daemon
+ * never imports a door). It serves appserver.yaml's WebSocket with the daemon's store, so threads
+ * are the daemon's sessions, answered by one agent of agents.yaml with the daemon's providers,
+ * plugin and MCP tools and hooks.
+ *
+ * A thread works in the agent's workspace whatever `workspacePath` a client names: the operator
+ * chose that directory in agents.yaml, and a remote client must not move the agent elsewhere.
+ *
+ * Stopping (SIGTERM to the daemon): the listener closes, running turns are cancelled and
+ * persisted within `graceMs`, then the daemon's components stop.
+ */
+import type { DaemonAppServer } from "../../daemon/config/appserver.js";
+import type { Daemon } from "../../daemon/daemon.js";
+import { type Component, Part } from "../../daemon/lifecycle.js";
+import type { Logger } from "../../log.js";
+import type { Store } from "../../store/index.js";
+import { NEXO_VERSION } from "../../version.js";
+import type { AppServerHost } from "./host.js";
+import { createThreadedAppServer } from "./server.js";
+import { listenWebSocket, type WebSocketListener } from "./websocket-listener.js";
+
+/** How long stopping waits for cancelled turns to be persisted. */
+const STOP_GRACE_MS = 1500;
+
+export interface AppServerDoor {
+  readonly host: AppServerHost;
+  readonly listener: WebSocketListener;
+}
+
+export function appServerDoor(
+  daemon: Daemon,
+  settings: DaemonAppServer,
+  logger: Logger,
+): Part<AppServerDoor> & Component {
+  return new Part<AppServerDoor>("appserver", {
+    start: async () => {
+      const agentId = settings.agent;
+      const agent = agentId === undefined ? undefined : daemon.spec.agents.find((a) => a.id === agentId);
+      if (agentId === undefined || agent === undefined) {
+        throw new Error(`appserver.yaml: agent ${agentId ?? "(none)"} is not in agents.yaml`);
+      }
+      const store = borrowed(daemon.store);
+      const host = createThreadedAppServer({
+        version: NEXO_VERSION,
+        workspace: agent.workspace,
+        logger,
+        approvalTimeoutMs: settings.approvalTimeoutMs,
+        agentId,
+        openStore: () => Promise.resolve(store),
+        sessions: ({ record }) => daemon.sessions.openFor(agentId, record),
+        // The management families act on the running daemon: its plugins, MCP servers and channels.
+        management: { services: daemon.services, live: true },
+      });
+      const listener = await listenWebSocket({ ...settings.websocket, server: host, logger });
+      logger.info({ url: listener.url, agent: agentId }, "AppServer listening");
+      return { host, listener };
+    },
+    stop: async ({ host, listener }, reason) => {
+      host.close(reason);
+      await listener.close();
+      await host.threads.shutdown(true, STOP_GRACE_MS);
+    },
+  });
+}
+
+/** The daemon's store, which the door uses but must not close when its threads shut down. */
+function borrowed(store: Store): Store {
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === "close") return () => {};
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
