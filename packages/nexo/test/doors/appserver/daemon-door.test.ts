@@ -118,7 +118,10 @@ describe("nexo start with appserver.yaml", () => {
     const caps = (init.result as { capabilities: Record<string, boolean> }).capabilities;
     assert.equal(caps.modelCatalogManagement, true, "the management families run on the daemon's services");
     const models = await client.request<{ models: Array<{ id: string }> }>("model/list", {});
-    assert.ok(models.models.some((model) => model.id === "claude-test"), JSON.stringify(models));
+    assert.ok(
+      models.models.some((model) => model.id === "claude-test"),
+      JSON.stringify(models),
+    );
     const { thread } = await client.request<{ thread: { id: string } }>("thread/start", {
       identity: { channelName: "desktop", userId: "me", workspacePath: "/somewhere/else" },
     });
