@@ -73,6 +73,9 @@ export class ToolCatalog {
   }
 }
 
+/** The camelCase spelling SDK users write by habit (the MCP spelling); the contract's key is snake_case. */
+const MISSPELLED_SCHEMA_KEY = "inputSchema";
+
 export interface BuiltCatalog {
   catalog: ToolCatalog;
   /** Tolerated drift, for the operator's log and `nexo plugin check`. */
@@ -94,6 +97,7 @@ export function buildToolCatalog(
   }
   const tools = new Map<string, CatalogTool>();
   const releases: Array<() => void> = [];
+  const unvalidated: string[] = [];
   for (const def of advertised ?? []) {
     if (!declared.includes(def.name)) {
       problems.push(`tool "${def.name}" is advertised but not declared in [plugin.extends].tools`);
@@ -103,13 +107,21 @@ export function buildToolCatalog(
       problems.push(`tool "${def.name}" must be named ${pluginId}_* or ext_${pluginId}_*`);
       continue;
     }
+    if (MISSPELLED_SCHEMA_KEY in def) {
+      problems.push(
+        `tool "${def.name}" spells its schema "${MISSPELLED_SCHEMA_KEY}"; the contract's key is "input_schema" (as written, its arguments would never be validated)`,
+      );
+      continue;
+    }
+    const inputSchema = def.input_schema ?? {};
+    if (Object.keys(inputSchema).length === 0) unvalidated.push(def.name);
     try {
-      const compiled = validators.compile(def.input_schema);
+      const compiled = validators.compile(inputSchema);
       releases.push(compiled.release);
       tools.set(def.name, {
         name: def.name,
         description: def.description,
-        inputSchema: def.input_schema,
+        inputSchema,
         validate: compiled.validate,
       });
     } catch (error) {
@@ -123,10 +135,15 @@ export function buildToolCatalog(
     throw new PluginCatalogError(problems);
   }
   const catalog = new ToolCatalog(pluginId, tools, declared, releases);
-  const warnings = catalog.missing.map(
-    (name) =>
-      `tool "${name}" is declared in [plugin.extends].tools but not advertised; calls to it get -33401`,
-  );
+  const warnings = [
+    ...catalog.missing.map(
+      (name) =>
+        `tool "${name}" is declared in [plugin.extends].tools but not advertised; calls to it get -33401`,
+    ),
+    ...unvalidated.map(
+      (name) => `tool "${name}" advertises no input_schema, so its arguments are not validated`,
+    ),
+  ];
   return { catalog, warnings };
 }
 

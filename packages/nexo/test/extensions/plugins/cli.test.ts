@@ -75,6 +75,22 @@ describe("nexo plugin check", () => {
     );
   });
 
+  it("warns about a tool without an input_schema and fails one that spells it inputSchema (issue 14.5)", async () => {
+    const none = await nexo("plugin", "check", kitchen, "--env", "FIXTURE_SCHEMA=none");
+    assert.equal(none.code, 0, none.stdout);
+    assert.match(
+      none.stdout,
+      /^WARN\s+tools\s+tool "kitchen_echo" advertises no input_schema, so its arguments are not validated$/m,
+    );
+    const camel = await nexo("plugin", "check", kitchen, "--env", "FIXTURE_SCHEMA=camel");
+    assert.equal(camel.code, 1, camel.stdout);
+    assert.match(
+      camel.stdout,
+      /tool "kitchen_echo" spells its schema "inputSchema"; the contract's key is "input_schema"/,
+    );
+    assert.match(camel.stdout, /plugin check: FAILED$/m);
+  });
+
   it("fails on an invalid manifest, naming the file, line and key", async () => {
     const dir = mkdtempSync(join(tmpdir(), "nexo-cli-broken-"));
     after(() => rmSync(dir, { recursive: true, force: true }));

@@ -122,6 +122,26 @@ channels_extra = ["x"]
     assert.ok(lines.some((l) => l.includes("plugin.extends.channels_extra") && l.includes("unknown key")));
   });
 
+  it("refuses typos in [plugin.entrypoint] and [plugin.supervisor] with a did-you-mean (issue 14.4)", () => {
+    const lines = problems(
+      base("arg = [\"plugin.mjs\"]\n\n[plugin.supervisor]\nrespwan = true\nmax_attempt = 3"),
+    );
+    assert.ok(
+      lines.some((l) => l.includes("plugin.entrypoint") && l.includes('unknown key "arg" (did you mean "args"?)')),
+      lines.join("\n"),
+    );
+    assert.ok(
+      lines.some(
+        (l) => l.includes("plugin.supervisor") && l.includes('unknown key "respwan" (did you mean "respawn"?)'),
+      ),
+      lines.join("\n"),
+    );
+    assert.ok(
+      lines.some((l) => l.includes('unknown key "max_attempt" (did you mean "max_attempts"?)')),
+      lines.join("\n"),
+    );
+  });
+
   it("allows tool names up to 64 characters but not 65, inside the plugin's namespace", () => {
     const name64 = `weather_${"x".repeat(56)}`;
     assert.equal(name64.length, 64);

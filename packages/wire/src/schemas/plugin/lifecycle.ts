@@ -18,12 +18,13 @@ export type InitializeParams = z.infer<typeof InitializeParamsSchema>;
 
 /**
  * One entry of the initialize-reply tool catalog (`RemoteToolDef`, §4.1.1). The SDKs serialize a
- * missing schema as `{}`, so an absent `input_schema` reads the same way.
+ * missing schema as `{}`; the host treats an absent one the same way but warns about both, since
+ * such a tool's arguments are never validated (issue 14.5) — so absence is kept visible here.
  */
 export const RemoteToolDefSchema = z.looseObject({
   name: z.string().min(1),
   description: z.string(),
-  input_schema: JsonObjectSchema.default({}),
+  input_schema: JsonObjectSchema.optional(),
 });
 export type RemoteToolDef = z.infer<typeof RemoteToolDefSchema>;
 

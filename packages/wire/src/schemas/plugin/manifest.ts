@@ -74,8 +74,10 @@ export type ManifestRequires = z.infer<typeof ManifestRequiresSchema>;
 
 // --- [plugin.entrypoint] ------------------------------------------------------------------------
 
+// Closed (issue 14.4): a typo such as `arg` for `args` would otherwise start the plugin without
+// its arguments and say nothing; the config loader turns the unknown key into a did-you-mean.
 export const ManifestEntrypointSchema = z
-  .looseObject({
+  .strictObject({
     /** An absolute path or a binary on PATH. */
     command: NonBlankStringSchema,
     args: z.array(z.string()).optional(),
@@ -216,8 +218,9 @@ export type ManifestSandbox = z.infer<typeof ManifestSandboxSchema>;
 
 // --- [plugin.supervisor] ------------------------------------------------------------------------
 
+// Closed for the same reason: `respwan = true` silently meant "never restart".
 export const ManifestSupervisorSchema = z
-  .looseObject({
+  .strictObject({
     respawn: z.boolean().optional(),
     max_attempts: z.number().int().nonnegative().optional(),
     backoff_ms: z.number().int().nonnegative().optional(),
