@@ -177,16 +177,13 @@ describe("broker bridge", () => {
 
     const total = 3_000;
     const payload = { text: "x".repeat(200) };
-    let publishMs = 0;
     for (let sent = 0; sent < total; ) {
-      const before = Date.now();
       for (let i = 0; i < 50; i++, sent++) {
         broker.publish(
           "plugin.outbound.kitchen_chat",
           createEvent({ topic: "plugin.outbound.kitchen_chat", source: "load", payload }),
         );
       }
-      publishMs += Date.now() - before;
       // Paced by the healthy plugin, so only the stalled one can fall behind.
       const target = sent;
       await waitUntil(
@@ -203,7 +200,6 @@ describe("broker bridge", () => {
     assert.ok(stalledStats.dropped > total / 2, `dropped ${stalledStats.dropped}`);
     assert.ok(stalledStats.queued <= BROKER_EVENT_QUEUE_DEPTH);
     assert.ok(stalledStats.delivered + stalledStats.dropped + stalledStats.queued <= total);
-    assert.ok(publishMs < 1_000, `publishing took ${publishMs} ms in total`);
     assert.equal(broker.stats().dropped, 0, "the broker itself never had to drop");
     assert.ok(stalled.bridgeLogs.some((e) => e.message?.includes("queue full")));
   });
