@@ -61,6 +61,21 @@ export class JsonStreamClient {
     this.child.stdin.write(`${typeof command === "string" ? command : JSON.stringify(command)}\n`);
   }
 
+  /**
+   * Writes raw bytes or text to stdin as they are (no newline added), and resolves once stdin has
+   * taken them, so a caller sending a great many frames keeps to the pipe's pace.
+   */
+  write(data: string | Uint8Array): Promise<void> {
+    return new Promise((resolve, reject) =>
+      this.child.stdin.write(data, (error) => (error ? reject(error) : resolve())),
+    );
+  }
+
+  /** Whether the process still runs. */
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
   /** Closes stdin (EOF). */
   end(): void {
     this.child.stdin.end();

@@ -5,8 +5,6 @@
  * open by path loses this race now and then; an open walked from directory descriptors never does.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import {
   existsSync,
   mkdirSync,
@@ -20,13 +18,9 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { builtinTools } from "../../../src/engine/tools/builtins.js";
-import { ToolRegistry } from "../../../src/engine/tools/registry.js";
 import type { ToolOutput } from "../../../src/engine/types.js";
-import { toolContext } from "../../helpers/tools.js";
+import { fileTools, startSwapper as swap } from "../../helpers/file-tools.js";
 
-const SWAPPER = fileURLToPath(new URL("../../fixtures/symlink-swapper.mjs", import.meta.url));
 const ATTEMPTS = Number(process.env.NEXO_RACE_ATTEMPTS ?? 2000);
 const SECRET = "OUTSIDE-SECRET";
 
@@ -34,41 +28,11 @@ let root: string;
 let ws: string;
 let outside: string;
 
-const registry = new ToolRegistry();
-registry.registerAll(builtinTools());
-
-function call(name: string, args: Record<string, unknown>): Promise<ToolOutput> {
-  const ctx = toolContext(ws);
-  return registry.invoke(name, args, ctx);
-}
+let call: (name: string, args: Record<string, unknown>) => Promise<ToolOutput>;
 
 /** Starts the swapper on ws/d ↔ symlink to `outside`; resolves once it has swapped at least once. */
-async function startSwapper(): Promise<{ stop: () => Promise<number> }> {
-  const child = spawn(process.execPath, [SWAPPER, join(ws, "d"), outside], {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
-  let out = "";
-  child.stdout!.setEncoding("utf8");
-  child.stdout!.on("data", (chunk: string) => {
-    out += chunk;
-  });
-  const exited = once(child, "exit");
-  const stop = async (): Promise<number> => {
-    child.stdin!.end();
-    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-    await exited;
-    clearTimeout(timer);
-    return Number(/swaps (\d+)/.exec(out)?.[1] ?? 0);
-  };
-  const deadline = Date.now() + 10_000;
-  while (!out.includes("ready")) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`the swapper did not start: ${out}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return { stop };
+function startSwapper(): Promise<{ stop: () => Promise<number> }> {
+  return swap(join(ws, "d"), outside);
 }
 
 before(() => {
@@ -77,6 +41,7 @@ before(() => {
   outside = join(root, "outside");
   mkdirSync(join(ws, "d"), { recursive: true });
   mkdirSync(outside);
+  call = fileTools(ws);
 });
 after(() => rmSync(root, { recursive: true, force: true }));
 
