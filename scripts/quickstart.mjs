@@ -47,7 +47,7 @@ daemon.on("exit", (code, signal) => {
 let stopping = false;
 const chat = spawn(
   process.execPath,
-  ["--import", "tsx", "chat.ts", "--endpoint-file", endpointFile, "--from", "you", "--wait-secs", "60"],
+  ["dist/chat.js", "--endpoint-file", endpointFile, "--from", "you", "--wait-secs", "60"],
   { cwd: join(root, "examples/plugins/loopback-channel"), stdio: "inherit", env: process.env },
 );
 chat.on("exit", (code) => {

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs every *.test.ts under packages/*/test and examples/ with Node's own test runner.
 // Tests load TypeScript sources directly (tsx + the "@nexo/source" export condition), so no
-// build is needed for in-process tests; tests that spawn the CLI use the built dist/.
+// build is needed for in-process tests; tests that spawn the CLI use the built dist/. The example
+// plugins are compiled first (scripts/build-examples.mjs), since every test runs them compiled.
 // Usage: node scripts/run-tests.mjs [filter...]   (a filter is a substring of the file path)
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
@@ -31,6 +32,11 @@ if (files.length === 0) {
   console.error("no test files matched");
   process.exit(1);
 }
+// The example plugins run compiled, as the daemon runs them: compile them from the current sources.
+const examples = spawnSync(process.execPath, [join(root, "scripts/build-examples.mjs")], {
+  stdio: "inherit",
+});
+if (examples.status !== 0) process.exit(examples.status ?? 1);
 const result = spawnSync(
   process.execPath,
   ["--conditions=@nexo/source", "--import", "tsx", "--test", "--test-reporter=spec", ...files],

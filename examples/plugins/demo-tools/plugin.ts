@@ -1,6 +1,7 @@
 /**
  * The demo tool plugin: three small tools served with nexo-plugin-sdk. Run by the daemon as
- * `node --import tsx plugin.ts` in this directory (see nexo-plugin.toml).
+ * `node dist/plugin.js` in this directory: this file compiled (see nexo-plugin.toml), which is why
+ * the manifest is read from one directory up.
  *
  * DEMO_WEATHER_CALLS_PER_MINUTE (default 30) sets how many demo_weather calls a minute the
  * pretend weather service accepts before it answers -33404 with `retry_after_ms`.
@@ -26,7 +27,7 @@ function callsPerMinute(): number {
 const weatherWindow = new CallWindow(callsPerMinute());
 
 const adapter = new PluginAdapter({
-  manifestToml: readFileSync(new URL("./nexo-plugin.toml", import.meta.url), "utf8"),
+  manifestToml: readFileSync(new URL("../nexo-plugin.toml", import.meta.url), "utf8"),
   tools: [weatherTool, diceTool, timeTool],
   onTool: (inv) => {
     switch (inv.toolName) {

@@ -1,6 +1,7 @@
 /**
  * The loopback channel plugin: wires LoopbackChannel (src/channel.ts) to the plugin contract with
- * nexo-plugin-sdk. The daemon runs it as `node --import tsx plugin.ts` in this directory.
+ * nexo-plugin-sdk. The daemon runs it as `node dist/plugin.js` in this directory: this file
+ * compiled (see nexo-plugin.toml), which is why the manifest is read from one directory up.
  *
  *   channel.start / channel.stop / channel.send_outbound  → LoopbackChannel
  *   broker.event on plugin.outbound.loopback[.<instance>] → a reply to deliver
@@ -33,7 +34,7 @@ const channel: LoopbackChannel = new LoopbackChannel({
 });
 
 const adapter: PluginAdapter = new PluginAdapter({
-  manifestToml: readFileSync(new URL("./nexo-plugin.toml", import.meta.url), "utf8"),
+  manifestToml: readFileSync(new URL("../nexo-plugin.toml", import.meta.url), "utf8"),
   onChannelStart: async (params) => {
     checkKind(params.kind);
     return { ok: true, ...(await channel.start(params.instance ?? null)) };

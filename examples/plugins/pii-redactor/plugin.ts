@@ -23,7 +23,8 @@ function textUnderInspection(event: unknown): string | undefined {
 }
 
 const adapter = new PluginAdapter({
-  manifestToml: readFileSync(new URL("./nexo-plugin.toml", import.meta.url), "utf8"),
+  // This file runs compiled, as dist/plugin.js (see nexo-plugin.toml): the manifest is one level up.
+  manifestToml: readFileSync(new URL("../nexo-plugin.toml", import.meta.url), "utf8"),
   onHook: (params) => {
     const text = textUnderInspection(params.event);
     if (text === undefined) return { abort: false, decision: "allow" };

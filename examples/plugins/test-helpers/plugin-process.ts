@@ -7,9 +7,9 @@
  * the manifest's env, the test's env, the NEXO_* variables). A JsonRpcPeer then plays the host
  * over the child's stdio, recording every `broker.publish` and the child's stderr.
  *
- * One deliberate difference: TypeScript plugins get NODE_OPTIONS=--conditions=@nexo/source, so
- * they load nexo-plugin-sdk and @nexo/wire from their sources like every other test in the
- * repository, instead of the dist/ a build produces (which may lag behind the sources).
+ * The TypeScript plugins run compiled (dist/plugin.js), exactly as the daemon runs them;
+ * scripts/run-tests.mjs compiles them from the current sources (SDK and wire included) before
+ * any test runs, so a test never sees a stale file.
  */
 import assert from "node:assert/strict";
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
@@ -68,7 +68,7 @@ export class PluginProcess {
       stateDir: this.stateDir,
       env: {
         manifestEnv: manifest.entrypoint.env ?? {},
-        operatorEnv: { NODE_OPTIONS: "--conditions=@nexo/source", ...options.env },
+        operatorEnv: { ...options.env },
         nexoVars: { NEXO_PLUGIN_ID: manifest.id, NEXO_STATE_DIR: this.stateDir },
       },
     });

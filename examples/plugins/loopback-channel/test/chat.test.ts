@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { exampleDir, PluginProcess } from "../../test-helpers/plugin-process.js";
 
-/** chat.ts as the quickstart runs it, with its output collected. */
+/** chat.ts as the quickstart runs it (compiled: dist/chat.js), with its output collected. */
 class ChatProcess {
   readonly child: ChildProcessWithoutNullStreams;
   stdout = "";
@@ -12,7 +12,7 @@ class ChatProcess {
   readonly exited: Promise<number | null>;
 
   constructor(args: string[]) {
-    this.child = spawn(process.execPath, ["--import", "tsx", "chat.ts", ...args], {
+    this.child = spawn(process.execPath, ["dist/chat.js", ...args], {
       cwd: exampleDir("loopback-channel"),
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" },
       stdio: ["pipe", "pipe", "pipe"],
