@@ -3,8 +3,10 @@
  * there to the agent bound to it); replies arrive over the channel's event stream and are printed
  * as they come.
  *
- *   node --import tsx chat.ts --url http://127.0.0.1:PORT [--from you] [--token T]
- *   node --import tsx chat.ts --endpoint-file STATE_DIR/endpoint.json [--wait-secs 30]
+ *   node dist/chat.js --url http://127.0.0.1:PORT [--from you] [--token T]
+ *   node dist/chat.js --endpoint-file STATE_DIR/endpoint.json [--wait-secs 30]
+ *
+ * (dist/chat.js is this file compiled by the repository's build, scripts/build-examples.mjs.)
  *
  * `--endpoint-file` reads the address the plugin wrote when its channel started (useful with
  * LOOPBACK_PORT=0), waiting for the file while the daemon boots and reading it again after a
