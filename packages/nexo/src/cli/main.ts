@@ -3,6 +3,7 @@
 // cli/program.ts and map failures to exit codes.
 import { CommanderError } from "commander";
 import { captureSecrets } from "../secrets/index.js";
+import { exitCodeOfCommanderError } from "./exit-codes.js";
 import { buildProgram } from "./program.js";
 
 // Before anything reads the environment or starts a child: secrets leave process.env and
@@ -19,7 +20,7 @@ if (startup.warning !== undefined) {
 try {
   await buildProgram(startup.env).parseAsync(process.argv);
 } catch (error) {
-  if (error instanceof CommanderError) process.exit(error.exitCode);
+  if (error instanceof CommanderError) process.exit(exitCodeOfCommanderError(error));
   process.stderr.write(`nexo: ${(error as Error).stack ?? String(error)}\n`);
   process.exit(1);
 }

@@ -2,12 +2,15 @@
  * `nexo plugin check` and `nexo plugin call`, for plugin authors. This file declares the commands;
  * cli/plugin-run.ts does the work (loaded on use, like every command's implementation).
  */
-import type { Command } from "commander";
+import { type Command, InvalidArgumentError } from "commander";
 
-/** Operator env for the plugin: repeatable `--env KEY=VALUE`. */
-function collectEnv(value: string, previous: Record<string, string>): Record<string, string> {
+/**
+ * Operator env for the plugin: repeatable `--env KEY=VALUE`. No default value is given to
+ * commander (it would print "(default: {})" in the help); the actions read a missing one as {}.
+ */
+function collectEnv(value: string, previous: Record<string, string> | undefined): Record<string, string> {
   const eq = value.indexOf("=");
-  if (eq <= 0) throw new Error(`--env expects KEY=VALUE, got "${value}"`);
+  if (eq <= 0) throw new InvalidArgumentError(`expected KEY=VALUE, got "${value}"`);
   return { ...previous, [value.slice(0, eq)]: value.slice(eq + 1) };
 }
 
@@ -19,10 +22,10 @@ export function registerPlugin(program: Command): void {
     .description("validate a plugin: manifest, spawn, handshake, tool catalog, shutdown")
     .argument("<plugin>", "the plugin directory or its nexo-plugin.toml")
     .option("--json", "print the report as JSON")
-    .option("--env <KEY=VALUE>", "give the plugin this variable (repeatable)", collectEnv, {})
-    .action(async (target: string, options: { json?: boolean; env: Record<string, string> }) => {
+    .option("--env <KEY=VALUE>", "give the plugin this variable (repeatable)", collectEnv)
+    .action(async (target: string, options: { json?: boolean; env?: Record<string, string> }) => {
       const { runCheck } = await import("./plugin-run.js");
-      process.exitCode = await runCheck(target, options);
+      process.exitCode = await runCheck(target, { ...options, env: options.env ?? {} });
     });
 
   command
@@ -33,16 +36,16 @@ export function registerPlugin(program: Command): void {
     .argument("[args]", "the arguments as a JSON object", "{}")
     .option("--agent <id>", "the agent_id to send")
     .option("--json", "print the raw JSON result (or error) instead of its text")
-    .option("--env <KEY=VALUE>", "give the plugin this variable (repeatable)", collectEnv, {})
+    .option("--env <KEY=VALUE>", "give the plugin this variable (repeatable)", collectEnv)
     .action(
       async (
         target: string,
         tool: string,
         rawArgs: string,
-        options: { agent?: string; json?: boolean; env: Record<string, string> },
+        options: { agent?: string; json?: boolean; env?: Record<string, string> },
       ) => {
         const { callTool } = await import("./plugin-run.js");
-        process.exitCode = await callTool(target, tool, rawArgs, options);
+        process.exitCode = await callTool(target, tool, rawArgs, { ...options, env: options.env ?? {} });
       },
     );
 }

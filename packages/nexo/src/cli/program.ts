@@ -22,7 +22,9 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     .name("nexo")
     .description("nexo: an agent daemon that runs LLM agents and hosts out-of-process extensions")
     .version(NEXO_VERSION, "-V, --version", "print the nexo version")
-    .showHelpAfterError("(run nexo --help for usage)");
+    // Failures throw a CommanderError that cli/main.ts maps to an exit code (usage errors are 2),
+    // instead of commander calling process.exit itself. Set before the subcommands, which inherit it.
+    .exitOverride();
   registerStart(program, env);
   registerAgent(program, env);
   registerAppServer(program, env);
@@ -30,5 +32,12 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerDoctor(program, env);
   registerPlugin(program);
   registerDevMockLlm(program);
+  pointUsageErrorsAtOwnHelp(program);
   return program;
+}
+
+/** After a usage error, name the help of the command that was misused (`nexo plugin check --help`). */
+function pointUsageErrorsAtOwnHelp(command: Command, path = command.name()): void {
+  command.showHelpAfterError(`(run ${path} --help for usage)`);
+  for (const sub of command.commands) pointUsageErrorsAtOwnHelp(sub, `${path} ${sub.name()}`);
 }

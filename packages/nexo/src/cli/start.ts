@@ -8,10 +8,17 @@ export function registerStart(program: Command, env: NodeJS.ProcessEnv): void {
   program
     .command("start")
     .description("run the daemon: agents, plugins, channels and routing from a config directory")
-    .requiredOption("--config <dir>", "the config directory (agents.yaml, llm.yaml, plugins.yaml, …)")
+    // Checked in the action rather than with requiredOption: commander tests required options
+    // before unknown ones, so `nexo start --confg x` would blame a missing --config (issue 14.10).
+    .option("--config <dir>", "the config directory (agents.yaml, llm.yaml, plugins.yaml, …) (required)")
     .option("--state-dir <dir>", "overrides daemon.yaml state_dir and $NEXO_STATE_DIR")
-    .action(async (options: { config: string; stateDir?: string }) => {
+    .action(async (options: { config?: string; stateDir?: string }, command: Command) => {
+      if (options.config === undefined) {
+        command.error("error: required option '--config <dir>' not specified", {
+          code: "commander.missingMandatoryOptionValue",
+        });
+      }
       const { runStart } = await import("./start-run.js");
-      process.exitCode = await runStart(options, env);
+      process.exitCode = await runStart({ ...options, config: options.config }, env);
     });
 }

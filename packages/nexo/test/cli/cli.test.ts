@@ -23,11 +23,44 @@ describe("nexo CLI", () => {
     assert.match(r.stdout, /doctor/);
   });
 
-  test("an unknown command fails with a hint", async () => {
+  test("an unknown command is a usage error (exit 2) with a hint", async () => {
     const r = await runCli(["frobnicate"]);
-    assert.notEqual(r.code, 0);
+    assert.equal(r.code, 2);
     assert.match(r.stderr, /unknown command 'frobnicate'/);
-    assert.match(r.stderr, /nexo --help/);
+    assert.match(r.stderr, /\(run nexo --help for usage\)/);
+  });
+
+  test("an unknown option is named as such, even when a required option is missing too (issue 14.10)", async () => {
+    const r = await runCli(["start", "--confg", "examples/quickstart"]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /unknown option '--confg'/);
+    assert.doesNotMatch(r.stderr, /required option/);
+    assert.match(r.stderr, /\(run nexo start --help for usage\)/);
+  });
+
+  test("usage errors point at the misused subcommand's help and exit 2", async () => {
+    const missing = await runCli(["plugin", "check"]);
+    assert.equal(missing.code, 2);
+    assert.match(
+      missing.stderr,
+      /missing required argument 'plugin'\n\(run nexo plugin check --help for usage\)/,
+    );
+    const badEnv = await runCli(["plugin", "call", "x", "t", "--env", "novalue"]);
+    assert.equal(badEnv.code, 2);
+    assert.match(badEnv.stderr, /expected KEY=VALUE, got "novalue"/);
+    const noConfig = await runCli(["start"]);
+    assert.equal(noConfig.code, 2);
+    assert.match(noConfig.stderr, /required option '--config <dir>' not specified/);
+    const group = await runCli(["config"]);
+    assert.equal(group.code, 2);
+  });
+
+  test("help shows no '(default: {})' noise", async () => {
+    for (const command of [["plugin", "check"], ["plugin", "call"], ["start"], ["agent"], ["app-server"]]) {
+      const r = await runCli([...command, "--help"]);
+      assert.equal(r.code, 0, command.join(" "));
+      assert.doesNotMatch(r.stdout, /\(default: (\{\}|\[\])\)/, command.join(" "));
+    }
   });
 });
 
