@@ -156,7 +156,10 @@ export class Dispatcher<T extends RequestTable, N extends NotificationTable = No
         const issues = parsed.error.issues;
         onSchemaFailure?.({ method, part: "notification", issues });
         const detail = formatIssues(issues, "(params)");
-        this.peer.reportProblem({ kind: "invalid_notification", method, detail }, "notification dropped");
+        this.peer.reportProblem(
+          { kind: "invalid_notification", method, detail },
+          "notification dropped: params break the schema",
+        );
         return;
       }
       return handler(parsed.data as ParamsOf<N, M>);

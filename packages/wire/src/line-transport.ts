@@ -5,8 +5,8 @@
  */
 import type { Readable, Writable } from "node:stream";
 import { ConnectionClosedError } from "./errors.js";
-import { DEFAULT_MAX_FRAME_BYTES, FrameWriter, LineDecoder } from "./framing.js";
-import { deliverJson, type MessageTransport, type TransportSink } from "./transport.js";
+import { DEFAULT_MAX_FRAME_BYTES, FrameWriter, type LineDecoder } from "./framing.js";
+import { jsonLineDecoder, type MessageTransport, type TransportSink } from "./transport.js";
 
 export interface LineTransportOptions {
   input: Readable;
@@ -45,10 +45,7 @@ export class LineTransport implements MessageTransport {
   start(sink: TransportSink): void {
     if (this.sink) throw new Error("LineTransport.start() called twice");
     this.sink = sink;
-    this.decoder = new LineDecoder(
-      { frame: (line) => deliverJson(sink, line), problem: (problem) => sink.problem(problem) },
-      { maxFrameBytes: this.maxFrameBytes },
-    );
+    this.decoder = jsonLineDecoder(sink, this.maxFrameBytes);
     this.input.on("data", this.onData);
     this.input.on("end", this.onInputEnd);
     this.input.on("close", this.onInputClose);

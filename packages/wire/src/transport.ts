@@ -14,7 +14,7 @@
  * - the connection ending for any reason is reported once through `sink.closed`; `close()` from
  *   this side fails every waiting send with ConnectionClosedError and reports nothing back.
  */
-import type { FrameProblem } from "./framing.js";
+import { type FrameProblem, LineDecoder } from "./framing.js";
 
 /** Something unusable arrived and was dropped; the connection goes on. */
 export type TransportProblem =
@@ -52,8 +52,8 @@ export interface MessageTransport {
   readonly queuedMessages: number;
 }
 
-/** Parses one decoded line or frame and hands the result (or the parse problem) to the sink. */
-export function deliverJson(sink: TransportSink, text: string): void {
+/** Parses one decoded line and hands the result (or the parse problem) to the sink. */
+function deliverJson(sink: TransportSink, text: string): void {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -62,4 +62,12 @@ export function deliverJson(sink: TransportSink, text: string): void {
     return;
   }
   sink.message(value);
+}
+
+/** A LineDecoder whose lines go to the sink as parsed messages and whose drops as problems. */
+export function jsonLineDecoder(sink: TransportSink, maxFrameBytes: number): LineDecoder {
+  return new LineDecoder(
+    { frame: (line) => deliverJson(sink, line), problem: (problem) => sink.problem(problem) },
+    { maxFrameBytes },
+  );
 }

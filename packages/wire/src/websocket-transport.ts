@@ -20,8 +20,8 @@
  * depends on it through the SDK — carries no WebSocket library of its own.
  */
 import { ConnectionClosedError } from "./errors.js";
-import { DEFAULT_MAX_FRAME_BYTES, JsonEncoder, LineDecoder } from "./framing.js";
-import { type CloseInfo, deliverJson, type MessageTransport, type TransportSink } from "./transport.js";
+import { DEFAULT_MAX_FRAME_BYTES, JsonEncoder, type LineDecoder } from "./framing.js";
+import { type CloseInfo, jsonLineDecoder, type MessageTransport, type TransportSink } from "./transport.js";
 
 /** The members of a `ws` WebSocket (package `ws`, v8) this transport uses; `ws`'s class fits as it is. */
 export interface WebSocketLike {
@@ -110,10 +110,7 @@ export class WebSocketTransport implements MessageTransport {
   start(sink: TransportSink): void {
     if (this.sink) throw new Error("WebSocketTransport.start() called twice");
     this.sink = sink;
-    this.decoder = new LineDecoder(
-      { frame: (line) => deliverJson(sink, line), problem: (problem) => sink.problem(problem) },
-      { maxFrameBytes: this.maxMessageBytes },
-    );
+    this.decoder = jsonLineDecoder(sink, this.maxMessageBytes);
     this.ws.on("message", this.onMessage);
     this.ws.on("close", this.onClose);
     // Stays attached after close: ws reports late failures as 'error' events.

@@ -6,14 +6,12 @@
  */
 import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
-import { PassThrough } from "node:stream";
 import { describe, test } from "node:test";
 import {
   Caller,
   CapabilityNotGrantedError,
   Dispatcher,
   JsonRpcPeer,
-  type ProtocolProblem,
   type RequestContext,
   type SchemaFailure,
   WebSocketTransport,
@@ -21,35 +19,18 @@ import {
 import { admin, appserver, method, plugin } from "@nexo/wire/schemas";
 import { WebSocket, WebSocketServer } from "ws";
 import { z } from "zod";
+import { rawPeer } from "./helpers/raw-peer.js";
 
-/** A peer served by a Dispatcher, and the raw other end: lines in, parsed frames out. */
+/** A peer to serve with a Dispatcher, and the raw other end: requests in, parsed frames out. */
 function served() {
-  const toPeer = new PassThrough();
-  const fromPeer = new PassThrough();
-  const problems: ProtocolProblem[] = [];
-  const peer = JsonRpcPeer.overStreams({
-    input: toPeer,
-    output: fromPeer,
-    onProtocolProblem: (p) => problems.push(p),
-  });
-  const frames: Array<Record<string, unknown>> = [];
-  const raw: string[] = [];
-  let buffered = "";
-  fromPeer.on("data", (chunk: Buffer) => {
-    buffered += chunk.toString("utf8");
-    for (let nl = buffered.indexOf("\n"); nl !== -1; nl = buffered.indexOf("\n")) {
-      raw.push(buffered.slice(0, nl));
-      frames.push(JSON.parse(buffered.slice(0, nl)));
-      buffered = buffered.slice(nl + 1);
-    }
-  });
+  const { peer, toPeer, lines: frames, problems } = rawPeer();
   let nextId = 0;
   async function call(methodName: string, params?: unknown): Promise<Record<string, unknown>> {
     const id = ++nextId;
     toPeer.write(`${JSON.stringify({ jsonrpc: "2.0", id, method: methodName, params })}\n`);
     for (let i = 0; i < 200; i++) {
-      const frame = frames.find((f) => f.id === id);
-      if (frame) return frame;
+      const frame = frames.find((f) => (f as { id?: unknown }).id === id);
+      if (frame) return frame as Record<string, unknown>;
       await new Promise((r) => setTimeout(r, 5));
     }
     throw new Error(`no reply to ${methodName} (id ${id})`);
@@ -57,7 +38,7 @@ function served() {
   function notify(methodName: string, params: unknown): void {
     toPeer.write(`${JSON.stringify({ jsonrpc: "2.0", method: methodName, params })}\n`);
   }
-  return { peer, call, notify, problems, raw };
+  return { peer, call, notify, problems };
 }
 
 const table = {
@@ -86,7 +67,7 @@ describe("Dispatcher", () => {
   });
 
   test("params that break the schema are -32602 naming each field, exactly {code, message}", async () => {
-    const { peer, call, raw } = served();
+    const { peer, call } = served();
     let called = false;
     new Dispatcher(peer, { requests: plugin.pluginMethods }).handle("tool.invoke", () => {
       called = true;
@@ -98,7 +79,7 @@ describe("Dispatcher", () => {
     assert.equal(error.code, -32602);
     assert.match(String(error.message), /^invalid tool\.invoke params: tool_name: .+; agent_id: .+/);
     assert.equal(called, false);
-    assert.deepEqual(Object.keys(JSON.parse(raw.at(-1)!)).sort(), ["error", "id", "jsonrpc"]);
+    assert.deepEqual(Object.keys(reply).sort(), ["error", "id", "jsonrpc"]);
 
     const notAnObject = await call("tool.invoke", [1, 2]);
     assert.match(String((notAnObject.error as { message: string }).message), /\(params\): /);

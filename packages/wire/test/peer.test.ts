@@ -6,7 +6,6 @@ import {
   ConnectionClosedError,
   InvalidParamsError,
   JsonRpcPeer,
-  type ProtocolProblem,
   RequestCancelledError,
   RpcError,
   type StreamPeerOptions,
@@ -14,6 +13,7 @@ import {
   ToolUnavailableError,
 } from "@nexo/wire";
 import fc from "fast-check";
+import { outcomes, rawPeer } from "./helpers/raw-peer.js";
 
 /** Two peers wired back to back over in-memory streams. */
 function pair(aOptions: Partial<StreamPeerOptions> = {}, bOptions: Partial<StreamPeerOptions> = {}) {
@@ -22,37 +22,6 @@ function pair(aOptions: Partial<StreamPeerOptions> = {}, bOptions: Partial<Strea
   const a = JsonRpcPeer.overStreams({ input: b2a, output: a2b, name: "a", ...aOptions });
   const b = JsonRpcPeer.overStreams({ input: a2b, output: b2a, name: "b", ...bOptions });
   return { a, b, a2b, b2a };
-}
-
-/** A peer plus the raw other end, to send arbitrary bytes and read exact frames. */
-function rawPeer(options: Partial<StreamPeerOptions> = {}) {
-  const toPeer = new PassThrough();
-  const fromPeer = new PassThrough();
-  const problems: ProtocolProblem[] = [];
-  const peer = JsonRpcPeer.overStreams({
-    input: toPeer,
-    output: fromPeer,
-    onProtocolProblem: (p) => problems.push(p),
-    ...options,
-  });
-  const lines: unknown[] = [];
-  let buffered = "";
-  const waiters: Array<() => void> = [];
-  fromPeer.on("data", (chunk: Buffer) => {
-    buffered += chunk.toString("utf8");
-    let nl = buffered.indexOf("\n");
-    while (nl !== -1) {
-      lines.push(JSON.parse(buffered.slice(0, nl)));
-      buffered = buffered.slice(nl + 1);
-      nl = buffered.indexOf("\n");
-    }
-    for (const w of waiters.splice(0)) w();
-  });
-  async function nextLines(count: number): Promise<unknown[]> {
-    while (lines.length < count) await new Promise<void>((r) => waiters.push(r));
-    return lines.splice(0, count);
-  }
-  return { peer, toPeer, fromPeer, problems, nextLines, lines };
 }
 
 const tick = () => new Promise((r) => setImmediate(r));
@@ -253,22 +222,14 @@ describe("JsonRpcPeer", () => {
     toPeer.write('{"jsonrpc":"2.0","id":7}\n');
     toPeer.write(`{"pad":"${"x".repeat(100)}"}\n`);
     toPeer.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
-    const replies = (await nextLines(6)) as Array<{
-      id: unknown;
-      error?: { code: number };
-      result?: unknown;
-    }>;
-    assert.deepEqual(
-      replies.map((r) => [r.id, r.error?.code ?? r.result]),
-      [
-        [null, -32700],
-        [null, -32600],
-        [null, -32600],
-        [7, -32600],
-        [null, -32600],
-        [1, "pong"],
-      ],
-    );
+    assert.deepEqual(outcomes(await nextLines(6)), [
+      [null, -32700],
+      [null, -32600],
+      [null, -32600],
+      [7, -32600],
+      [null, -32600],
+      [1, "pong"],
+    ]);
     assert.equal(problems.length, 5);
   });
 

@@ -17,6 +17,7 @@ import {
   type WebSocketTransportOptions,
 } from "@nexo/wire";
 import { WebSocket, WebSocketServer } from "ws";
+import { outcomes } from "./helpers/raw-peer.js";
 
 interface Server {
   url: string;
@@ -135,8 +136,7 @@ describe("WebSocketTransport", () => {
     client.ws.send(
       `${request(2, "echo", "two")}\n${request(3, "echo", "three")}\r\n\n${request(4, "echo", "four")}`,
     );
-    const replies = (await client.next(4)) as Array<{ id: number; result: unknown }>;
-    assert.deepEqual(replies.map((r) => [r.id, r.result]).sort(), [
+    assert.deepEqual(outcomes(await client.next(4)).sort(), [
       [1, "one"],
       [2, "two"],
       [3, "three"],
@@ -154,20 +154,12 @@ describe("WebSocketTransport", () => {
     client.ws.send(Buffer.from(request(5, "echo", "binary")), { binary: true });
     client.ws.send("[1,2]");
     client.ws.send(request(6, "echo", "still here"));
-    const replies = (await client.next(4)) as Array<{
-      id: unknown;
-      error?: { code: number };
-      result?: unknown;
-    }>;
-    assert.deepEqual(
-      replies.map((r) => [r.id, r.error?.code ?? r.result]),
-      [
-        [null, -32700],
-        [null, -32600],
-        [null, -32600],
-        [6, "still here"],
-      ],
-    );
+    assert.deepEqual(outcomes(await client.next(4)), [
+      [null, -32700],
+      [null, -32600],
+      [null, -32600],
+      [6, "still here"],
+    ]);
     assert.deepEqual(
       server.problems.map((p) => p.kind),
       ["parse_error", "binary_message", "invalid_request"],
@@ -183,18 +175,10 @@ describe("WebSocketTransport", () => {
     const client = await rawClient(server.url);
     client.ws.send(request(7, "echo", "x".repeat(2000)));
     client.ws.send(request(8, "echo", "small"));
-    const replies = (await client.next(2)) as Array<{
-      id: unknown;
-      error?: { code: number };
-      result?: unknown;
-    }>;
-    assert.deepEqual(
-      replies.map((r) => [r.id, r.error?.code ?? r.result]),
-      [
-        [null, -32600],
-        [8, "small"],
-      ],
-    );
+    assert.deepEqual(outcomes(await client.next(2)), [
+      [null, -32600],
+      [8, "small"],
+    ]);
     assert.equal(server.problems[0]?.kind, "oversize");
 
     const serverPeer = await server.nextPeer();
