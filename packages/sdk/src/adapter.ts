@@ -11,7 +11,7 @@
  * the `{ok: true}` reply.
  */
 import type { Writable } from "node:stream";
-import { InvalidParamsError, JsonRpcPeer } from "@nexo/wire";
+import { Dispatcher, JsonRpcPeer } from "@nexo/wire";
 import { plugin } from "@nexo/wire/schemas";
 import { abandonHostCalls, BrokerSender } from "./broker.js";
 import { checkToolCatalog, warnAboutUnmatchedDeclarations } from "./declarations.js";
@@ -25,7 +25,7 @@ import { AbandonedError, ChildLifecycle, positiveInteger } from "./lifecycle.js"
 import { logHandlerFailure, logWarning, pluginLog, stderrLogger } from "./log.js";
 import { type ParsedManifest, parseManifest } from "./manifest.js";
 import { DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS, type PluginAdapterOptions } from "./options.js";
-import { type DispatchEnv, describeIssues } from "./serve.js";
+import { type DispatchEnv, logSchemaFailure } from "./serve.js";
 import { createFrameOutput, installStdoutGuard } from "./stdout-guard.js";
 import { serveTools } from "./tool-dispatch.js";
 import { type ToolHandlerWithContext, toolDefToJson } from "./tools.js";
@@ -140,9 +140,15 @@ export class PluginAdapter {
       this.finish = resolve;
     });
 
-    this.serveLifecycle(peer, output);
+    const dispatcher = new Dispatcher(
+      peer,
+      { requests: plugin.pluginMethods, notifications: plugin.pluginNotifications },
+      { checkResults: true, onSchemaFailure: logSchemaFailure },
+    );
+    this.serveLifecycle(peer, dispatcher, output);
     const env: DispatchEnv = {
       peer,
+      dispatcher,
       tasks: this.tasks,
       broker: this.brokerSender,
       pluginId: this.pluginId,
@@ -158,14 +164,14 @@ export class PluginAdapter {
     });
   }
 
-  private serveLifecycle(peer: JsonRpcPeer, output: Writable): void {
-    peer.onRequest("initialize", (raw) => {
-      const parsed = plugin.InitializeParamsSchema.safeParse(raw);
-      if (!parsed.success) {
-        throw new InvalidParamsError(`invalid initialize params: ${describeIssues(parsed.error.issues)}`);
-      }
-      this.nexoVersion = parsed.data.nexo_version;
-      return this.initializeReply;
+  private serveLifecycle(
+    peer: JsonRpcPeer,
+    dispatcher: Dispatcher<typeof plugin.pluginMethods, typeof plugin.pluginNotifications>,
+    output: Writable,
+  ): void {
+    dispatcher.handle("initialize", (params) => {
+      this.nexoVersion = params.nexo_version;
+      return this.initializeReply as plugin.InitializeResult;
     });
 
     // Shutdown params are not validated: nothing in them may stop a plugin from shutting down.
@@ -178,7 +184,7 @@ export class PluginAdapter {
       return { ok: true };
     });
 
-    peer.onNotification("broker.event", (raw) => this.dispatchEvent(raw));
+    dispatcher.on("broker.event", (params) => this.dispatchEvent(params));
 
     // Reached only for a delta matching no pending stream (e.g. one sent after its final reply).
     peer.onNotification("llm.complete.delta", (raw) => {
@@ -194,20 +200,15 @@ export class PluginAdapter {
     });
   }
 
-  private dispatchEvent(raw: unknown): void {
+  private dispatchEvent(params: plugin.BrokerEventParams): void {
     const onEvent = this.options.onEvent;
     if (!onEvent) return;
-    const parsed = plugin.BrokerEventParamsSchema.safeParse(raw);
-    if (!parsed.success) {
-      logWarning(`broker.event dispatch decode failed, dropped: ${describeIssues(parsed.error.issues)}`);
-      return;
-    }
-    const { topic } = parsed.data;
+    const { topic } = params;
     if (this.lifecycle.stopping) {
       logWarning("broker.event during shutdown dropped", { topic });
       return;
     }
-    const event = Event.fromJson(parsed.data.event);
+    const event = Event.fromJson(params.event);
     this.tasks
       .run(`broker.event ${topic}`, () => onEvent(topic, event, this.brokerSender))
       .catch((error: unknown) => {

@@ -9,6 +9,7 @@
  */
 import {
   ConnectionClosedError,
+  formatIssues,
   RequestCancelledError,
   TimeoutError,
   RpcError as WireRpcError,
@@ -70,8 +71,7 @@ export class BrokerSender {
     const params = { topic, event: Event.toJson(event) };
     const check = plugin.BrokerPublishParamsSchema.safeParse(params);
     if (!check.success) {
-      const problems = check.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-      throw new WireError(`cannot publish: ${problems}`);
+      throw new WireError(`cannot publish: ${formatIssues(check.error.issues, "(params)")}`);
     }
     toStrictJson(params, "broker.publish params");
     try {

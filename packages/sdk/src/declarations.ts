@@ -4,12 +4,12 @@
  * here), and a declared capability without a handler, or a handler for an undeclared one, is
  * reported on stderr.
  */
+import { formatIssues } from "@nexo/wire";
 import { plugin } from "@nexo/wire/schemas";
 import { ManifestError, PluginError } from "./errors.js";
 import { logWarning } from "./log.js";
 import type { ParsedManifest } from "./manifest.js";
 import type { PluginAdapterOptions } from "./options.js";
-import { describeIssues } from "./serve.js";
 import { type ToolDef, toolDefToJson } from "./tools.js";
 import { toStrictJson } from "./wire.js";
 
@@ -39,7 +39,9 @@ export function checkToolCatalog(tools: ToolDef[], parsed: ParsedManifest): Tool
   tools.forEach((tool, index) => {
     const check = plugin.RemoteToolDefSchema.safeParse(toolDefToJson(tool));
     if (!check.success) {
-      throw new PluginError(`tools[${index}] (${String(tool.name)}): ${describeIssues(check.error.issues)}`);
+      throw new PluginError(
+        `tools[${index}] (${String(tool.name)}): ${formatIssues(check.error.issues, "(tool)")}`,
+      );
     }
     if (seen.has(tool.name)) throw new PluginError(`tool "${tool.name}" is listed twice in \`tools\``);
     seen.add(tool.name);

@@ -6,6 +6,7 @@
  * so a plugin can see which session an event belongs to; `Event.new` leaves them out and the host
  * fills them in for published events.
  */
+import { formatIssues } from "@nexo/wire";
 import { plugin } from "@nexo/wire/schemas";
 import { WireError } from "./errors.js";
 
@@ -25,14 +26,6 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-function describeIssues(
-  issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>,
-): string {
-  return issues
-    .map((issue) => `${issue.path.map(String).join(".") || "(event)"}: ${issue.message}`)
-    .join("; ");
-}
-
 export const Event = {
   /** A new event for `broker.publish`. */
   new(topic: string, source: string, payload: Record<string, unknown> = {}): Event {
@@ -45,7 +38,8 @@ export const Event = {
    */
   fromJson(value: unknown): Event {
     const parsed = plugin.BrokerEventSchema.safeParse(value);
-    if (!parsed.success) throw new WireError(`invalid event: ${describeIssues(parsed.error.issues)}`);
+    if (!parsed.success)
+      throw new WireError(`invalid event: ${formatIssues(parsed.error.issues, "(event)")}`);
     const raw = parsed.data;
     const event: Event = {
       topic: raw.topic,

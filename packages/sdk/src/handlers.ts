@@ -3,10 +3,11 @@
  * streamed), hooks (§5.z) and vector memory (§5.w). Each registered only when the plugin gave its
  * handler, so the peer answers the others with -32601 as the contract expects.
  */
+import { formatIssues, type ResultIn } from "@nexo/wire";
 import { plugin } from "@nexo/wire/schemas";
 import { PluginError, RpcTransportError, WireError } from "./errors.js";
 import type { LlmChatContext, PluginAdapterOptions } from "./options.js";
-import { checkResult, type DispatchEnv, describeIssues, handlerContext, serve } from "./serve.js";
+import { type DispatchEnv, handlerContext, serve } from "./serve.js";
 import { toStrictJson } from "./wire.js";
 
 export function serveExtensionMethods(env: DispatchEnv, options: PluginAdapterOptions): void {
@@ -16,10 +17,10 @@ export function serveExtensionMethods(env: DispatchEnv, options: PluginAdapterOp
   serveMemoryBackend(env, options);
 }
 
-function okResult(method: string, value: unknown): unknown {
-  return value === undefined || value === null
-    ? { ok: true }
-    : checkResult(method, plugin.OkResultSchema, value);
+/** A channel handler that returns nothing answers `{ok: true}`; anything else is checked as returned. */
+// biome-ignore lint/suspicious/noConfusingVoidType: `void` is what a channel handler without a return statement gives
+function okResult(value: plugin.OkResult | undefined | null | void): plugin.OkResult {
+  return value === undefined || value === null ? { ok: true } : value;
 }
 
 function serveChannels(env: DispatchEnv, options: PluginAdapterOptions): void {
@@ -27,31 +28,22 @@ function serveChannels(env: DispatchEnv, options: PluginAdapterOptions): void {
   if (onChannelStart) {
     serve(env, {
       method: "channel.start",
-      params: plugin.ChannelStartParamsSchema,
       label: (p) => `channel.start ${p.kind}${p.instance ? `/${p.instance}` : ""}`,
-      handle: async (p, task) =>
-        okResult("channel.start", await onChannelStart(p, handlerContext(env, task))),
+      handle: async (p, task) => okResult(await onChannelStart(p, handlerContext(env, task))),
     });
   }
   if (onChannelStop) {
     serve(env, {
       method: "channel.stop",
-      params: plugin.ChannelStopParamsSchema,
       label: (p) => `channel.stop ${p.kind}`,
-      handle: async (p, task) => okResult("channel.stop", await onChannelStop(p, handlerContext(env, task))),
+      handle: async (p, task) => okResult(await onChannelStop(p, handlerContext(env, task))),
     });
   }
   if (onChannelSendOutbound) {
     serve(env, {
       method: "channel.send_outbound",
-      params: plugin.ChannelSendOutboundParamsSchema,
       label: (p) => `channel.send_outbound ${p.kind} (${p.msg.kind})`,
-      handle: async (p, task) =>
-        checkResult(
-          "channel.send_outbound",
-          plugin.ChannelSendOutboundResultSchema,
-          await onChannelSendOutbound(p, handlerContext(env, task)),
-        ),
+      handle: (p, task) => onChannelSendOutbound(p, handlerContext(env, task)),
     });
   }
 }
@@ -61,7 +53,6 @@ function serveLlmChat(env: DispatchEnv, options: PluginAdapterOptions): void {
   if (!onLlmChat) return;
   serve(env, {
     method: "llm.chat",
-    params: plugin.LlmChatParamsSchema,
     label: (p) => `llm.chat ${p.provider}/${p.model}${p.stream ? " (stream)" : ""}`,
     handle: async (p, task, rpc) => {
       let returned = false;
@@ -91,7 +82,7 @@ function serveLlmChat(env: DispatchEnv, options: PluginAdapterOptions): void {
           const check = plugin.LlmChatChunkSchema.safeParse(chunk);
           if (!check.success) {
             return Promise.reject(
-              new WireError(`invalid llm.chat.delta chunk: ${describeIssues(check.error.issues)}`),
+              new WireError(`invalid llm.chat.delta chunk: ${formatIssues(check.error.issues, "(chunk)")}`),
             );
           }
           try {
@@ -110,11 +101,12 @@ function serveLlmChat(env: DispatchEnv, options: PluginAdapterOptions): void {
       } finally {
         returned = true;
       }
-      const value =
+      // Checked against the contract by the dispatcher; a stream's text already went out as deltas.
+      return (
         p.stream && reply !== null && typeof reply === "object" && reply.content === undefined
           ? { ...reply, content: { type: "text", text: "" } }
-          : reply;
-      return checkResult("llm.chat", plugin.LlmChatResultSchema, value);
+          : reply
+      ) as ResultIn<typeof plugin.pluginMethods, "llm.chat">;
     },
   });
 }
@@ -124,13 +116,10 @@ function serveHook(env: DispatchEnv, options: PluginAdapterOptions): void {
   if (!onHook) return;
   serve(env, {
     method: "hook.on_hook",
-    params: plugin.HookOnHookParamsSchema,
     label: (p) => `hook.on_hook ${p.hook_name}`,
     handle: async (p, task) => {
       const response = await onHook(p, handlerContext(env, task));
-      return response === undefined || response === null
-        ? {}
-        : checkResult("hook.on_hook", plugin.HookResponseSchema, response);
+      return response === undefined || response === null ? {} : response;
     },
   });
 }
@@ -142,40 +131,22 @@ function serveMemoryBackend(env: DispatchEnv, options: PluginAdapterOptions): vo
   if (vectorUpsert) {
     serve(env, {
       method: "memory.vector_upsert",
-      params: plugin.VectorUpsertParamsSchema,
       label: (p) => `memory.vector_upsert ${p.backend}/${p.collection} (${p.records.length} records)`,
-      handle: async (p, task) =>
-        checkResult(
-          "memory.vector_upsert",
-          plugin.VectorUpsertResultSchema,
-          await vectorUpsert.call(backend, p, handlerContext(env, task)),
-        ),
+      handle: (p, task) => vectorUpsert.call(backend, p, handlerContext(env, task)),
     });
   }
   if (vectorSearch) {
     serve(env, {
       method: "memory.vector_search",
-      params: plugin.VectorSearchParamsSchema,
       label: (p) => `memory.vector_search ${p.backend}/${p.collection}`,
-      handle: async (p, task) =>
-        checkResult(
-          "memory.vector_search",
-          plugin.VectorSearchResultSchema,
-          await vectorSearch.call(backend, p, handlerContext(env, task)),
-        ),
+      handle: (p, task) => vectorSearch.call(backend, p, handlerContext(env, task)),
     });
   }
   if (vectorDelete) {
     serve(env, {
       method: "memory.vector_delete",
-      params: plugin.VectorDeleteParamsSchema,
       label: (p) => `memory.vector_delete ${p.backend}/${p.collection} (${p.ids.length} ids)`,
-      handle: async (p, task) =>
-        checkResult(
-          "memory.vector_delete",
-          plugin.VectorDeleteResultSchema,
-          await vectorDelete.call(backend, p, handlerContext(env, task)),
-        ),
+      handle: (p, task) => vectorDelete.call(backend, p, handlerContext(env, task)),
     });
   }
 }

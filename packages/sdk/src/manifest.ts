@@ -6,6 +6,7 @@
  * The document is kept as plain JSON (TOML datetimes become ISO strings), because that is what the
  * plugin echoes in its `initialize` reply.
  */
+import { formatIssuePath } from "@nexo/wire";
 import { plugin } from "@nexo/wire/schemas";
 import { parse as parseToml, TomlError } from "smol-toml";
 import { ManifestError, WireError } from "./errors.js";
@@ -55,7 +56,7 @@ export function parseManifest(toml: string): ParsedManifest {
   if (!result.success) {
     const lines = plugin.describeManifestIssues(result.error);
     const first = result.error.issues[0];
-    const field = first ? keyPath([...first.path, ...unknownKey(first)]) : undefined;
+    const field = first ? formatIssuePath([...first.path, ...unknownKey(first)]) : undefined;
     throw new ManifestError(`invalid manifest: ${lines.join("; ")}`, field);
   }
   const section = result.data.plugin;
@@ -77,15 +78,6 @@ function firstLine(error: Error): string {
 
 function unknownKey(issue: { code: string; keys?: readonly string[] }): string[] {
   return issue.code === "unrecognized_keys" && issue.keys?.[0] !== undefined ? [issue.keys[0]] : [];
-}
-
-function keyPath(path: ReadonlyArray<PropertyKey>): string {
-  let out = "";
-  for (const segment of path) {
-    if (typeof segment === "number") out += `[${segment}]`;
-    else out += out === "" ? String(segment) : `.${String(segment)}`;
-  }
-  return out;
 }
 
 /** `manifest.plugin.x is NaN, …` → `plugin.x`. */

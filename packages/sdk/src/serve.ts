@@ -1,17 +1,24 @@
 /**
- * How every host → child request is served: refuse it once shutdown has begun, validate its params
- * against the contract's schema (-32602 with the offending fields), run the handler as a tracked
- * task, and turn what it throws into the reply's error. Typed errors (anything carrying a JSON-RPC
- * code) keep their code; the fallback for other exceptions is the method's to choose (-33403 for
- * tools, as upstream; -32603 elsewhere).
+ * How every host → child request is served. The wire's Dispatcher checks the params against the
+ * contract's method table (-32602 naming the fields) and the result against its schema (-32603: a
+ * result that breaks the contract is the plugin's bug; logged, never sent for the host to choke
+ * on). Around the handler this file adds what is the SDK's own: refuse work once shutdown has
+ * begun, run the handler as a tracked task, and turn what it throws into the reply's error. Typed
+ * errors (anything carrying a JSON-RPC code) keep their code; the fallback for other exceptions is
+ * the method's to choose (-33403 for tools, as upstream; -32603 elsewhere).
  */
 import {
+  type Dispatcher,
+  formatIssues,
   InternalError,
-  InvalidParamsError,
   type JsonRpcPeer,
+  type ParamsOf,
   type RequestContext,
+  type ResultIn,
+  type SchemaFailure,
   RpcError as WireRpcError,
 } from "@nexo/wire";
+import type { plugin } from "@nexo/wire/schemas";
 import type { BrokerSender } from "./broker.js";
 import { PluginError } from "./errors.js";
 import type { InflightTasks, TaskHandle } from "./inflight.js";
@@ -19,18 +26,12 @@ import { AbandonedError } from "./lifecycle.js";
 import { logHandlerFailure, stderrLogger } from "./log.js";
 import type { HandlerContext } from "./options.js";
 
-/** The structural part of a zod schema the SDK relies on, so it needs no zod import of its own. */
-export interface SafeParser<T> {
-  safeParse(value: unknown):
-    | { success: true; data: T }
-    | {
-        success: false;
-        error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> };
-      };
-}
+type Methods = typeof plugin.pluginMethods;
+type MethodName = plugin.PluginMethodName;
 
 export interface DispatchEnv {
   readonly peer: JsonRpcPeer;
+  readonly dispatcher: Dispatcher<Methods>;
   readonly tasks: InflightTasks;
   readonly broker: BrokerSender;
   readonly pluginId: string;
@@ -45,51 +46,37 @@ export class ShuttingDownError extends PluginError {
   }
 }
 
-export interface ServeSpec<P> {
-  method: string;
-  params: SafeParser<P>;
+export interface ServeSpec<M extends MethodName> {
+  method: M;
   /** Names the call in logs (what shutdown abandoned, which handler threw). */
-  label(params: P): string;
-  handle(params: P, task: TaskHandle, rpc: RequestContext): unknown;
+  label(params: ParamsOf<Methods, M>): string;
+  handle(
+    params: ParamsOf<Methods, M>,
+    task: TaskHandle,
+    rpc: RequestContext,
+  ): ResultIn<Methods, M> | Promise<ResultIn<Methods, M>>;
   /** The reply error for an exception without a JSON-RPC code. Default: -32603. */
   fallbackError?(message: string): WireRpcError;
 }
 
-export function describeIssues(
-  issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>,
-): string {
-  return issues
-    .map((issue) => `${issue.path.map(String).join(".") || "(params)"}: ${issue.message}`)
-    .join("; ");
+/** A handler's result that breaks the contract is logged where the plugin's author looks: stderr. */
+export function logSchemaFailure(failure: SchemaFailure): void {
+  if (failure.part !== "result") return;
+  stderrLogger.error(
+    {},
+    `the ${failure.method} handler returned an invalid result: ${formatIssues(failure.issues, "(result)")}`,
+  );
 }
 
-function issueData(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>) {
-  return {
-    issues: issues.map((issue) => ({
-      path: issue.path.map((segment) => (typeof segment === "number" ? segment : String(segment))),
-      message: issue.message,
-    })),
-  };
-}
-
-export function serve<P>(env: DispatchEnv, spec: ServeSpec<P>): void {
+export function serve<M extends MethodName>(env: DispatchEnv, spec: ServeSpec<M>): void {
   const fallback = spec.fallbackError ?? ((message: string) => new InternalError(message));
   const toError = (error: unknown): WireRpcError => {
     if (error instanceof WireRpcError) return error;
     return fallback(error instanceof Error ? error.message || error.name : String(error));
   };
 
-  env.peer.onRequest(spec.method, (raw, rpc) => {
+  env.dispatcher.handle(spec.method, (params, rpc) => {
     if (env.isStopping()) throw toError(new ShuttingDownError());
-    const parsed = spec.params.safeParse(raw);
-    if (!parsed.success) {
-      const issues = parsed.error.issues;
-      throw new InvalidParamsError(
-        `invalid ${spec.method} params: ${describeIssues(issues)}`,
-        issueData(issues),
-      );
-    }
-    const params = parsed.data;
     const label = spec.label(params);
     return env.tasks
       .run(label, (task) => spec.handle(params, task, rpc))
@@ -110,17 +97,4 @@ export function handlerContext(env: DispatchEnv, task: TaskHandle): HandlerConte
       return task.signal;
     },
   };
-}
-
-/**
- * Checks a handler's result against the contract's schema; the result is sent as the handler
- * returned it (unknown fields kept, no defaults injected). A mismatch is the plugin's bug, so it
- * is logged and answered -32603 rather than sent for the host to choke on.
- */
-export function checkResult<T>(method: string, schema: SafeParser<unknown>, value: T): T {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return value;
-  const message = `the ${method} handler returned an invalid result: ${describeIssues(parsed.error.issues)}`;
-  stderrLogger.error({}, message);
-  throw new InternalError(message, issueData(parsed.error.issues));
 }

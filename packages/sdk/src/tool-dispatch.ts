@@ -6,8 +6,7 @@
  * dropped frame followed by a timeout.
  */
 import type { JsonRpcId } from "@nexo/wire";
-import { plugin } from "@nexo/wire/schemas";
-import { type DispatchEnv, type SafeParser, serve } from "./serve.js";
+import { type DispatchEnv, serve } from "./serve.js";
 import {
   type ToolContext,
   ToolExecutionFailedError,
@@ -16,20 +15,6 @@ import {
 } from "./tools.js";
 import { toStrictJson } from "./wire.js";
 
-/**
- * `args` may be absent (upstream SDKs read it as null), but the wire schema declares it with
- * `z.unknown()`, which zod 4 treats as a required key; supply the null before validating.
- */
-const toolInvokeParams: SafeParser<plugin.ToolInvokeParams> = {
-  safeParse(raw) {
-    const params =
-      raw !== null && typeof raw === "object" && !Array.isArray(raw) && !("args" in raw)
-        ? { ...raw, args: null }
-        : raw;
-    return plugin.ToolInvokeParamsSchema.safeParse(params);
-  },
-};
-
 export function serveTools(
   env: DispatchEnv,
   handler: ToolHandlerWithContext,
@@ -37,7 +22,6 @@ export function serveTools(
 ): void {
   serve(env, {
     method: "tool.invoke",
-    params: toolInvokeParams,
     label: (p) => `tool.invoke ${p.tool_name}`,
     fallbackError: (message) => new ToolExecutionFailedError(message),
     handle: async (p, task, rpc) => {

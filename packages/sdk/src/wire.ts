@@ -4,6 +4,13 @@
  * NaN, ±Infinity and BigInt are refused instead of silently becoming `null`.
  */
 import { DEFAULT_MAX_FRAME_BYTES } from "@nexo/wire";
+import type {
+  JsonRpcErrorResponse,
+  JsonRpcIdValue,
+  JsonRpcNotification,
+  JsonRpcRequest,
+  JsonRpcSuccess,
+} from "@nexo/wire/schemas";
 import { WireError } from "./errors.js";
 
 export const JSONRPC_VERSION = "2.0";
@@ -11,33 +18,12 @@ export const JSONRPC_VERSION = "2.0";
 /** The inbound line cap, newline excluded (1 MiB). */
 export const MAX_FRAME_BYTES = DEFAULT_MAX_FRAME_BYTES;
 
-export type JsonRpcId = number | string | null;
+/** A request id as upstream names it; `null` only ever appears in replies to unreadable requests. */
+export type JsonRpcId = JsonRpcIdValue | null;
 
-export interface JsonRpcRequest {
-  jsonrpc: typeof JSONRPC_VERSION;
-  id: JsonRpcId;
-  method: string;
-  params?: unknown;
-}
-
-export interface JsonRpcNotification {
-  jsonrpc: typeof JSONRPC_VERSION;
-  method: string;
-  params?: unknown;
-}
-
-export interface JsonRpcResponse {
-  jsonrpc: typeof JSONRPC_VERSION;
-  id: JsonRpcId;
-  result: unknown;
-}
-
-export interface JsonRpcErrorResponse {
-  jsonrpc: typeof JSONRPC_VERSION;
-  id: JsonRpcId;
-  error: { code: number; message: string; data?: unknown };
-}
-
+// The envelope shapes are the wire's (declared once, in @nexo/wire/schemas), under upstream's names.
+export type { JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest };
+export type JsonRpcResponse = JsonRpcSuccess;
 export type JsonRpcFrame = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse | JsonRpcErrorResponse;
 
 /**

@@ -75,7 +75,9 @@ describe("broker bridge and host services against a real SDK plugin", () => {
       topic: "plugin.outbound.loopback",
       event: { source: "x", payload: {} },
     });
-    await host.stderrMatch(/broker\.event dispatch decode failed, dropped: event\.topic/);
+    await host.stderrMatch(
+      /notification dropped: params break the schema \{[^}]*"method":"broker\.event","detail":"event\.topic: /,
+    );
     const publish = await deliver({ text: "after" });
     assert.deepEqual((publish.event as { payload: { echo: unknown } }).payload.echo, { text: "after" });
   });
