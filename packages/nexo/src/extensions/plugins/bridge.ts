@@ -14,7 +14,7 @@
  * `plugin.inbound.K.>`; anything else is dropped with a warning and counted. The host fills `id`
  * (UUID v7), `timestamp` and `session_id` when the child leaves them out (the SDKs never send them).
  */
-import { ConnectionClosedError, type JsonRpcPeer } from "@nexo/wire";
+import { ConnectionClosedError, Dispatcher, type JsonRpcPeer } from "@nexo/wire";
 import { plugin } from "@nexo/wire/schemas";
 import { BrokerError } from "../../broker/errors.js";
 import { createEvent } from "../../broker/event.js";
@@ -22,7 +22,6 @@ import { DeliveryQueue } from "../../broker/queue.js";
 import { topicMatches } from "../../broker/topic.js";
 import type { Broker, BrokerEvent, Subscription } from "../../broker/types.js";
 import type { SupervisorLogger } from "../supervisor.js";
-import { formatIssues } from "./errors.js";
 import type { PluginHost } from "./host.js";
 
 /** §8: the depth of the per-plugin `broker.event` queue. */
@@ -154,23 +153,23 @@ export class BrokerBridge {
   }
 
   private serve(peer: JsonRpcPeer): void {
-    peer.onNotification("broker.publish", (params) => this.onPublish(params));
+    // Params that are not a broker event are dropped and logged by the peer; counted here.
+    const dispatcher = new Dispatcher(
+      peer,
+      { notifications: plugin.pluginNotifications },
+      {
+        onSchemaFailure: () => {
+          this.counts.invalid += 1;
+        },
+      },
+    );
+    dispatcher.on("broker.publish", (params) => this.onPublish(params));
   }
 
-  private onPublish(params: unknown): void {
+  private onPublish({ topic, event }: plugin.BrokerPublishParams): void {
     // The handler stays installed on the current peer after stop(); a stopped bridge forwards nothing.
     if (this.queue === undefined) return;
     const { logger, broker } = this.options;
-    const parsed = plugin.BrokerPublishParamsSchema.safeParse(params);
-    if (!parsed.success) {
-      this.counts.invalid += 1;
-      logger.warn(
-        { plugin: this.pluginId, problem: formatIssues(parsed.error.issues) },
-        "broker.publish dropped: not an event",
-      );
-      return;
-    }
-    const { topic, event } = parsed.data;
     if (!this.allows(topic) || !this.allows(event.topic)) {
       this.counts.rejected += 1;
       logger.warn(

@@ -7,9 +7,14 @@
  * `retry_after_secs` kept as `retryAfterSecs`); -32601 means the plugin declared the kind but not
  * this method, which surfaces as ChannelUnsupportedError with the method as `feature`.
  */
-import { ChannelUnsupportedError, MethodNotFoundError } from "@nexo/wire";
-import { plugin } from "@nexo/wire/schemas";
-import type { z } from "zod";
+import {
+  ChannelUnsupportedError,
+  MethodNotFoundError,
+  type MethodOf,
+  type ParamsIn,
+  type ResultOf,
+} from "@nexo/wire";
+import type { plugin } from "@nexo/wire/schemas";
 import type {
   ChannelAdapter,
   ChannelRegistry,
@@ -17,20 +22,23 @@ import type {
   OutboundMessage,
   OutboundReceipt,
 } from "../../channels/registry.js";
+import { type PluginCalls, pluginCalls } from "./calls.js";
 import { PluginProtocolError } from "./errors.js";
 import type { PluginHost } from "./host.js";
 import { registerEach } from "./registration.js";
-import { parseReply } from "./reply.js";
 
-type ChannelHost = Pick<PluginHost, "id" | "request" | "timeouts">;
+type ChannelHost = Pick<PluginHost, "id" | "request" | "requestStream" | "timeouts">;
+type ChannelMethod = Extract<MethodOf<typeof plugin.pluginMethods>, `channel.${string}`>;
 
 export class PluginChannelAdapter implements ChannelAdapter {
   readonly kind: string;
   readonly owner: string;
   private readonly host: ChannelHost;
+  private readonly calls: PluginCalls;
 
   constructor(host: ChannelHost, kind: string) {
     this.host = host;
+    this.calls = pluginCalls(host);
     this.kind = kind;
     this.owner = `plugin:${host.id}`;
   }
@@ -40,18 +48,12 @@ export class PluginChannelAdapter implements ChannelAdapter {
       "channel.start",
       { kind: this.kind, instance: options.instance ?? null },
       this.host.timeouts.channel.startMs,
-      plugin.ChannelStartResultSchema,
     );
     expectOk("channel.start", reply);
   }
 
   async stop(): Promise<void> {
-    const reply = await this.call(
-      "channel.stop",
-      { kind: this.kind },
-      this.host.timeouts.channel.stopMs,
-      plugin.ChannelStopResultSchema,
-    );
+    const reply = await this.call("channel.stop", { kind: this.kind }, this.host.timeouts.channel.stopMs);
     expectOk("channel.stop", reply);
   }
 
@@ -60,20 +62,17 @@ export class PluginChannelAdapter implements ChannelAdapter {
       "channel.send_outbound",
       { kind: this.kind, msg: message },
       this.host.timeouts.channel.sendOutboundMs,
-      plugin.ChannelSendOutboundResultSchema,
     );
     return { messageId: reply.message_id, sentAtUnix: reply.sent_at_unix };
   }
 
-  private async call<S extends z.ZodType>(
-    method: string,
-    params: Record<string, unknown>,
+  private async call<M extends ChannelMethod>(
+    method: M,
+    params: ParamsIn<typeof plugin.pluginMethods, M>,
     timeoutMs: number,
-    schema: S,
-  ): Promise<z.output<S>> {
-    let reply: unknown;
+  ): Promise<ResultOf<typeof plugin.pluginMethods, M>> {
     try {
-      reply = await this.host.request(method, params, { timeoutMs });
+      return await this.calls.request(method, params, { timeoutMs });
     } catch (error) {
       if (error instanceof MethodNotFoundError) {
         throw new ChannelUnsupportedError(`plugin "${this.host.id}" does not implement ${method}`, {
@@ -82,7 +81,6 @@ export class PluginChannelAdapter implements ChannelAdapter {
       }
       throw error;
     }
-    return parseReply(schema, method, reply);
   }
 }
 

@@ -131,19 +131,3 @@ export function errorCodeOf(error: unknown): string {
   }
   return "unknown";
 }
-
-/** Zod-style issues as one line: `tools[0].name: expected string; server_version: missing`. */
-export function formatIssues(
-  issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>,
-): string {
-  return issues
-    .map((issue) => {
-      const path = issue.path
-        .map((segment, index) =>
-          typeof segment === "number" ? `[${segment}]` : `${index === 0 ? "" : "."}${String(segment)}`,
-        )
-        .join("");
-      return `${path === "" ? "(result)" : path}: ${issue.message}`;
-    })
-    .join("; ");
-}

@@ -3,11 +3,11 @@
  * init timeout, check the reply's shape, the plugin's identity and its tool catalog. Every
  * refusal is a typed error; the fatal ones make the supervisor kill the child and give up.
  */
-import { type JsonRpcPeer, RpcError, TimeoutError } from "@nexo/wire";
+import { Caller, type JsonRpcPeer, RpcError, TimeoutError } from "@nexo/wire";
 import { plugin } from "@nexo/wire/schemas";
 import type { SchemaValidators } from "../../engine/tools/schema-validator.js";
 import { buildToolCatalog, type ToolCatalog } from "./catalog.js";
-import { formatIssues, PluginHandshakeError, PluginIdentityError, PluginInitTimeoutError } from "./errors.js";
+import { PluginHandshakeError, PluginIdentityError, PluginInitTimeoutError } from "./errors.js";
 
 export interface HandshakeInput {
   peer: JsonRpcPeer;
@@ -31,9 +31,17 @@ export interface HandshakeResult {
 
 export async function performHandshake(input: HandshakeInput): Promise<HandshakeResult> {
   const { peer, pluginId } = input;
-  let reply: unknown;
+  const calls = new Caller(
+    peer,
+    { requests: plugin.pluginMethods },
+    {
+      invalidReply: (_method, detail) =>
+        new PluginHandshakeError(`the reply is not an initialize result: ${detail}`),
+    },
+  );
+  let result: plugin.InitializeResult;
   try {
-    reply = await peer.request(
+    result = await calls.request(
       "initialize",
       { nexo_version: input.nexoVersion },
       { timeoutMs: input.initTimeoutMs },
@@ -47,13 +55,6 @@ export async function performHandshake(input: HandshakeInput): Promise<Handshake
     }
     throw error;
   }
-  const parsed = plugin.InitializeResultSchema.safeParse(reply);
-  if (!parsed.success) {
-    throw new PluginHandshakeError(
-      `the reply is not an initialize result: ${formatIssues(parsed.error.issues)}`,
-    );
-  }
-  const result = parsed.data;
   if (result.manifest.plugin.id !== pluginId)
     throw new PluginIdentityError(pluginId, result.manifest.plugin.id);
   const { catalog, warnings } = buildToolCatalog(

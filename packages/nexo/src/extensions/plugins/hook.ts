@@ -24,11 +24,11 @@
  *   anything else ({}, decision "allow")    → continue
  * `do_not_reply_again` has no engine counterpart yet; it is logged and otherwise ignored.
  */
-import { plugin } from "@nexo/wire/schemas";
+import type { plugin } from "@nexo/wire/schemas";
 import type { HookRunner } from "../../engine/hooks.js";
 import type { HookHandler, HookPoint, HookVote } from "../../engine/types.js";
 import type { SupervisorLogger } from "../supervisor.js";
-import { formatIssues } from "./errors.js";
+import { type PluginCalls, pluginCalls } from "./calls.js";
 import type { PluginHost } from "./host.js";
 import { registerEach } from "./registration.js";
 
@@ -53,12 +53,13 @@ const BODY_FIELD: Readonly<Record<HookPoint, string | undefined>> = {
 /** Keys the host adds to the event; a plugin's override of them means nothing to the engine. */
 const HOST_KEYS = new Set(["agent_id", "session_id"]);
 
-type HookHost = Pick<PluginHost, "id" | "request" | "timeouts">;
+type HookHost = Pick<PluginHost, "id" | "request" | "requestStream" | "timeouts">;
 
 export class PluginHookHandler implements HookHandler {
   readonly name: string;
   readonly points: readonly HookPoint[];
   private readonly host: HookHost;
+  private readonly calls: PluginCalls;
   private readonly hookName: string;
   private readonly logger: SupervisorLogger;
 
@@ -67,6 +68,7 @@ export class PluginHookHandler implements HookHandler {
     const point = HOOK_NAME_TO_POINT[hookName];
     if (point === undefined) throw new RangeError(`"${hookName}" is not a hook point nexo fires`);
     this.host = host;
+    this.calls = pluginCalls(host);
     this.hookName = hookName;
     this.logger = logger;
     this.name = `plugin:${host.id}:${hookName}`;
@@ -86,21 +88,18 @@ export class PluginHookHandler implements HookHandler {
       agent_id: ctx.agentId,
       session_id: ctx.sessionId,
     };
-    let reply: unknown;
+    let reply: plugin.HookResponse;
     try {
-      reply = await this.host.request(
+      reply = await this.calls.request(
         "hook.on_hook",
         { plugin_id: this.host.id, hook_name: this.hookName, event },
         { timeoutMs: this.host.timeouts.hookMs },
       );
     } catch (error) {
+      // Continue-on-error (§5.z): an error reply, a malformed reply, a timeout, a stopped plugin.
       return this.continueAfter(point, (error as Error).message);
     }
-    const parsed = plugin.HookResponseSchema.safeParse(reply ?? {});
-    if (!parsed.success) {
-      return this.continueAfter(point, `malformed hook.on_hook reply: ${formatIssues(parsed.error.issues)}`);
-    }
-    return this.voteOf(point, payload, parsed.data);
+    return this.voteOf(point, payload, reply);
   }
 
   private voteOf(

@@ -4,6 +4,7 @@
  * and the check behind `nexo plugin check`. See docs/plugins.md.
  */
 export * from "./bridge.js";
+export * from "./calls.js";
 export * from "./catalog.js";
 export * from "./channel.js";
 export * from "./check.js";
@@ -19,7 +20,6 @@ export * from "./manifest.js";
 export * from "./manifest-tools.js";
 export * from "./memory.js";
 export * from "./registration.js";
-export * from "./reply.js";
 export * from "./services.js";
 export * from "./timeouts.js";
 export * from "./tool.js";

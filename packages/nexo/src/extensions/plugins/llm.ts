@@ -18,15 +18,15 @@ import {
   RpcError,
   TimeoutError,
 } from "@nexo/wire";
-import { plugin } from "@nexo/wire/schemas";
+import type { plugin } from "@nexo/wire/schemas";
 import { abortReason, LlmProviderError } from "../../engine/providers/errors.js";
 import type { ProviderRegistry } from "../../engine/providers/registry.js";
 import type { ChatRequest, LlmProvider, ProviderEvent } from "../../engine/types.js";
+import { type PluginCalls, pluginCalls } from "./calls.js";
 import { PluginProtocolError, PluginUnavailableError } from "./errors.js";
 import type { PluginHost } from "./host.js";
 import { ChunkAssembler, chatParamsOf } from "./llm-mapping.js";
 import { registerEach } from "./registration.js";
-import { parseReply } from "./reply.js";
 
 type LlmHost = Pick<PluginHost, "id" | "request" | "requestStream" | "timeouts">;
 
@@ -39,9 +39,11 @@ export class PluginLlmProvider implements LlmProvider {
   readonly id: string;
   private readonly host: LlmHost;
   private readonly streaming: boolean;
+  private readonly calls: PluginCalls;
 
   constructor(host: LlmHost, name: string, options: PluginLlmProviderOptions = {}) {
     this.host = host;
+    this.calls = pluginCalls(host);
     this.id = name;
     this.streaming = options.streaming ?? true;
   }
@@ -51,16 +53,15 @@ export class PluginLlmProvider implements LlmProvider {
   }
 
   private async *synchronous(request: ChatRequest): AsyncGenerator<ProviderEvent> {
-    let reply: unknown;
+    let result: plugin.LlmChatResult;
     try {
-      reply = await this.host.request("llm.chat", chatParamsOf(this.id, request, false), {
+      result = await this.calls.request("llm.chat", chatParamsOf(this.id, request, false), {
         timeoutMs: this.host.timeouts.llm.chatMs,
         ...(request.signal ? { signal: request.signal } : {}),
       });
     } catch (error) {
       throw this.translate(error, request.signal);
     }
-    const result = this.parseResult(reply);
     yield* new ChunkAssembler(this.id).finish(result);
   }
 
@@ -72,10 +73,11 @@ export class PluginLlmProvider implements LlmProvider {
     if (request.signal?.aborted) onAbort();
     const chunks = new ChunkChannel();
     const assembler = new ChunkAssembler(this.id);
-    this.host
+    // Each delta and the final reply are checked against the contract by the caller.
+    this.calls
       .requestStream("llm.chat", chatParamsOf(this.id, request, true), {
         deltaMethod: "llm.chat.delta",
-        onDelta: (params: unknown) => chunks.push(params),
+        onDelta: (params) => chunks.push(params),
         timeoutMs: this.host.timeouts.llm.streamMs,
         signal: controller.signal,
       })
@@ -87,11 +89,10 @@ export class PluginLlmProvider implements LlmProvider {
       for (;;) {
         const next = await chunks.next();
         if (next.done) {
-          yield* assembler.finish(this.parseResult(next.reply));
+          yield* assembler.finish(next.reply);
           return;
         }
-        const delta = parseReply(plugin.LlmChatDeltaParamsSchema, "llm.chat.delta", next.params);
-        for (const event of assembler.onChunk(delta.chunk)) yield event;
+        for (const event of assembler.onChunk(next.params.chunk)) yield event;
       }
     } catch (error) {
       throw this.translate(error, request.signal);
@@ -99,10 +100,6 @@ export class PluginLlmProvider implements LlmProvider {
       request.signal?.removeEventListener("abort", onAbort);
       controller.abort(new Error("stream closed by its consumer"));
     }
-  }
-
-  private parseResult(reply: unknown): plugin.LlmChatResult {
-    return parseReply(plugin.LlmChatResultSchema, "llm.chat", reply);
   }
 
   private translate(error: unknown, signal: AbortSignal | undefined): unknown {
@@ -138,7 +135,9 @@ export class PluginLlmProvider implements LlmProvider {
   }
 }
 
-type ChunkItem = { done: false; params: unknown } | { done: true; reply: unknown };
+type ChunkItem =
+  | { done: false; params: plugin.LlmChatDeltaParams }
+  | { done: true; reply: plugin.LlmChatResult };
 
 /**
  * Deltas arrive as callbacks and are consumed by an async generator. The buffer is bounded by
@@ -149,12 +148,12 @@ class ChunkChannel {
   private failure: { error: unknown } | undefined;
   private wake: (() => void) | undefined;
 
-  push(params: unknown): void {
+  push(params: plugin.LlmChatDeltaParams): void {
     this.items.push({ done: false, params });
     this.notify();
   }
 
-  end(reply: unknown): void {
+  end(reply: plugin.LlmChatResult): void {
     this.items.push({ done: true, reply });
     this.notify();
   }

@@ -7,9 +7,7 @@
  * What the host sends is checked first (a record without an embedding is a bug on our side, not
  * something to ship to a plugin), and so is what comes back.
  */
-import { InvalidParamsError } from "@nexo/wire";
-import { plugin } from "@nexo/wire/schemas";
-import type { z } from "zod";
+import { formatIssues, InvalidParamsError } from "@nexo/wire";
 import type {
   VectorBackend,
   VectorBackendRegistry,
@@ -17,72 +15,54 @@ import type {
   VectorQuery,
   VectorRecord,
 } from "../../memory/vector.js";
-import { formatIssues } from "./errors.js";
+import { type PluginCalls, pluginCalls } from "./calls.js";
 import type { PluginHost } from "./host.js";
 import { registerEach } from "./registration.js";
-import { parseReply } from "./reply.js";
 
-type MemoryHost = Pick<PluginHost, "id" | "request" | "timeouts">;
+type MemoryHost = Pick<PluginHost, "id" | "request" | "requestStream" | "timeouts">;
 
 export class PluginVectorBackend implements VectorBackend {
   readonly name: string;
   readonly owner: string;
   private readonly host: MemoryHost;
+  private readonly calls: PluginCalls;
 
   constructor(host: MemoryHost, name: string) {
     this.host = host;
     this.name = name;
     this.owner = `plugin:${host.id}`;
+    this.calls = pluginCalls(host, {
+      checkParams: true,
+      invalidParams: (method, issues) =>
+        new InvalidParamsError(`${method}: ${formatIssues(issues, "(params)")}`, { backend: name }),
+    });
   }
 
   async upsert(collection: string, records: readonly VectorRecord[]): Promise<number> {
-    const reply = await this.call(
+    const reply = await this.calls.request(
       "memory.vector_upsert",
-      plugin.VectorUpsertParamsSchema,
-      { backend: this.name, collection, records },
-      this.host.timeouts.memory.upsertMs,
-      plugin.VectorUpsertResultSchema,
+      { backend: this.name, collection, records: [...records] },
+      { timeoutMs: this.host.timeouts.memory.upsertMs },
     );
     return reply.count;
   }
 
   async search(collection: string, query: VectorQuery): Promise<VectorMatch[]> {
-    const reply = await this.call(
+    const reply = await this.calls.request(
       "memory.vector_search",
-      plugin.VectorSearchParamsSchema,
       { backend: this.name, collection, query },
-      this.host.timeouts.memory.searchMs,
-      plugin.VectorSearchResultSchema,
+      { timeoutMs: this.host.timeouts.memory.searchMs },
     );
     return reply.matches;
   }
 
   async delete(collection: string, ids: readonly string[]): Promise<number> {
-    const reply = await this.call(
+    const reply = await this.calls.request(
       "memory.vector_delete",
-      plugin.VectorDeleteParamsSchema,
-      { backend: this.name, collection, ids },
-      this.host.timeouts.memory.deleteMs,
-      plugin.VectorDeleteResultSchema,
+      { backend: this.name, collection, ids: [...ids] },
+      { timeoutMs: this.host.timeouts.memory.deleteMs },
     );
     return reply.count;
-  }
-
-  private async call<R extends z.ZodType>(
-    method: string,
-    paramsSchema: z.ZodType,
-    params: Record<string, unknown>,
-    timeoutMs: number,
-    resultSchema: R,
-  ): Promise<z.output<R>> {
-    const checked = paramsSchema.safeParse(params);
-    if (!checked.success) {
-      throw new InvalidParamsError(`${method}: ${formatIssues(checked.error.issues)}`, {
-        backend: this.name,
-      });
-    }
-    const reply = await this.host.request(method, checked.data, { timeoutMs });
-    return parseReply(resultSchema, method, reply);
   }
 }
 

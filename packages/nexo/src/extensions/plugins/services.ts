@@ -10,6 +10,8 @@
  *   -32012 too many service calls running for this plugin.
  */
 import {
+  Dispatcher,
+  type Disposer,
   InternalError,
   InvalidParamsError,
   MethodNotFoundError,
@@ -18,7 +20,6 @@ import {
   RpcError,
 } from "@nexo/wire";
 import { plugin } from "@nexo/wire/schemas";
-import type { z } from "zod";
 import type {
   AgentMemory,
   ChatMessage,
@@ -27,7 +28,6 @@ import type {
   StopReason,
   Usage,
 } from "../../engine/types.js";
-import { formatIssues } from "./errors.js";
 import { checkMemoryGrant, checkProviderGrant, NO_GRANTS, type PluginGrants } from "./grants.js";
 import type { PluginHost } from "./host.js";
 
@@ -58,25 +58,29 @@ export interface PluginServiceDeps {
   maxConcurrentCalls?: number;
 }
 
-/** Serves the plugin's `memory.recall` and `llm.complete` on every incarnation. Returns the remover. */
+/**
+ * Serves the plugin's `memory.recall` and `llm.complete` on every incarnation; their params are
+ * checked against the contract (-32602) before a service runs. Returns the remover, after which
+ * the current incarnation answers both -32601.
+ */
 export function attachPluginServices(
   host: Pick<PluginHost, "id" | "attach">,
   deps: PluginServiceDeps,
 ): () => void {
   const services = new PluginServices(host.id, deps);
-  let served = true;
-  // Handlers stay installed on the current peer after removal; they then answer as unserved.
-  const serve = <T>(method: string, call: () => Promise<T>): Promise<T> =>
-    served ? services.bounded(call) : Promise.reject(MethodNotFoundError.forMethod(method));
+  let current: Disposer[] = [];
   const detach = host.attach((peer) => {
-    peer.onRequest("memory.recall", (params) => serve("memory.recall", () => services.recall(params)));
-    peer.onRequest("llm.complete", (params, ctx) =>
-      serve("llm.complete", () => services.complete(params, ctx)),
-    );
+    const dispatcher = new Dispatcher(peer, { requests: plugin.pluginChildMethods });
+    current = [
+      dispatcher.handle("memory.recall", (params) => services.bounded(() => services.recall(params))),
+      dispatcher.handle("llm.complete", (params, ctx) =>
+        services.bounded(() => services.complete(params, ctx)),
+      ),
+    ];
   });
   return () => {
-    served = false;
     detach();
+    for (const dispose of current.splice(0)) dispose();
   };
 }
 
@@ -110,8 +114,7 @@ export class PluginServices {
     }
   }
 
-  async recall(params: unknown): Promise<plugin.MemoryRecallResult> {
-    const input = parseParams(plugin.MemoryRecallParamsSchema, params, "memory.recall");
+  async recall(input: plugin.MemoryRecallParams): Promise<plugin.MemoryRecallResult> {
     checkMemoryGrant(this.grants, this.pluginId, input.agent_id);
     const memory = this.deps.memory;
     if (memory === undefined) {
@@ -141,8 +144,7 @@ export class PluginServices {
     };
   }
 
-  async complete(params: unknown, ctx: RequestContext): Promise<Record<string, unknown>> {
-    const input = parseParams(plugin.LlmCompleteParamsSchema, params, "llm.complete");
+  async complete(input: plugin.LlmCompleteParams, ctx: RequestContext): Promise<plugin.LlmCompleteResult> {
     checkProviderGrant(this.grants, this.pluginId, input.provider);
     const providers = this.deps.providers;
     if (providers === undefined) {
@@ -199,16 +201,6 @@ export class PluginServices {
     };
     return streaming ? result : { content, ...result };
   }
-}
-
-function parseParams<S extends z.ZodType>(schema: S, params: unknown, method: string): z.output<S> {
-  const parsed = schema.safeParse(params);
-  if (!parsed.success) {
-    throw new InvalidParamsError(`invalid ${method} params: ${formatIssues(parsed.error.issues)}`, {
-      issues: parsed.error.issues.map((issue) => ({ path: issue.path.map(String), message: issue.message })),
-    });
-  }
-  return parsed.data;
 }
 
 /**
