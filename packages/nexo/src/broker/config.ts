@@ -3,6 +3,7 @@
  * an unknown key is a typo, and a typo in broker config must fail at boot, not be ignored.
  */
 import { isAbsolute, resolve } from "node:path";
+import { formatIssues } from "@nexo/wire";
 import { z } from "zod";
 import type { Logger } from "../log.js";
 import { MAX_QUEUE_DEPTH } from "./core.js";
@@ -114,10 +115,10 @@ export async function createBroker(
 ): Promise<Broker> {
   const parsed = BrokerConfigSchema.safeParse(config);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map(
-      (issue) => `${issue.path.length === 0 ? "broker" : issue.path.join(".")}: ${issue.message}`,
+    throw new BrokerError(
+      "invalid_config",
+      `invalid broker config: ${formatIssues(parsed.error.issues, "broker")}`,
     );
-    throw new BrokerError("invalid_config", `invalid broker config: ${issues.join("; ")}`);
   }
   const valid = parsed.data;
   if (valid.type === "local")

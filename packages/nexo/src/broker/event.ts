@@ -4,8 +4,8 @@
  * decode: the JSON form of the event (undefined members gone, NaN as null), checked against the
  * schema, deeply frozen and detached from the publisher's object.
  */
+import { formatIssues } from "@nexo/wire";
 import { v7 as uuidv7 } from "uuid";
-import type { z } from "zod";
 import { BrokerError, describeError } from "./errors.js";
 import { type BrokerEvent, type BrokerEventInit, BrokerEventSchema } from "./types.js";
 
@@ -82,17 +82,15 @@ function checkEvent(value: unknown, code: "invalid_event" | "malformed_message",
   const result = BrokerEventSchema.safeParse(value);
   if (!result.success) {
     const what = code === "invalid_event" ? "event" : "message";
-    throw new BrokerError(code, `${what} is not a broker event: ${formatIssues(result.error.issues)}`, {
-      topic,
-    });
+    throw new BrokerError(
+      code,
+      `${what} is not a broker event: ${formatIssues(result.error.issues, "(event)")}`,
+      {
+        topic,
+      },
+    );
   }
   return deepFreeze(result.data);
-}
-
-function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
-  return issues
-    .map((issue) => `${issue.path.length === 0 ? "(event)" : issue.path.join(".")}: ${issue.message}`)
-    .join("; ");
 }
 
 /** Freezes a JSON value and everything in it; JSON has no cycles, so plain recursion ends. */

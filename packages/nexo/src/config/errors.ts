@@ -6,7 +6,6 @@
  * diagnostic, `agents.yaml:14:7: agents[2].model.provider: expected one of anthropic|openai,
  * got "antropic"`, so editors and terminals can jump to the spot.
  */
-
 /** What went wrong: the text is not YAML/TOML, a value breaks the schema, a `${...}` failed, or the disk did. */
 export type ConfigErrorCode = "parse" | "schema" | "substitution" | "io";
 
@@ -28,19 +27,12 @@ export interface ConfigIssue {
   readonly keyPath?: string;
 }
 
-/** Plain keys print as `.key`; anything a reader could misparse is quoted: `["my key"]`. */
-const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_-]*$/;
-
-/** Renders a path the way a reader would write it: `agents[2].model.provider`, `servers["a.b"].url`. */
-export function formatKeyPath(path: readonly PathSegment[]): string {
-  let out = "";
-  for (const segment of path) {
-    if (typeof segment === "number") out += `[${segment}]`;
-    else if (PLAIN_KEY.test(segment)) out += out === "" ? segment : `.${segment}`;
-    else out += `[${JSON.stringify(segment)}]`;
-  }
-  return out;
-}
+/**
+ * Renders a path the way a reader would write it: `agents[2].model.provider`, `servers["a.b"].url`.
+ * It is `@nexo/wire`'s path formatter, the one every schema failure uses, so a config error and a
+ * -32602 name a place the same way.
+ */
+export { formatIssuePath as formatKeyPath } from "@nexo/wire";
 
 /** `file:line:column: keyPath: message`, leaving out the parts that are unknown. */
 export function formatIssue(issue: ConfigIssue): string {

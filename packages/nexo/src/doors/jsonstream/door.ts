@@ -16,7 +16,7 @@
 import { readFile, realpath, stat } from "node:fs/promises";
 import { extname, isAbsolute, resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
-import { type FrameProblem, FrameWriter, LineDecoder } from "@nexo/wire";
+import { type FrameProblem, FrameWriter, formatIssues, LineDecoder } from "@nexo/wire";
 import * as jsonstream from "@nexo/wire/schemas/jsonstream";
 import type { AgentSession } from "../../engine/session.js";
 import { isInside } from "../../engine/tools/confine.js";
@@ -198,7 +198,7 @@ export class JsonStreamDoor {
       const msgId =
         typeof (raw as { msg_id?: unknown })?.msg_id === "string" ? (raw as { msg_id: string }).msg_id : null;
       const detail = known
-        ? `invalid ${String(type)} command: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`
+        ? `invalid ${String(type)} command: ${formatIssues(parsed.error.issues)}`
         : typeof type === "string"
           ? `Unknown command type: ${type}`
           : "a command must be a JSON object with a string `type`";

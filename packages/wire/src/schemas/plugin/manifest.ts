@@ -15,6 +15,7 @@
  * this contract does not cover.
  */
 import { z } from "zod";
+import { formatIssues } from "../../issues.js";
 import { PluginIdSchema, toolNameInNamespace } from "./common.js";
 import { type SandboxPathKind, sandboxPathProblem } from "./sandbox-paths.js";
 
@@ -291,17 +292,8 @@ export type PluginManifest = z.infer<typeof PluginManifestSchema>;
 export function describeManifestIssues(error: z.ZodError): string[] {
   return error.issues.flatMap((issue) => {
     if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((key) => `${formatKeyPath([...issue.path, key])}: ${issue.message}`);
+      return issue.keys.map((key) => formatIssues([{ path: [...issue.path, key], message: issue.message }]));
     }
-    return [`${formatKeyPath(issue.path)}: ${issue.message}`];
+    return [formatIssues([issue], "(document)")];
   });
-}
-
-function formatKeyPath(path: ReadonlyArray<PropertyKey>): string {
-  let out = "";
-  for (const segment of path) {
-    if (typeof segment === "number") out += `[${segment}]`;
-    else out += out === "" ? String(segment) : `.${String(segment)}`;
-  }
-  return out === "" ? "(document)" : out;
 }
