@@ -11,7 +11,8 @@
  * - `checkParams` also checks outgoing params (for params built from outside data); off by
  *   default, since the types already hold the caller to the schema;
  * - `requestStream` checks each delta against the notification table; a malformed delta fails the
- *   whole call with `invalidReply` and cancels it.
+ *   whole call with `invalidReply` and cancels it;
+ * - `notify` sends a notification of the table (server → client events), typed the same way.
  */
 
 import { defaultInvalidParams } from "./dispatch.js";
@@ -37,6 +38,8 @@ export interface RequestSender {
     params: unknown,
     options: StreamRequestOptions<D>,
   ): Promise<R>;
+  /** Needed only for `Caller.notify`; a JsonRpcPeer has it. */
+  notify?(method: string, params?: unknown): Promise<void>;
 }
 
 export interface CallerOptions {
@@ -111,6 +114,15 @@ export class Caller<T extends RequestTable, N extends NotificationTable = NoNoti
       throw malformed ?? error;
     }
     return this.parseReply(method, entry.result, reply) as ResultOf<T, M>;
+  }
+
+  /** Sends a notification of the notification table, its params typed from the schema. */
+  notify<M extends MethodOf<N>>(method: M, params: ParamsIn<N, M>): Promise<void> {
+    if (this.notifications[method] === undefined) {
+      throw new TypeError(`${method} is not in this caller's notification table`);
+    }
+    if (this.sender.notify === undefined) throw new TypeError("this caller's sender cannot notify");
+    return this.sender.notify(method, params);
   }
 
   private entry<M extends MethodOf<T>>(method: M): T[M] {

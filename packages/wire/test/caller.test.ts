@@ -122,4 +122,24 @@ describe("Caller", () => {
     assert.equal(host.pendingRequests, 0);
     host.close();
   });
+
+  test("notify sends a notification of the table, typed by its schema", async () => {
+    const { host, child } = pair();
+    const seen: unknown[] = [];
+    child.onNotification("broker.event", (params) => {
+      seen.push(params);
+    });
+    const calls = new Caller(host, {
+      requests: plugin.pluginMethods,
+      notifications: plugin.pluginNotifications,
+    });
+    const event = { topic: "plugin.outbound.x", source: "s", payload: {} };
+    await calls.notify("broker.event", { topic: "plugin.outbound.x", event });
+    // @ts-expect-error: broker.event needs an event
+    const typeOnly = () => calls.notify("broker.event", { topic: "t" });
+    void typeOnly;
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(seen, [{ topic: "plugin.outbound.x", event }]);
+    host.close();
+  });
 });
