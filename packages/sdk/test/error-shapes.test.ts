@@ -6,33 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { assertErrorKeys, type Frame, rawReply } from "./helpers/raw-reply.js";
 import { ScriptedHost } from "./helpers/scripted-host.js";
-
-type Frame = { jsonrpc?: unknown; id?: unknown; error?: Record<string, unknown>; result?: unknown };
-
-/** Sends a raw request and returns the raw reply line the child wrote for it, parsed. */
-async function rawReply(host: ScriptedHost, id: number, method: string, params?: unknown): Promise<Frame> {
-  host.writeRaw(
-    `${JSON.stringify({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) })}\n`,
-  );
-  const line = await host.until(`the reply to id ${id}`, () =>
-    host.stdoutLines.find((l) => (JSON.parse(l) as Frame).id === id),
-  );
-  return JSON.parse(line) as Frame;
-}
-
-function assertErrorKeys(frame: Frame, code: number, dataKeys?: string[]): void {
-  assert.deepEqual(Object.keys(frame).sort(), ["error", "id", "jsonrpc"], JSON.stringify(frame));
-  const error = frame.error!;
-  assert.equal(error.code, code, JSON.stringify(frame));
-  assert.equal(typeof error.message, "string");
-  if (dataKeys === undefined) {
-    assert.deepEqual(Object.keys(error).sort(), ["code", "message"], JSON.stringify(frame));
-  } else {
-    assert.deepEqual(Object.keys(error).sort(), ["code", "data", "message"], JSON.stringify(frame));
-    assert.deepEqual(Object.keys(error.data as object).sort(), dataKeys.sort(), JSON.stringify(frame));
-  }
-}
 
 describe("error shapes on the wire: a plugin with no handlers", () => {
   let host: ScriptedHost;

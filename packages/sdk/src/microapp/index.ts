@@ -3,7 +3,6 @@
  * its notifications as typed events, and a typed client for every admin RPC method.
  */
 
-export type { SafeParser } from "../serve.js";
 export type {
   AdminCallParams,
   AdminCallResult,
@@ -28,5 +27,5 @@ export type {
 } from "./definitions.js";
 export * from "./errors.js";
 export type { MicroappLogger } from "./log.js";
-export type { MicroappInit, MicroappOptions } from "./options.js";
+export type { MicroappInit, MicroappOptions, SafeParser } from "./options.js";
 export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MICROAPP_DRAIN_TIMEOUT_MS } from "./options.js";

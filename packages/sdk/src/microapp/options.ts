@@ -1,9 +1,17 @@
 /**
  * What a microapp gives `new Microapp(...)`, and what `initialize` hands it.
  */
-import type { SafeParser } from "../serve.js";
-
 type Awaitable<T> = T | Promise<T>;
+
+/** The structural part of a zod schema `options.config` needs, so the SDK needs no zod of its own. */
+export interface SafeParser<T> {
+  safeParse(value: unknown):
+    | { success: true; data: T }
+    | {
+        success: false;
+        error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> };
+      };
+}
 
 /** What the daemon said in `initialize`, after `config` passed the microapp's own check. */
 export interface MicroappInit<Config = unknown> {

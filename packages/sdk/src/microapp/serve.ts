@@ -13,6 +13,7 @@
 import { mkdir } from "node:fs/promises";
 import {
   Dispatcher,
+  formatIssues,
   InternalError,
   InvalidParamsError,
   InvalidRequestError,
@@ -24,12 +25,11 @@ import { microapp } from "@nexo/wire/schemas";
 import type { InflightTasks } from "../inflight.js";
 import { AbandonedError, type ChildLifecycle } from "../lifecycle.js";
 import { microappLog } from "../log.js";
-import { describeIssues, type SafeParser } from "../serve.js";
 import { type AdminClient, callFailureText } from "./admin-client.js";
 import { type HookHandler, type ToolContext, type ToolSpec, toolDefinition } from "./definitions.js";
 import { ToolFailure } from "./errors.js";
 import type { MicroappLogger } from "./log.js";
-import type { MicroappInit } from "./options.js";
+import type { MicroappInit, SafeParser } from "./options.js";
 
 type NotificationName = keyof typeof microapp.microappNotifications;
 
@@ -172,7 +172,9 @@ async function initialize<Config>(
   if (env.configCheck !== undefined) {
     const checked = env.configCheck.safeParse(params.config);
     if (!checked.success) {
-      throw new InvalidParamsError(`invalid config for ${env.id}: ${describeIssues(checked.error.issues)}`);
+      throw new InvalidParamsError(
+        `invalid config for ${env.id}: ${formatIssues(checked.error.issues, "(config)")}`,
+      );
     }
     config = checked.data;
   }
@@ -215,7 +217,7 @@ function serveHooks<Config>(env: ServeEnv<Config>, refuseWhenStopping: (method: 
         if (decision === undefined) return { vote: "abstain" };
         const checked = microapp.MicroappHookDecisionSchema.safeParse(decision);
         if (checked.success) return decision as microapp.MicroappHookDecision;
-        const message = `hook ${name} returned an invalid decision: ${describeIssues(checked.error.issues)}`;
+        const message = `hook ${name} returned an invalid decision: ${formatIssues(checked.error.issues, "(decision)")}`;
         microappLog.warning(message);
         throw new MicroappInternalError(message);
       });
