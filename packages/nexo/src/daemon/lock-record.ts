@@ -6,6 +6,7 @@
  * means nothing here) also refuses, because two daemons on one state dir corrupt it silently while
  * a refused start is loud and the operator can clear it.
  */
+import { formatIssues } from "@nexo/wire";
 import { z } from "zod";
 import { type IdentityVerdict, judgeIdentity, type ProcessIdentity } from "../process/identity.js";
 
@@ -62,7 +63,5 @@ export function parseLockRecord(text: string): { record: LockRecord } | { proble
   }
   const parsed = LockRecordSchema.safeParse(json);
   if (parsed.success) return { record: parsed.data };
-  const issue = parsed.error.issues[0];
-  const where = issue === undefined || issue.path.length === 0 ? "" : `${issue.path.join(".")}: `;
-  return { problem: `${where}${issue?.message ?? "invalid"}` };
+  return { problem: formatIssues(parsed.error.issues.slice(0, 1), "(record)") };
 }

@@ -6,7 +6,7 @@ import { z } from "zod";
 import type { ContentBlock } from "../conversation.js";
 import { StoreError } from "./errors.js";
 import { addCounts, emptyCounts, type RedactionCounts, redactJson } from "./redact.js";
-import { toPlainJson } from "./validate.js";
+import { firstIssue, toPlainJson } from "./validate.js";
 
 export type {
   ChatMessage,
@@ -42,9 +42,7 @@ export function normalizeContent(content: string | readonly ContentBlock[]): Con
   if (typeof content === "string") return [{ type: "text", text: content }];
   const parsed = contentSchema.safeParse(toPlainJson("content", content));
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? `content[${issue.path.join("][")}]` : "content";
-    throw new StoreError("invalid_argument", `${where}: ${issue?.message ?? "invalid content"}`);
+    throw new StoreError("invalid_argument", firstIssue("content", parsed.error.issues));
   }
   return parsed.data as ContentBlock[];
 }

@@ -21,7 +21,7 @@ import {
 import type { Connection } from "./db.js";
 import { StoreError } from "./errors.js";
 import { redact, redactJson } from "./redact.js";
-import { optionalString, requireId, resolveLimit, timestamp, toPlainJson } from "./validate.js";
+import { firstIssue, optionalString, requireId, resolveLimit, timestamp, toPlainJson } from "./validate.js";
 
 const GrantsSchema = z.array(ApprovalGrantSchema);
 /** Absolute paths without NUL bytes, the only ones a real path can be. */
@@ -331,8 +331,7 @@ function checkMode(mode: string): ApprovalMode {
 function checkReadableFiles(paths: readonly unknown[]): string[] {
   const parsed = ReadableFilesSchema.safeParse(paths);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new StoreError("invalid_argument", `readableFiles[${issue?.path.join("].")}: ${issue?.message}`);
+    throw new StoreError("invalid_argument", firstIssue("readableFiles", parsed.error.issues));
   }
   return [...new Set(parsed.data)];
 }
@@ -340,11 +339,7 @@ function checkReadableFiles(paths: readonly unknown[]): string[] {
 function checkGrants(grants: readonly unknown[]): ApprovalGrant[] {
   const parsed = GrantsSchema.safeParse(grants);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new StoreError(
-      "invalid_argument",
-      `alwaysAllow[${issue?.path.join("].")}: ${issue?.message ?? "not an approval grant"}`,
-    );
+    throw new StoreError("invalid_argument", firstIssue("alwaysAllow", parsed.error.issues));
   }
   const unique: ApprovalGrant[] = [];
   for (const grant of parsed.data) if (!unique.some((g) => sameGrant(g, grant))) unique.push(grant);

@@ -1,4 +1,5 @@
 /** Argument checks shared by the repositories; each failure is a StoreError("invalid_argument"). */
+import { formatIssues, type IssueLike } from "@nexo/wire";
 import { StoreError } from "./errors.js";
 
 /** A value as it should read in an error message (strings quoted, NaN and undefined named). */
@@ -50,4 +51,11 @@ export function toPlainJson<T>(name: string, value: T): T {
   } catch (error) {
     throw new StoreError("invalid_argument", `${name} is not JSON-serializable: ${(error as Error).message}`);
   }
+}
+
+/** The first schema issue of the argument `name`, in the wire's one wording: `content[1].text: …`. */
+export function firstIssue(name: string, issues: readonly IssueLike[]): string {
+  const first = issues[0];
+  if (first === undefined) return `${name}: invalid`;
+  return formatIssues([{ path: [name, ...first.path], message: first.message }]);
 }

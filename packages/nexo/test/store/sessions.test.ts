@@ -161,6 +161,15 @@ describe("sessions", () => {
         (e) => isStoreError(e, "invalid_argument"),
       );
     }
+    // Each names the offending element the way every schema failure reads (the wire's formatter).
+    assert.throws(
+      () => store.sessions.update(s.id, { readableFiles: ["/ok", 42 as never] }),
+      /^StoreError: readableFiles\[1\]: /,
+    );
+    assert.throws(
+      () => store.sessions.update(s.id, { alwaysAllow: [echo, { kind: "program", tool: 7 } as never] }),
+      /^StoreError: alwaysAllow\[1\]/,
+    );
     assert.throws(
       () => store.sessions.update("missing", { title: "x" }),
       (e) => isStoreError(e, "not_found"),

@@ -175,6 +175,15 @@ describe("transcripts: appending and reading", () => {
       );
     }
     assert.equal(store.transcripts.count("s"), 0);
+    // The refusal names the offending block the way every schema failure reads.
+    assert.throws(
+      () =>
+        store.transcripts.append("s", {
+          role: "user",
+          content: [{ type: "text", text: "a" }, { type: "text", text: 5 } as never],
+        }),
+      /^StoreError: content\[1\]\.text: /,
+    );
     assert.throws(
       () => store.transcripts.append("", { role: "user", content: "x" }),
       (e) => isStoreError(e, "invalid_argument"),

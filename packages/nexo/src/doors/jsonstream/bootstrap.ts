@@ -6,6 +6,7 @@
  */
 import { mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { formatIssues } from "@nexo/wire";
 import type * as jsonstream from "@nexo/wire/schemas/jsonstream";
 import { buildToolRegistry, createAgentSession } from "../../engine/assemble.js";
 import { createProvider, ProviderConfigSchema } from "../../engine/providers/index.js";
@@ -87,7 +88,7 @@ export function resolveProvider(
   }
   const parsed = ProviderConfigSchema.safeParse(config);
   if (!parsed.success) {
-    throw new StartupError(`provider ${name}: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+    throw new StartupError(`provider ${name}: ${formatIssues(parsed.error.issues, "(config)")}`);
   }
   try {
     const provider = createProvider(parsed.data, { id: name });

@@ -40,6 +40,13 @@ export interface ToolArgumentIssue {
   message: string;
 }
 
+/** The issues as one line, `path message` joined by `; ` (the JSON-schema validator's wording). */
+export function describeArgumentIssues(issues: readonly ToolArgumentIssue[]): string {
+  return issues
+    .map((issue) => `${issue.path === "" ? "(arguments)" : issue.path} ${issue.message}`)
+    .join("; ");
+}
+
 /** A call's arguments do not match the tool's input schema. */
 export class ToolArgumentsError extends Error {
   override readonly name = "ToolArgumentsError";
@@ -48,10 +55,7 @@ export class ToolArgumentsError extends Error {
     readonly toolName: string,
     readonly issues: readonly ToolArgumentIssue[],
   ) {
-    const listed = issues.map(
-      (issue) => `${issue.path === "" ? "(arguments)" : issue.path} ${issue.message}`,
-    );
-    super(`Invalid arguments for ${toolName}: ${listed.join("; ")}`);
+    super(`Invalid arguments for ${toolName}: ${describeArgumentIssues(issues)}`);
   }
 }
 

@@ -10,7 +10,7 @@
  */
 import { ToolArgumentInvalidError, ToolNotFoundError } from "@nexo/wire";
 import { plugin } from "@nexo/wire/schemas";
-import type { ToolArgumentIssue } from "../../engine/tools/errors.js";
+import { describeArgumentIssues } from "../../engine/tools/errors.js";
 import type { ArgumentValidator, SchemaValidators } from "../../engine/tools/schema-validator.js";
 import { PluginCatalogError } from "./errors.js";
 
@@ -60,7 +60,7 @@ export class ToolCatalog {
     const issues = tool.validate(args);
     if (issues.length > 0) {
       throw new ToolArgumentInvalidError(
-        `invalid argument: ${toolName}: ${issues.map(describeIssue).join("; ")}`,
+        `invalid argument: ${toolName}: ${describeArgumentIssues(issues)}`,
         issues.map((issue) => ({ path: issue.path, message: issue.message })),
       );
     }
@@ -145,8 +145,4 @@ export function buildToolCatalog(
     ),
   ];
   return { catalog, warnings };
-}
-
-function describeIssue(issue: ToolArgumentIssue): string {
-  return `${issue.path === "" ? "(arguments)" : issue.path} ${issue.message}`;
 }
