@@ -124,15 +124,18 @@ channels_extra = ["x"]
 
   it("refuses typos in [plugin.entrypoint] and [plugin.supervisor] with a did-you-mean (issue 14.4)", () => {
     const lines = problems(
-      base("arg = [\"plugin.mjs\"]\n\n[plugin.supervisor]\nrespwan = true\nmax_attempt = 3"),
+      base('arg = ["plugin.mjs"]\n\n[plugin.supervisor]\nrespwan = true\nmax_attempt = 3'),
     );
     assert.ok(
-      lines.some((l) => l.includes("plugin.entrypoint") && l.includes('unknown key "arg" (did you mean "args"?)')),
+      lines.some(
+        (l) => l.includes("plugin.entrypoint") && l.includes('unknown key "arg" (did you mean "args"?)'),
+      ),
       lines.join("\n"),
     );
     assert.ok(
       lines.some(
-        (l) => l.includes("plugin.supervisor") && l.includes('unknown key "respwan" (did you mean "respawn"?)'),
+        (l) =>
+          l.includes("plugin.supervisor") && l.includes('unknown key "respwan" (did you mean "respawn"?)'),
       ),
       lines.join("\n"),
     );
