@@ -4,28 +4,31 @@
  * as they come.
  *
  *   node dist/chat.js --url http://127.0.0.1:PORT [--from you] [--token T]
- *   node dist/chat.js --endpoint-file STATE_DIR/endpoint.json [--wait-secs 30]
+ *   node dist/chat.js --endpoint-file STATE_DIR/endpoint.json [--wait-secs 30] [--endpoint-not-before MS]
  *
  * (dist/chat.js is this file compiled by the repository's build, scripts/build-examples.mjs.)
  *
  * `--endpoint-file` reads the address the plugin wrote when its channel started (useful with
  * LOOPBACK_PORT=0), waiting for the file while the daemon boots and reading it again after a
- * lost connection, since a restarted plugin may listen on another port. LOOPBACK_URL and
+ * lost connection, since a restarted plugin may listen on another port. `--endpoint-not-before`
+ * (epoch ms) ignores a file written before then, i.e. by an earlier run. LOOPBACK_URL and
  * LOOPBACK_TOKEN are read when the flags are absent. `/quit` or Ctrl-D ends the chat.
  *
  * Plain Node (fetch, readline): no dependency, so it can be copied anywhere.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { createInterface, type Interface } from "node:readline";
 import { parseArgs } from "node:util";
 
 const USAGE =
-  "usage: chat.ts (--url URL | --endpoint-file FILE) [--from CONTACT_ID] [--token TOKEN] [--wait-secs N]";
+  "usage: chat.ts (--url URL | --endpoint-file FILE [--endpoint-not-before EPOCH_MS]) [--from CONTACT_ID] [--token TOKEN] [--wait-secs N]";
 const CONTACT_ID = /^[\w.@:+-]{1,128}$/;
 
 interface Options {
   url: string | undefined;
   endpointFile: string | undefined;
+  /** An endpoint file last written before this time (epoch ms) belongs to an earlier run. */
+  endpointNotBefore: number;
   from: string;
   token: string | undefined;
   waitSecs: number;
@@ -39,6 +42,7 @@ function readOptions(): Options {
     options: {
       url: { type: "string" },
       "endpoint-file": { type: "string" },
+      "endpoint-not-before": { type: "string" },
       from: { type: "string" },
       token: { type: "string" },
       "wait-secs": { type: "string" },
@@ -60,7 +64,17 @@ function readOptions(): Options {
   const waitSecs = Number(values["wait-secs"] ?? "30");
   if (!Number.isFinite(waitSecs) || waitSecs < 0)
     throw new FatalError("--wait-secs must be a number of seconds");
-  return { url, endpointFile, from, token: values.token ?? process.env.LOOPBACK_TOKEN, waitSecs };
+  const endpointNotBefore = Number(values["endpoint-not-before"] ?? "0");
+  if (!Number.isFinite(endpointNotBefore))
+    throw new FatalError("--endpoint-not-before must be epoch milliseconds");
+  return {
+    url,
+    endpointFile,
+    endpointNotBefore,
+    from,
+    token: values.token ?? process.env.LOOPBACK_TOKEN,
+    waitSecs,
+  };
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -112,8 +126,9 @@ class Chat {
     const deadline = Date.now() + this.options.waitSecs * 1000;
     for (;;) {
       try {
+        const fresh = statSync(file).mtimeMs >= this.options.endpointNotBefore;
         const { url } = JSON.parse(readFileSync(file, "utf8")) as { url?: unknown };
-        if (typeof url === "string") {
+        if (fresh && typeof url === "string") {
           this.baseUrl = url;
           return url;
         }
