@@ -19,6 +19,7 @@ import { ListenError, parseListen } from "../daemon/config/appserver-listen.js";
 import { standaloneSessions } from "../doors/appserver/agent.js";
 import { loadAppServerFile } from "../doors/appserver/config.js";
 import { MAX_MESSAGE_BYTES } from "../doors/appserver/host.js";
+import { takeWorkspaceLock } from "../doors/appserver/hub/workspace-lock.js";
 import { createThreadedAppServer } from "../doors/appserver/server.js";
 import { standaloneManagement } from "../doors/appserver/standalone.js";
 import { listenWebSocket, type WebSocketListener } from "../doors/appserver/websocket-listener.js";
@@ -120,6 +121,18 @@ export async function runAppServer(flags: AppServerFlags, env: NodeJS.ProcessEnv
     try {
       listener = await listenWebSocket({ ...plan.websocket, server, logger });
     } catch (error) {
+      fatal((error as Error).message);
+    }
+    // One WebSocket server per workspace: the hub finds its owner in the lock and starts no other.
+    try {
+      const lock = await takeWorkspaceLock(workspace, {
+        url: listener.url,
+        managedByHub: env.NEXO_HUB_MANAGED === "1",
+        version: NEXO_VERSION,
+      });
+      process.on("exit", () => lock.release());
+    } catch (error) {
+      await listener.close();
       fatal((error as Error).message);
     }
     // One plain line whatever the log level: people and launchers read where to connect from it.

@@ -9,6 +9,7 @@ import { registerAppServer } from "./app-server.js";
 import { registerConfig } from "./config.js";
 import { registerDevMockLlm } from "./dev-mock-llm.js";
 import { registerDoctor } from "./doctor.js";
+import { registerHub } from "./hub.js";
 import { registerPlugin } from "./plugin.js";
 import { registerStart } from "./start.js";
 
@@ -28,6 +29,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerStart(program, env);
   registerAgent(program, env);
   registerAppServer(program, env);
+  registerHub(program, env);
   registerConfig(program, env);
   registerDoctor(program, env);
   registerPlugin(program);

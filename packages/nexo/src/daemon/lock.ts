@@ -102,6 +102,19 @@ export interface StateLockOptions {
   busyTimeoutMs?: number;
 }
 
+/** A lock file other than the state dir's (acquireLockFile). */
+export interface LockFileOptions extends StateLockOptions {
+  /** Extra fields written into the record beside the owner's identity (e.g. where it listens). */
+  extra?: Record<string, unknown>;
+  /** The lock file's permissions. Default 0o644; 0o600 when the extra fields hold a secret. */
+  mode?: number;
+  /** Who holds such a lock and what it guards, for the messages: "nexo hub", "the hub lock". */
+  holder: string;
+  subject: string;
+  /** What the operator should do when a live owner holds it. */
+  remedy: string;
+}
+
 /**
  * Takes the lock of `stateDir` (created if missing), or throws StateLockError: `locked` naming the
  * owner's pid and since when, `unverifiable`, `corrupt`, `busy` or `io`.
@@ -113,14 +126,29 @@ export async function acquireStateLock(stateDir: string, options: StateLockOptio
   } catch (error) {
     throw ioError(path, `cannot create the state dir ${stateDir}`, error);
   }
+  return acquireLockFile(path, {
+    ...options,
+    holder: "nexo daemon",
+    subject: `state dir ${stateDir}`,
+    remedy: "stop that daemon or use another state dir",
+  });
+}
+
+/**
+ * Takes the lock file at `path` (its directory must exist) with the same rules as the state dir's:
+ * exclusive create, stale owners taken over safely, never a half-written record.
+ */
+export async function acquireLockFile(path: string, options: LockFileOptions): Promise<StateLock> {
+  const { holder, subject, remedy } = options;
+  const mode = options.mode ?? 0o644;
   const self = currentProcessIdentity();
-  const record = lockRecordFor(self, randomUUID());
+  const record: LockRecord = { ...options.extra, ...lockRecordFor(self, randomUUID()) };
   const text = `${JSON.stringify(record, null, 2)}\n`;
   const deadline = Date.now() + (options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS);
   let replaced: StateLock["replaced"];
 
   for (;;) {
-    if (io(path, "create", () => createExclusive(path, text))) {
+    if (io(path, "create", () => createExclusive(path, text, mode))) {
       if (ownsLock(path, record)) return heldLock(path, record, replaced);
       continue;
     }
@@ -130,7 +158,7 @@ export async function acquireStateLock(stateDir: string, options: StateLockOptio
       throw new StateLockError(
         "corrupt",
         path,
-        `lock file ${path} is not a nexo lock (${seen.problem}); if no nexo daemon uses ${stateDir}, delete it`,
+        `lock file ${path} is not a nexo lock (${seen.problem}); if no ${holder} uses ${subject}, delete it`,
       );
     }
     const owner = ownerOf(seen.record);
@@ -139,8 +167,8 @@ export async function acquireStateLock(stateDir: string, options: StateLockOptio
       throw new StateLockError(
         "locked",
         path,
-        `state dir ${stateDir} is in use by another nexo daemon: pid ${owner.pid} on ${owner.hostname}, ` +
-          `running since ${owner.startedAt} (lock file ${path}); stop that daemon or use another state dir`,
+        `${subject} is in use by another ${holder}: pid ${owner.pid} on ${owner.hostname}, ` +
+          `running since ${owner.startedAt} (lock file ${path}); ${remedy}`,
         owner,
       );
     }
@@ -148,13 +176,13 @@ export async function acquireStateLock(stateDir: string, options: StateLockOptio
       throw new StateLockError(
         "unverifiable",
         path,
-        `state dir ${stateDir} is locked by pid ${owner.pid} on ${owner.hostname} since ${owner.startedAt}, ` +
+        `${subject} is locked by pid ${owner.pid} on ${owner.hostname} since ${owner.startedAt}, ` +
           `but ${verdict.reason}, so nexo cannot tell whether it still runs; ` +
-          `if no nexo daemon uses this state dir, delete ${path}`,
+          `if no ${holder} uses ${subject}, delete ${path}`,
         owner,
       );
     }
-    const outcome = io(path, "take over", () => takeOver(path, seen, text, self));
+    const outcome = io(path, "take over", () => takeOver(path, seen, text, self, mode));
     if (outcome.result === "won") {
       replaced = { owner, reason: verdict.reason };
       if (ownsLock(path, record)) return heldLock(path, record, replaced);
@@ -194,21 +222,27 @@ type TakeoverOutcome = { result: "won" } | { result: "changed" } | { result: "bu
 /**
  * Replaces the stale lock `seen` with `text`, if nobody else does it first (see the file comment).
  */
-function takeOver(path: string, seen: LockFileState, text: string, self: ProcessIdentity): TakeoverOutcome {
+function takeOver(
+  path: string,
+  seen: LockFileState,
+  text: string,
+  self: ProcessIdentity,
+  mode: number,
+): TakeoverOutcome {
   const markerText = `${JSON.stringify(lockRecordFor(self, randomUUID()))}\n`;
   /** Markers whose takers died mid-takeover. */
   const abandoned: string[] = [];
   let key = stateKey(seen);
   while (abandoned.length <= MAX_ABANDONED_MARKERS) {
     const marker = markerPath(path, key);
-    if (createExclusive(marker, markerText)) {
+    if (createExclusive(marker, markerText, mode)) {
       let outcome: TakeoverOutcome;
       try {
         const now = readLockFile(path);
         if (now === undefined || now.ino !== seen.ino || now.text !== seen.text) {
           outcome = { result: "changed" };
         } else {
-          replaceAtomically(path, text);
+          replaceAtomically(path, text, mode);
           outcome = { result: "won" };
         }
       } catch (error) {
@@ -306,8 +340,8 @@ function readLockFile(path: string): ReadLock {
 }
 
 /** Creates `target` holding `text` unless it exists; never visible half-written. */
-function createExclusive(target: string, text: string): boolean {
-  const temp = writeTemp(target, text);
+function createExclusive(target: string, text: string, mode: number): boolean {
+  const temp = writeTemp(target, text, mode);
   try {
     linkSync(temp, target);
     return true;
@@ -319,8 +353,8 @@ function createExclusive(target: string, text: string): boolean {
   }
 }
 
-function replaceAtomically(target: string, text: string): void {
-  const temp = writeTemp(target, text);
+function replaceAtomically(target: string, text: string, mode: number): void {
+  const temp = writeTemp(target, text, mode);
   try {
     renameSync(temp, target);
   } catch (error) {
@@ -330,9 +364,9 @@ function replaceAtomically(target: string, text: string): void {
 }
 
 /** Writes and fsyncs a fresh temp file beside `target`, so a power cut cannot leave it empty. */
-function writeTemp(target: string, text: string): string {
+function writeTemp(target: string, text: string, mode: number): string {
   const temp = `${target}.${process.pid}-${randomBytes(6).toString("hex")}.tmp`;
-  const fd = openSync(temp, "wx", 0o644);
+  const fd = openSync(temp, "wx", mode);
   try {
     writeSync(fd, text);
     fsyncSync(fd);
@@ -366,4 +400,22 @@ function io<T>(path: string, what: string, action: () => T): T {
 function ioError(path: string, what: string, cause: unknown): StateLockError {
   const detail = cause instanceof Error ? cause.message : String(cause);
   return new StateLockError("io", path, `${what}: ${detail}`, undefined, cause);
+}
+
+/**
+ * What the lock file at `path` says and whether its owner still runs (for a process that looks
+ * for a lock's owner rather than taking the lock); undefined when there is none or it is not a
+ * nexo lock record.
+ */
+export function inspectLockFile(
+  path: string,
+): { record: LockRecord; state: "alive" | "dead" | "unknown" } | undefined {
+  let seen: ReadLock;
+  try {
+    seen = readLockFile(path);
+  } catch {
+    return undefined;
+  }
+  if (seen === undefined || "problem" in seen) return undefined;
+  return { record: seen.record, state: judgeOwner(seen.record, currentProcessIdentity()).state };
 }

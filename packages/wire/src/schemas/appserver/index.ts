@@ -86,6 +86,7 @@ export * from "./approvals.js";
 export * from "./commands.js";
 export * from "./common.js";
 export * from "./errors.js";
+export * from "./hub.js";
 export * from "./initialize.js";
 export * from "./items.js";
 export * from "./mcp.js";
