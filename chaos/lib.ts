@@ -5,7 +5,7 @@
  * `runAttack` prints its figures and a last machine-readable line for the runner, and exits
  * non-zero when a property broke.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -158,6 +158,32 @@ export function pollHealth(
       return summarise(latencies, failures);
     },
   };
+}
+
+/** CPU seconds (user + system) `pid` has used so far, from /proc/<pid>/stat. */
+export function cpuSeconds(pid: number): number {
+  let line: string;
+  try {
+    line = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return Number.NaN;
+  }
+  // After "(comm) " come the fields from 3 on; utime and stime are fields 14 and 15.
+  const fields = line.slice(line.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/** Linux's USER_HZ: /proc's CPU times are in these ticks. */
+const CLOCK_TICKS = 100;
+
+/** `root` and every descendant's pid, by parent link. */
+export function processTree(root: number): number[] {
+  const table = processTable() ?? [];
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++) {
+    for (const stat of table) if (stat.ppid === tree[i] && !tree.includes(stat.pid)) tree.push(stat.pid);
+  }
+  return tree;
 }
 
 /** Live processes whose environment carries `NAME=value` (a marker given to the children). */

@@ -17,25 +17,14 @@ import { once } from "node:events";
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { processTable } from "../packages/nexo/src/process/proc.js";
 import { upgradeStatus } from "../packages/nexo/test/helpers/appserver-client.js";
 import { CLI_PATH, runCli } from "../packages/nexo/test/helpers/cli.js";
 import { EXAMPLE_PLUGINS } from "../packages/nexo/test/helpers/daemon-dir.js";
 import { startDaemonProcess } from "../packages/nexo/test/helpers/daemon-process.js";
-import { type Attack, runAttack, summarise } from "./lib.js";
+import { type Attack, processTree, runAttack, summarise } from "./lib.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const TOKEN = "chaos-token-0123456789abcdef";
-
-/** The daemon's pid and every descendant's. */
-function processTree(root: number): number[] {
-  const table = processTable() ?? [];
-  const tree = [root];
-  for (let i = 0; i < tree.length; i++) {
-    for (const stat of table) if (stat.ppid === tree[i] && !tree.includes(stat.pid)) tree.push(stat.pid);
-  }
-  return tree;
-}
 
 /** `a.b.c.d` or an IPv6 text from /proc/net/tcp{,6}'s little-endian hex. */
 function hexAddress(hex: string): string {

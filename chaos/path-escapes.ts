@@ -104,8 +104,8 @@ await runAttack("path-escapes", async (attack) => {
 
   // 2. The swap race.
   // Grep and Glob walk the tree in a worker: each call costs tens of milliseconds, not one.
-  const many = attack.pick(200, 5_000);
-  const fewer = attack.pick(50, 2_000);
+  const many = attack.pick(200, 3_000);
+  const fewer = attack.pick(50, 1_000);
   const resetInside = () => {
     rmSync(join(ws, "d"), { recursive: true, force: true });
     rmSync(join(ws, "d.real"), { recursive: true, force: true });

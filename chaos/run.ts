@@ -16,7 +16,26 @@ import { fileURLToPath } from "node:url";
 import { type AttackResult, RESULT_PREFIX, type Scale } from "./lib.js";
 
 /** One file per attack, in the order they run. */
-export const ATTACKS = ["jsonstream-fuzz", "listeners", "path-escapes", "redos"] as const;
+export const ATTACKS = [
+  "jsonstream-fuzz",
+  "listeners",
+  "path-escapes",
+  "redos",
+  "secret-scan",
+  "plugin-faults",
+  "sigkill-load",
+] as const;
+
+/**
+ * Attacks whose property is known to break today, with why. They still run in both forms and
+ * print their figures; the short form (CI) reports them as KNOWN instead of failing, the long form
+ * fails on them. An entry whose attack holds again is reported, so it gets removed.
+ */
+const KNOWN_BROKEN: Partial<Record<(typeof ATTACKS)[number], string>> = {
+  "sigkill-load":
+    "inbound messages live only in memory between the channel's 202 and the turn's first write " +
+    "(router queue, plugin pipe): a SIGKILL loses them (docs/reliability.md)",
+};
 
 const args = process.argv.slice(2);
 const scale: Scale = args.includes("--short") ? "short" : "long";
@@ -58,14 +77,19 @@ function runOne(name: string): Promise<AttackResult> {
 const results: AttackResult[] = [];
 for (const name of chosen) results.push(await runOne(name));
 
+const known = (r: AttackResult) => KNOWN_BROKEN[r.attack as (typeof ATTACKS)[number]];
 console.log(`\nchaos suite (${scale}): ${results.filter((r) => r.ok).length}/${results.length} attacks held`);
 for (const r of results) {
-  console.log(`  ${r.ok ? "ok    " : "BROKEN"} ${r.attack.padEnd(16)} ${(r.ms / 1000).toFixed(1)} s`);
+  const label = r.ok ? "ok    " : known(r) ? "KNOWN " : "BROKEN";
+  console.log(`  ${label} ${r.attack.padEnd(16)} ${(r.ms / 1000).toFixed(1)} s`);
   for (const broken of r.broken) console.log(`         - ${broken.split("\n")[0]}`);
+  if (!r.ok && known(r)) console.log(`         known: ${known(r)}`);
+  if (r.ok && known(r)) console.log("         holds now: remove it from KNOWN_BROKEN in chaos/run.ts");
 }
 if (jsonFile) {
   const machine = { hostname: hostname(), cpus: cpus().length, cpu: cpus()[0]?.model, kernel: release() };
   const report = { date: new Date().toISOString(), scale, node: process.version, machine, results };
   writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);
 }
-process.exit(results.every((r) => r.ok) ? 0 : 1);
+const failing = results.filter((r) => !r.ok && (scale === "long" || known(r) === undefined));
+process.exit(failing.length === 0 ? 0 : 1);
