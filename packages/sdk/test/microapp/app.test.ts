@@ -51,6 +51,7 @@ describe("initialize", () => {
         "probe_rate",
         "probe_print",
         "probe_unsendable",
+        "probe_big",
         "probe_hang",
         "probe_admin",
         "probe_agents",
@@ -185,6 +186,17 @@ describe("tools/call", () => {
       assert.match(error.message, /NaN/);
       return true;
     });
+  });
+
+  test("a result over the outgoing frame cap gets an error reply; the microapp keeps serving", async () => {
+    const daemon = await started();
+    await assert.rejects(daemon.callTool("probe_big"), (error: unknown) => {
+      assert.ok(error instanceof RpcError);
+      assert.equal(error.code, -32603);
+      assert.match(error.message, /exceeds the 1048576-byte limit/);
+      return true;
+    });
+    assert.deepEqual(await daemon.callTool("probe_nothing"), { output: null });
   });
 
   test("an unknown daemon method is answered -32601", async () => {
