@@ -69,6 +69,7 @@ describe("microapp error shapes on the wire", () => {
     assertErrorKeys(await call(daemon, "probe_crash"), -32099);
     assertErrorKeys(await call(daemon, "probe_rate"), -32003, ["retry_after_ms"]);
     assertErrorKeys(await call(daemon, "probe_unsendable"), -32603);
+    assertErrorKeys(await call(daemon, "probe_big"), -32603);
     assertErrorKeys(await rawReply(daemon.host, ++id, "hooks/broken", {}), -32099);
     assertErrorKeys(await rawReply(daemon.host, ++id, "hooks/throws", {}), -32099);
     // The tool's own failure is a result, not an error.
