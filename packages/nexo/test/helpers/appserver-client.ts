@@ -8,6 +8,8 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { after, afterEach, before } from "node:test";
+import { MockLlmServer } from "@nexo/mock-llm";
 import WebSocket from "ws";
 import { CLI_PATH } from "./cli.js";
 
@@ -276,4 +278,51 @@ export function upgradeStatus(url: string, headers: Record<string, string> = {})
       if (!/Unexpected server response/.test(error.message)) reject(error);
     });
   });
+}
+
+/**
+ * The usual test bed of an AppServer test file: a mock model server for the file's tests, and the
+ * servers and sockets a test opens, closed after it. Call once at the top level of the file.
+ */
+export function appServerTestbed(): {
+  mock: () => MockLlmServer;
+  /** `nexo app-server` answered by the mock (Anthropic's API), closed after the test. */
+  start: (options?: AppServerProcessOptions) => AppServerProcess;
+  /** A WebSocket client closed after the test. */
+  connect: (url: string) => WsClient;
+} {
+  let mock: MockLlmServer | undefined;
+  const processes: AppServerProcess[] = [];
+  const sockets: WsClient[] = [];
+  before(async () => {
+    mock = new MockLlmServer();
+    await mock.start();
+  });
+  after(async () => {
+    await mock?.close();
+  });
+  afterEach(async () => {
+    for (const s of sockets.splice(0)) s.close();
+    for (const p of processes.splice(0)) await p.stop();
+  });
+  const current = (): MockLlmServer => {
+    if (mock === undefined) throw new Error("the mock model server starts before the tests");
+    return mock;
+  };
+  return {
+    mock: current,
+    start: (options = {}) => {
+      const server = new AppServerProcess({
+        ...options,
+        env: { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: current().url, ...options.env },
+      });
+      processes.push(server);
+      return server;
+    },
+    connect: (url) => {
+      const socket = new WsClient(url);
+      sockets.push(socket);
+      return socket;
+    },
+  };
 }

@@ -5,41 +5,21 @@
  * with 1008 — the outbox's overflow policy (outbox.ts). The server keeps taking new clients.
  */
 import assert from "node:assert/strict";
-import { after, afterEach, before, describe, test } from "node:test";
-import { MockLlmServer } from "@nexo/mock-llm";
-import { AppServerProcess, WsClient } from "../../helpers/appserver-client.js";
+import { describe, test } from "node:test";
+import { appServerTestbed } from "../../helpers/appserver-client.js";
 
-let mock: MockLlmServer;
-before(async () => {
-  mock = new MockLlmServer();
-  await mock.start();
-});
-after(async () => {
-  await mock.close();
-});
-const processes: AppServerProcess[] = [];
-const sockets: WsClient[] = [];
-afterEach(async () => {
-  for (const s of sockets.splice(0)) s.close();
-  for (const p of processes.splice(0)) await p.stop();
-});
+const bed = appServerTestbed();
 
 type Turn = { items: Array<{ type: string; payload: { text?: string } }> };
 
 describe("a slow consumer", () => {
   test("never stalls the turn or the other client; it gets the final state or is closed with 1008", async () => {
     const text = Array.from({ length: 3000 }, (_, i) => `word${i % 101}`).join(" ");
-    mock.reset([{ text }]);
-    const server = new AppServerProcess({
-      args: ["--listen", "ws://127.0.0.1:0"],
-      stdin: "ignore",
-      env: { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: mock.url },
-    });
-    processes.push(server);
+    bed.mock().reset([{ text }]);
+    const server = bed.start({ args: ["--listen", "ws://127.0.0.1:0"], stdin: "ignore" });
     const url = await server.websocketUrl();
-    const fast = new WsClient(url);
-    const slow = new WsClient(url);
-    sockets.push(fast, slow);
+    const fast = bed.connect(url);
+    const slow = bed.connect(url);
     await Promise.all([fast.opened, slow.opened]);
     await fast.initialize();
     await slow.initialize();
@@ -62,8 +42,7 @@ describe("a slow consumer", () => {
     assert.equal(answer, text);
 
     // The server still takes new clients while the slow one sits there.
-    const late = new WsClient(url);
-    sockets.push(late);
+    const late = bed.connect(url);
     await late.opened;
     assert.ok((await late.initialize()).result);
 

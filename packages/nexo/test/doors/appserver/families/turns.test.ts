@@ -10,39 +10,13 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, afterEach, before, describe, test } from "node:test";
-import { MockLlmServer, type MockScriptInput } from "@nexo/mock-llm";
+import { describe, test } from "node:test";
+import type { MockScriptInput } from "@nexo/mock-llm";
 import { Store } from "../../../../src/store/index.js";
-import {
-  AppServerProcess,
-  type Message,
-  type RawRpcClient,
-  WsClient,
-} from "../../../helpers/appserver-client.js";
+import { appServerTestbed, type Message, type RawRpcClient } from "../../../helpers/appserver-client.js";
 
-let mock: MockLlmServer;
-before(async () => {
-  mock = new MockLlmServer();
-  await mock.start();
-});
-after(async () => {
-  await mock.close();
-});
-const processes: AppServerProcess[] = [];
-const sockets: WsClient[] = [];
-afterEach(async () => {
-  for (const s of sockets.splice(0)) s.close();
-  for (const p of processes.splice(0)) await p.stop();
-});
-
-function start(options: { args?: string[]; stdin?: "pipe" | "ignore" } = {}): AppServerProcess {
-  const server = new AppServerProcess({
-    ...options,
-    env: { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: mock.url },
-  });
-  processes.push(server);
-  return server;
-}
+const { mock: currentMock, start, connect } = appServerTestbed();
+const mock = { reset: (script: MockScriptInput) => currentMock().reset(script) };
 
 const ENDS = ["turn/completed", "turn/failed", "turn/cancelled"];
 type Turn = { id: string; status: string; items: Array<{ type: string; payload: Record<string, unknown> }> };
@@ -173,9 +147,8 @@ describe("turn/* and approvals", () => {
   test("two WebSocket clients on one thread: each event once on each; the other client answers the approval", async () => {
     const server = start({ args: ["--listen", "ws://127.0.0.1:0"], stdin: "ignore" });
     const url = await server.websocketUrl();
-    const starter = new WsClient(url);
-    const watcher = new WsClient(url);
-    sockets.push(starter, watcher);
+    const starter = connect(url);
+    const watcher = connect(url);
     await Promise.all([starter.opened, watcher.opened]);
     await starter.initialize();
     await watcher.initialize();
@@ -238,8 +211,7 @@ describe("turn/* and approvals", () => {
     assert.equal(exit.code, 0, server.stderr);
     assert.ok(exit.at - since < 2000, `exited after ${exit.at - since} ms`);
     // The thread reads back with the cancelled turn from the same store.
-    const again = new AppServerProcess({ cwd: server.workspace, stateDir: server.stateDir });
-    processes.push(again);
+    const again = start({ cwd: server.workspace, stateDir: server.stateDir });
     await again.initialize();
     const read = await again.request<{ thread: { turns: Turn[] } }>("thread/read", {
       threadId,
