@@ -8,12 +8,17 @@
 import { accessSync, constants, realpathSync, statSync } from "node:fs";
 import { delimiter, dirname, isAbsolute, resolve } from "node:path";
 
+/** Why a command cannot run: there is no such file, it is not executable, or it is no command at all. */
+export type CommandProblem = "not_found" | "not_executable" | "unusable";
+
 export class CommandNotFoundError extends Error {
   readonly command: string;
-  constructor(command: string, detail: string) {
+  readonly problem: CommandProblem;
+  constructor(command: string, detail: string, problem: CommandProblem = "not_found") {
     super(`entrypoint command "${command}" ${detail}`);
     this.name = "CommandNotFoundError";
     this.command = command;
+    this.problem = problem;
   }
 }
 
@@ -35,7 +40,7 @@ export interface ResolveCommandOptions {
 
 export function resolveCommand(command: string, options: ResolveCommandOptions): ResolvedCommand {
   if (command.trim() === "" || command.includes("\0")) {
-    throw new CommandNotFoundError(command, "is not a usable command");
+    throw new CommandNotFoundError(command, "is not a usable command", "unusable");
   }
   let path: string;
   if (command.includes("/")) {
@@ -43,6 +48,7 @@ export function resolveCommand(command: string, options: ResolveCommandOptions):
       throw new CommandNotFoundError(
         command,
         "is relative, and no directory was given to resolve it against",
+        "unusable",
       );
     }
     path = isAbsolute(command) ? resolve(command) : resolve(options.cwd!, command);
@@ -74,8 +80,9 @@ function checkExecutable(command: string, path: string): void {
   } catch {
     throw new CommandNotFoundError(command, `does not exist (${path})`);
   }
-  if (!isFile) throw new CommandNotFoundError(command, `is not a regular file (${path})`);
-  if (!isExecutableFile(path)) throw new CommandNotFoundError(command, `is not executable (${path})`);
+  if (!isFile) throw new CommandNotFoundError(command, `is not a regular file (${path})`, "not_executable");
+  if (!isExecutableFile(path))
+    throw new CommandNotFoundError(command, `is not executable (${path})`, "not_executable");
 }
 
 function isExecutableFile(path: string): boolean {

@@ -1,6 +1,6 @@
 /**
- * Supervises ONE child process — a plugin or a microapp; the protocol spoken over its stdio is the
- * owner's business.
+ * Supervises ONE child process — a plugin, a microapp or an MCP stdio server; the protocol spoken
+ * over its stdio is the owner's business.
  *
  * - Each process runs in its own process group and carries a lineage tag (child-run.ts), so
  *   stopping it also stops everything it spawned — even what left the group with setsid — and the
@@ -10,8 +10,9 @@
  *   chatty child cannot flood the log: log-budget.ts) and its tail kept.
  * - An exit nobody asked for is a crash: the child is restarted after an exponential backoff, or
  *   marked `failed` when it crash-loops (restart-policy.ts). A failed child stays failed.
- * - `stop()`: the owner's graceful step (e.g. `shutdown` and its reply), then up to `exitGraceMs`
- *   (1 s, plugin contract §4.2) for the process to exit, then SIGKILL to the whole group.
+ * - `stop()`: the owner's graceful step (e.g. `shutdown` and its reply, or closing stdin), then
+ *   (with `termAfterShutdown`) SIGTERM, then up to `exitGraceMs` (1 s, plugin contract §4.2) for
+ *   the process to exit, then SIGKILL to the whole group.
  */
 import { EventEmitter } from "node:events";
 import { liveProcessGroups, type ProcessGroupRegistry } from "../process/registry.js";
@@ -68,6 +69,12 @@ export interface SupervisorOptions {
   gracefulTimeoutMs?: number;
   /** How long the process may take to exit after the graceful step before SIGKILL. Default 1 s. */
   exitGraceMs?: number;
+  /**
+   * Send SIGTERM when the graceful step is over and the process still runs, before the exit grace
+   * (MCP's stdio shutdown: close stdin, wait, SIGTERM, wait, SIGKILL). Default false: a plugin
+   * has answered `shutdown` by then, and what is left of it gets SIGKILL after the grace.
+   */
+  termAfterShutdown?: boolean;
   /** stderr lines kept for diagnostics. Default 200. */
   stderrTailLines?: number;
   /** stderr lines logged per 10 s; the rest are counted into one summary line. Default 200. */
@@ -345,6 +352,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         stepController.abort(error);
         this.logger.warn({ ...fields, err: (error as Error).message }, "graceful shutdown step failed");
       }
+      if (this.options.termAfterShutdown === true && !run.hasExited) run.kill("SIGTERM");
     } else {
       // Without a protocol-level goodbye, SIGTERM is the polite way to ask.
       run.kill("SIGTERM");

@@ -1,8 +1,9 @@
 /**
  * `nexo start` end to end (the built CLI): a daemon SIGKILLed with a plugin that ignores stdin EOF
- * and SIGTERM and has a setsid grandchild leaves both running — nothing can run in a SIGKILLed
- * process — and the next `nexo start` on the same state dir reaps them from the child ledger
- * before it starts anything. A clean SIGTERM afterwards leaves nothing behind either.
+ * and SIGTERM and has a setsid grandchild, and with an MCP stdio server that ignores both too,
+ * leaves them running — nothing can run in a SIGKILLed process — and the next `nexo start` on the
+ * same state dir reaps them from the child ledger before it starts anything. A clean SIGTERM
+ * afterwards leaves nothing behind either.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, type ChildProcessByStdio, spawn } from "node:child_process";
@@ -16,7 +17,7 @@ import { after, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { environHas, processTable } from "../../src/process/proc.js";
-import { isGone, pidsWithMarker, waitUntil } from "../fixtures/processes.js";
+import { fixture, isGone, pidsWithMarker, waitUntil } from "../fixtures/processes.js";
 
 const nexoBin = fileURLToPath(new URL("../../bin/nexo.js", import.meta.url));
 const kitchen = fileURLToPath(new URL("../fixtures/plugins/kitchen/", import.meta.url));
@@ -62,6 +63,19 @@ function configDir(): string {
       "    restart: { respawn: false }",
     ].join("\n"),
   );
+  writeFileSync(
+    join(dir, "mcp.yaml"),
+    [
+      "restart: { respawn: false }",
+      "servers:",
+      "  lingering:",
+      "    transport: stdio",
+      `    command: ${process.execPath}`,
+      `    args: ["--conditions=@nexo/source", "--import", "tsx", ${JSON.stringify(fixture("mcp-echo-server.ts"))}]`,
+      `    env: { MCP_FIXTURE_MODE: linger, FIXTURE_LINGER: ${marker} }`,
+      "    startup_timeout_ms: 30000",
+    ].join("\n"),
+  );
   return dir;
 }
 
@@ -90,9 +104,9 @@ async function startDaemon(config: string, stateDir: string): Promise<Daemon> {
   return { process: child, log };
 }
 
-function pluginPid(daemon: Daemon): number {
-  const started = daemon.log().find((e) => e.msg === "child started" && e.extension === "plugin:kitchen");
-  assert.ok(started, "the plugin was started");
+function childPid(daemon: Daemon, extension: string): number {
+  const started = daemon.log().find((e) => e.msg === "child started" && e.extension === extension);
+  assert.ok(started, `${extension} was started`);
   return started.pid as number;
 }
 
@@ -101,7 +115,8 @@ it("the next start reaps what a SIGKILLed daemon left running; a clean stop leav
   const stateDir = join(root, "state");
 
   const first = await startDaemon(config, stateDir);
-  const plugin = pluginPid(first);
+  const plugin = childPid(first, "plugin:kitchen");
+  const mcpServer = childPid(first, "mcp:lingering");
   await waitUntil(() => pidsWithMarker(marker).length === 1, 5_000, "the plugin's setsid grandchild");
   const [escapee] = pidsWithMarker(marker);
   first.process.kill("SIGKILL");
@@ -109,25 +124,30 @@ it("the next start reaps what a SIGKILLed daemon left running; a clean stop leav
   await sleep(500);
   assert.ok(!isGone(plugin), "the plugin ignored its stdin closing and outlived the daemon");
   assert.ok(!isGone(escapee!), "and so did its grandchild");
+  assert.ok(!isGone(mcpServer), "the MCP server ignored its stdin closing and outlived the daemon");
 
   const second = await startDaemon(config, stateDir);
-  await waitUntil(() => isGone(plugin) && isGone(escapee!), 3_000, "the left-behind processes to die");
+  await waitUntil(
+    () => isGone(plugin) && isGone(escapee!) && isGone(mcpServer),
+    3_000,
+    "the left-behind processes to die",
+  );
   const reaped = second.log().find((e) => e.msg === "stopped processes a previous nexo process left running");
   assert.ok(reaped, "the reaping is logged");
-  assert.deepEqual(reaped.children, ["plugin:kitchen"]);
-  assert.ok((reaped.killed as number[]).includes(plugin));
-  assert.ok((reaped.killed as number[]).includes(escapee!));
+  assert.deepEqual((reaped.children as string[]).sort(), ["mcp:lingering", "plugin:kitchen"]);
+  for (const pid of [plugin, escapee!, mcpServer]) assert.ok((reaped.killed as number[]).includes(pid));
 
-  const secondPlugin = pluginPid(second);
+  const secondPlugin = childPid(second, "plugin:kitchen");
+  const secondMcpServer = childPid(second, "mcp:lingering");
   await waitUntil(() => pidsWithMarker(marker).length === 1, 5_000, "the new grandchild");
   const [secondEscapee] = pidsWithMarker(marker);
   second.process.kill("SIGTERM");
   const [code] = await once(second.process, "exit");
   assert.equal(code, 0);
   await waitUntil(
-    () => isGone(secondPlugin) && isGone(secondEscapee!),
+    () => isGone(secondPlugin) && isGone(secondEscapee!) && isGone(secondMcpServer),
     3_000,
-    "a clean stop to end the plugin that ignores SIGTERM and its setsid grandchild",
+    "a clean stop to end the plugin and the MCP server that ignore SIGTERM, and the setsid grandchild",
   );
   assert.deepEqual(readdirSync(join(stateDir, "children")), [], "the ledger holds no run");
 });

@@ -73,7 +73,8 @@ export class McpServers implements Component {
     await Promise.all(
       [...changes.added, ...changes.changed].map((name) =>
         // A failure is logged by the manager and shows in the server's status.
-        manager.connect(name, after.get(name)!).catch(() => undefined),
+        // The file's restart policy is folded into each entry (enabledServers), not a default.
+        manager.connect(name, after.get(name)!, { restart: {} }).catch(() => undefined),
       ),
     );
     return changes;
@@ -90,18 +91,20 @@ export class McpServers implements Component {
 }
 
 /**
- * The enabled servers with the file's default timeouts folded in, so a changed default counts as a
- * change of every server that relies on it.
+ * The enabled servers with the file's defaults (timeouts, a stdio server's restart policy) folded
+ * in, so a changed default counts as a change of every server that relies on it.
  */
 function enabledServers(config: McpConfig): Map<string, McpServerConfig> {
   const servers = new Map<string, McpServerConfig>();
   for (const [name, server] of Object.entries(config.servers)) {
     if (!server.enabled) continue;
-    servers.set(name, {
-      ...server,
+    const timeouts = {
       startup_timeout_ms: server.startup_timeout_ms ?? config.startup_timeout_ms,
       call_timeout_ms: server.call_timeout_ms ?? config.call_timeout_ms,
-    });
+    };
+    if (server.transport === "stdio" && (config.restart !== undefined || server.restart !== undefined)) {
+      servers.set(name, { ...server, ...timeouts, restart: { ...config.restart, ...server.restart } });
+    } else servers.set(name, { ...server, ...timeouts });
   }
   return servers;
 }

@@ -41,7 +41,6 @@ export {
   pluginEnvironment,
   pluginLaunchPlan,
   type ResolvedPluginEntry,
-  restartOverrides,
 } from "./plugins.js";
 export { formatWarning, summarizeConfig } from "./report.js";
 export { type ConfigWarning, KNOWN_FILES, type KnownFile } from "./sources.js";

@@ -9,14 +9,10 @@ import { stat } from "node:fs/promises";
 import { ConfigError, type ConfigIssue, type Env } from "../../config/index.js";
 import type { Locator } from "../../config/locate.js";
 import { type LoadedPluginManifest, loadPluginManifest } from "../../extensions/plugins/manifest.js";
+import { type RestartConfig, restartOverrides } from "../../extensions/restart-config.js";
 import { restartPolicyFromManifest } from "../../extensions/restart-policy.js";
 import { readSandboxKnobs } from "../../extensions/sandbox.js";
-import {
-  type PluginRestartConfig,
-  type PluginsConfig,
-  pluginEnvironment,
-  restartOverrides,
-} from "./plugins.js";
+import { type PluginsConfig, pluginEnvironment } from "./plugins.js";
 import { issueAt } from "./sources.js";
 
 export interface ManifestInspection {
@@ -108,7 +104,7 @@ export async function inspectPluginManifests(
  */
 function restartDelayProblem(
   manifest: LoadedPluginManifest,
-  restart: PluginRestartConfig | undefined,
+  restart: RestartConfig | undefined,
 ): string | undefined {
   if (restart === undefined) return undefined;
   const policy = {

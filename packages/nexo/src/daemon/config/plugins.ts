@@ -15,6 +15,7 @@ import type { Env } from "../../config/index.js";
 import { PluginGrantsSchema } from "../../extensions/plugins/grants.js";
 import type { PluginSettings } from "../../extensions/plugins/manager.js";
 import type { LoadedPluginManifest } from "../../extensions/plugins/manifest.js";
+import { RestartConfigSchema, restartOverrides } from "../../extensions/restart-config.js";
 import type { RestartPolicy } from "../../extensions/restart-policy.js";
 import { SANDBOX_HOST_NET_ALLOW_VAR, SANDBOX_REQUIRE_VAR } from "../../extensions/sandbox.js";
 
@@ -45,30 +46,6 @@ const PassthroughNameSchema = z.string().superRefine((name, ctx) => {
   if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
 });
 
-/** Overrides of the restart policy the plugin's manifest asks for; absent keys keep the manifest's. */
-export const PluginRestartSchema = z
-  .strictObject({
-    respawn: z.boolean().optional(),
-    /** Restarts allowed within `window_ms`; one more crash there marks the plugin failed. */
-    max_restarts: z.int().min(0).max(1000).optional(),
-    window_ms: z.int().min(1).optional(),
-    initial_delay_ms: z.int().min(0).optional(),
-    max_delay_ms: z.int().min(0).optional(),
-    factor: z.number().min(1).max(10).optional(),
-    jitter: z.number().min(0).max(1).optional(),
-  })
-  .superRefine((restart, ctx) => {
-    const { initial_delay_ms: initial, max_delay_ms: max } = restart;
-    if (initial !== undefined && max !== undefined && max < initial) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["max_delay_ms"],
-        message: `max_delay_ms (${max}) is smaller than initial_delay_ms (${initial})`,
-      });
-    }
-  });
-export type PluginRestartConfig = z.output<typeof PluginRestartSchema>;
-
 export const PluginEntrySchema = z.strictObject({
   /** The plugin directory (or its nexo-plugin.toml); relative to the config dir. */
   dir: z.string().min(1, { error: "must not be empty" }),
@@ -79,7 +56,8 @@ export const PluginEntrySchema = z.strictObject({
   env: PluginEnvSchema.default({}),
   /** Variables copied by name from the daemon's environment, when set there. */
   passthrough_env: z.array(PassthroughNameSchema).default([]),
-  restart: PluginRestartSchema.optional(),
+  /** Overrides of the restart policy the plugin's manifest asks for; absent keys keep the manifest's. */
+  restart: RestartConfigSchema.optional(),
 });
 export type PluginEntry = z.output<typeof PluginEntrySchema>;
 
@@ -128,20 +106,6 @@ export function pluginEnvironment(sandbox: PluginsFile["sandbox"], env: Env): En
     ...(sandbox.require ? { [SANDBOX_REQUIRE_VAR]: "1" } : {}),
     ...(sandbox.allow_host_network ? { [SANDBOX_HOST_NET_ALLOW_VAR]: "1" } : {}),
   };
-}
-
-/** The manifest's restart policy with the operator's overrides, in the supervisor's terms. */
-export function restartOverrides(restart: PluginRestartConfig | undefined): Partial<RestartPolicy> {
-  if (restart === undefined) return {};
-  const overrides: Partial<RestartPolicy> = {};
-  if (restart.respawn !== undefined) overrides.respawn = restart.respawn;
-  if (restart.max_restarts !== undefined) overrides.maxRestarts = restart.max_restarts;
-  if (restart.window_ms !== undefined) overrides.windowMs = restart.window_ms;
-  if (restart.initial_delay_ms !== undefined) overrides.initialDelayMs = restart.initial_delay_ms;
-  if (restart.max_delay_ms !== undefined) overrides.maxDelayMs = restart.max_delay_ms;
-  if (restart.factor !== undefined) overrides.factor = restart.factor;
-  if (restart.jitter !== undefined) overrides.jitter = restart.jitter;
-  return overrides;
 }
 
 /** Per plugin id: what PluginManager's `settings` takes, plus the restart overrides. */

@@ -15,7 +15,10 @@ import { ensureBlockMapping, type Patch, patchMapping, withoutRemovals } from ".
 export type McpServerEntry = z.input<typeof McpServerConfigSchema>;
 
 /** Keys of one transport that mean nothing to the other; dropped when an entry changes transport. */
-const TRANSPORT_KEYS = { stdio: ["command", "args", "env", "cwd"], http: ["url", "headers"] } as const;
+const TRANSPORT_KEYS = {
+  stdio: ["command", "args", "env", "cwd", "restart"],
+  http: ["url", "headers"],
+} as const;
 
 export interface McpServerRecord {
   name: string;

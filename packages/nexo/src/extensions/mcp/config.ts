@@ -8,7 +8,9 @@
  * Server names become part of tool names (`mcp__<server>__<tool>`, see naming.ts), which is why
  * they are restricted more than YAML keys would need to be.
  */
+import { plugin } from "@nexo/wire/schemas";
 import { z } from "zod";
+import { RestartConfigSchema } from "../restart-config.js";
 
 /** Long enough for `npx -y some-server` to download on a cold cache; the reference waits 30 s too. */
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
@@ -55,11 +57,14 @@ function recordWithKeys<V extends z.ZodType>(value: V, problem: (key: string) =>
   });
 }
 
-const EnvSchema = recordWithKeys(ScalarText, (key) =>
-  ENV_NAME.test(key)
-    ? undefined
-    : `"${key}" is not a variable name (letters, digits and _, not starting with a digit)`,
-);
+const EnvSchema = recordWithKeys(ScalarText, (key) => {
+  if (!ENV_NAME.test(key))
+    return `"${key}" is not a variable name (letters, digits and _, not starting with a digit)`;
+  // The same rule as for plugins (extensions/env.ts): these name what nexo tells its children.
+  if (key.startsWith(plugin.RESERVED_ENV_PREFIX))
+    return `"${key}" is reserved: variables beginning with ${plugin.RESERVED_ENV_PREFIX} belong to the daemon`;
+  return undefined;
+});
 
 const HeadersSchema = recordWithKeys(
   z.string().refine((value) => !/[\r\n]/.test(value), { error: "header values cannot contain line breaks" }),
@@ -83,12 +88,15 @@ export const McpStdioServerConfigSchema = z.strictObject({
   command: z.string().min(1, { error: "command must not be empty" }),
   args: z.array(ScalarText).default([]),
   /**
-   * The server's whole environment besides PATH, HOME and LANG: nothing else of the daemon's
-   * environment is passed on, so secrets reach a server only when written here (`${GITHUB_TOKEN}`).
+   * The server's whole environment besides the base every child gets (PATH, HOME, TMPDIR, the
+   * locale): nothing else of the daemon's environment is passed on, so secrets reach a server
+   * only when written here (`${GITHUB_TOKEN}`).
    */
   env: EnvSchema.default({}),
   /** Working directory; a relative path starts at the config directory. */
   cwd: z.string().min(1).optional(),
+  /** When a server that crashed is started again; key by key over the file-wide `restart`. */
+  restart: RestartConfigSchema.optional(),
   ...commonFields,
 });
 
@@ -125,6 +133,8 @@ export const McpConfigSchema = z.strictObject({
   startup_timeout_ms: TimeoutSchema.default(DEFAULT_STARTUP_TIMEOUT_MS),
   /** Default for servers that do not set their own. */
   call_timeout_ms: TimeoutSchema.default(DEFAULT_CALL_TIMEOUT_MS),
+  /** The restart policy of every stdio server (plugins.yaml's `restart:` keys); a server's own wins. */
+  restart: RestartConfigSchema.optional(),
   servers: recordWithKeys(McpServerConfigSchema, (name) => {
     const problem = serverNameProblem(name);
     return problem === undefined ? undefined : `server name "${name}" ${problem}`;
@@ -140,7 +150,7 @@ export type McpHttpServerConfig = z.output<typeof McpHttpServerConfigSchema>;
 export type McpTransportKind = McpServerConfig["transport"];
 
 const COMMON_KEYS = ["transport", "enabled", "startup_timeout_ms", "call_timeout_ms"] as const;
-const STDIO_KEYS = ["command", "args", "env", "cwd"] as const;
+const STDIO_KEYS = ["command", "args", "env", "cwd", "restart"] as const;
 const HTTP_KEYS = ["url", "headers"] as const;
 
 /**

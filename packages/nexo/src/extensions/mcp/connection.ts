@@ -1,10 +1,15 @@
 /**
- * One live MCP server: its transport, its SDK client, the tools it offers, and what happened to it.
+ * One live MCP server: its SDK client, the tools it offers, and what happened to it.
  *
  * `McpConnection.open` either returns a connection whose handshake and first tool listing both
  * succeeded within the startup timeout, or throws an `McpConnectError` saying which step failed
  * and why, in words an operator can act on (a missing command, an exit code with the server's last
  * stderr lines, a refused HTTP connection, a timeout). Nothing is ever left running after a failure.
+ *
+ * A stdio server runs under the extension supervisor (stdio-server.ts): after a crash it is
+ * restarted under the restart policy and gets a new client; meanwhile its tools say it is
+ * restarting. An HTTP server whose session expired (it answers 404 to the session id) gets a new
+ * session, once per call, and the call is sent again.
  */
 import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
@@ -13,15 +18,28 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type CallToolResult,
+  ErrorCode,
+  McpError as SdkMcpError,
   type Tool as SdkTool,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { ProcessGroupRegistry } from "../../process/registry.js";
 import { NEXO_VERSION } from "../../version.js";
+import { settlesWithin, untilAborted } from "../bounded-wait.js";
+import type { RestartPolicy } from "../restart-policy.js";
 import type { McpServerConfig } from "./config.js";
 import { McpConnectError, McpNotConnectedError } from "./errors.js";
-import { type ConnectPhase, callFailure, connectFailure, describeError, lossReason } from "./failures.js";
-import { namespaceTools } from "./naming.js";
-import { StdioProcessTransport, stdioServerEnv } from "./stdio-transport.js";
+import {
+  type ConnectPhase,
+  callFailure,
+  connectFailure,
+  describeError,
+  isSessionExpired,
+  lossReason,
+} from "./failures.js";
+import { StdioServer } from "./stdio-server.js";
+import { stdioSpawnSpec } from "./stdio-transport.js";
+import { listAllTools, type McpToolEntry, toolEntries } from "./tool-list.js";
 
 /** The subset of pino's API the MCP client logs through (pino loggers fit as they are). */
 export interface McpLogger {
@@ -29,16 +47,6 @@ export interface McpLogger {
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
-}
-
-/** One tool as the engine will name it, with what the server said about it. */
-export interface McpToolEntry {
-  /** `mcp__<server>__<tool>`. */
-  readonly name: string;
-  /** The name the server knows it by. */
-  readonly tool: string;
-  readonly description: string;
-  readonly inputSchema: Record<string, unknown>;
 }
 
 export interface McpConnectionOptions {
@@ -49,24 +57,32 @@ export interface McpConnectionOptions {
   readonly logger: McpLogger;
   /** Where a relative stdio `cwd` starts. */
   readonly configDir?: string;
-  /** The daemon environment PATH/HOME/LANG are read from. Default `process.env`. */
+  /** The daemon environment a stdio server's base variables are read from. Default `process.env`. */
   readonly hostEnv?: Readonly<Record<string, string | undefined>>;
   /** Grace periods of the stdio shutdown sequence. */
   readonly closeGraceMs?: number;
+  /** When a stdio server that crashed is started again (the supervisor's defaults otherwise). */
+  readonly restart?: Partial<RestartPolicy>;
+  /** Where a stdio server's processes are registered; default the daemon-wide registry. */
+  readonly registry?: ProcessGroupRegistry;
   /** Aborting gives up a connection attempt that is still in progress (the manager is closing). */
   readonly signal?: AbortSignal;
-  /** The tool list changed after a `notifications/tools/list_changed`. */
+  /** The tool list changed after a `notifications/tools/list_changed`, a restart or a new session. */
   readonly onToolsChanged?: () => void;
-  /** The server went away after it had connected (it exited, or its connection closed). */
+  /** A stdio server crashed and is being restarted; its tools answer with `reason` meanwhile. */
+  readonly onRestarting?: (reason: string) => void;
+  /** A restarted stdio server is connected again. */
+  readonly onRestored?: () => void;
+  /** The server went away for good after it had connected. */
   readonly onLost?: (reason: string) => void;
 }
 
-/** Guards against a server whose `nextCursor` never ends. */
-const MAX_TOOL_PAGES = 100;
 /** Ending an HTTP session is a courtesy; it must not hold up shutdown. */
 const HTTP_TERMINATE_TIMEOUT_MS = 1000;
+/** How long a call that lost its stdio server waits for the supervisor to say what happened. */
+const CRASH_VERDICT_WAIT_MS = 5000;
 
-type State = "connecting" | "connected" | "lost" | "closed";
+type State = "connecting" | "connected" | "restarting" | "lost" | "closed";
 
 export class McpConnection {
   private state: State = "connecting";
@@ -75,48 +91,26 @@ export class McpConnection {
   private refreshing = false;
   private refreshAgain = false;
   private closing: Promise<void> | undefined;
+  /** The client of the current process (stdio) or session (HTTP). */
+  private client: Client | undefined;
+  private httpTransport: StreamableHTTPClientTransport | undefined;
+  private stdio: StdioServer | undefined;
+  private phase: ConnectPhase = "handshake";
+  private renewing: Promise<void> | undefined;
 
-  private constructor(
-    private readonly options: McpConnectionOptions,
-    private readonly client: Client,
-    private readonly transport: Transport,
-  ) {}
+  private constructor(private readonly options: McpConnectionOptions) {}
 
   /** Starts or reaches the server, runs the MCP handshake and lists its tools; throws `McpConnectError`. */
   static async open(options: McpConnectionOptions): Promise<McpConnection> {
-    const { name, config, logger } = options;
-    const transport = createTransport(options);
-    const client = new Client({ name: "nexo", version: NEXO_VERSION }, { capabilities: {} });
-    const connection = new McpConnection(options, client, transport);
-    client.onclose = () => connection.handleClose();
-    client.onerror = (error) => logger.debug({ mcp_server: name, err: error.message }, "MCP transport error");
-    // Registered before the handshake: a change announced while we are still listing is not lost.
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => connection.refresh());
-
+    const { name, config } = options;
+    const connection = new McpConnection(options);
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), options.startupTimeoutMs);
     const abort =
       options.signal === undefined ? deadline.signal : AbortSignal.any([deadline.signal, options.signal]);
-    let phase: ConnectPhase = config.transport === "stdio" ? "spawn" : "handshake";
     try {
-      if (config.transport === "stdio" && config.cwd !== undefined && !existsSync(resolvedCwd(options))) {
-        throw new McpConnectError(name, "spawn", `working directory ${resolvedCwd(options)} does not exist`);
-      }
-      if (transport instanceof StdioProcessTransport) {
-        // Spawning first tells "command not found" apart from a server that started and then failed;
-        // the start() inside Client.connect then returns this same, settled attempt.
-        await untilAborted(transport.start(), abort);
-        phase = "handshake";
-      }
-      await untilAborted(
-        client.connect(transport, { signal: abort, timeout: options.startupTimeoutMs }),
-        abort,
-      );
-      phase = "list_tools";
-      const tools = client.getServerCapabilities()?.tools
-        ? await untilAborted(listAllTools(client, abort, options.startupTimeoutMs), abort)
-        : [];
-      connection.setTools(tools);
+      if (config.transport === "stdio") await connection.startStdio(abort);
+      else await untilAborted(connection.openHttpSession(abort), abort);
       connection.state = "connected";
     } catch (error) {
       connection.state = "closed";
@@ -127,8 +121,8 @@ export class McpConnection {
           name,
           config,
           startupTimeoutMs: options.startupTimeoutMs,
-          transport,
-          phase,
+          process: connection.stdio,
+          phase: connection.phase,
           timedOut: deadline.signal.aborted,
           cancelled: options.signal?.aborted === true,
         },
@@ -142,9 +136,9 @@ export class McpConnection {
     return connection;
   }
 
-  /** The stdio server's pid (its process group), for diagnostics and tests. */
+  /** The stdio server's pid (its process group), while it runs; for diagnostics and tests. */
   get pid(): number | undefined {
-    return this.transport instanceof StdioProcessTransport ? this.transport.pid : undefined;
+    return this.stdio?.pid;
   }
 
   tools(): McpToolEntry[] {
@@ -153,60 +147,236 @@ export class McpConnection {
 
   /**
    * Calls a tool by its server-side name. Throws `McpNotConnectedError` when the server is gone
-   * (before or during the call) and `McpCallError` when it timed out, was cancelled or refused.
+   * or restarting (before or during the call) and `McpCallError` when it timed out, was cancelled
+   * or refused. A call an HTTP server refuses because its session expired is sent once more, in
+   * a new session.
    */
   async call(tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
     const server = this.options.name;
-    if (this.state !== "connected")
+    const client = this.client;
+    if (this.state !== "connected" || client === undefined)
       throw new McpNotConnectedError(server, this.goneReason ?? "it was closed");
-    const timeout = this.options.callTimeoutMs;
+    const process = this.stdio?.incarnation;
     try {
-      const result = await this.client.callTool({ name: tool, arguments: args }, undefined, {
-        timeout,
-        ...(signal === undefined ? {} : { signal }),
-      });
-      return result as CallToolResult;
+      return await this.callWith(client, tool, args, signal);
     } catch (error) {
+      if (process !== undefined && !signal?.aborted && isSdkError(error, ErrorCode.ConnectionClosed)) {
+        // The server's stdout closed under the call: give the supervisor the moment it needs to
+        // see the exit, so the answer says "restarting" or "gone" with the reason.
+        await settlesWithin(process.exited, CRASH_VERDICT_WAIT_MS);
+      }
       if (this.state !== "connected" && !signal?.aborted) {
         // The server went away during the call: say so, with the reason, rather than "closed".
         throw new McpNotConnectedError(server, this.goneReason ?? "it was closed");
       }
-      throw callFailure({ server, tool, timeoutMs: timeout, cancelled: signal?.aborted === true }, error);
+      if (this.httpTransport !== undefined && isSessionExpired(error) && !signal?.aborted) {
+        await this.renewSession(client);
+        const renewed = this.client;
+        if (renewed === undefined || this.state !== "connected")
+          throw new McpNotConnectedError(server, this.goneReason ?? "it was closed");
+        try {
+          return await this.callWith(renewed, tool, args, signal);
+        } catch (retryError) {
+          throw this.callError(tool, retryError, signal);
+        }
+      }
+      throw this.callError(tool, error, signal);
     }
   }
 
   /** Closes the client and stops the server (and everything it started); safe to call twice. */
   close(): Promise<void> {
-    if (this.state === "connected" || this.state === "connecting") this.state = "closed";
+    if (this.state !== "lost") this.state = "closed";
     return this.shutdown();
+  }
+
+  private async callWith(
+    client: Client,
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal | undefined,
+  ): Promise<CallToolResult> {
+    const result = await client.callTool({ name: tool, arguments: args }, undefined, {
+      timeout: this.options.callTimeoutMs,
+      ...(signal === undefined ? {} : { signal }),
+    });
+    return result as CallToolResult;
+  }
+
+  private callError(tool: string, error: unknown, signal: AbortSignal | undefined): Error {
+    const call = {
+      server: this.options.name,
+      tool,
+      timeoutMs: this.options.callTimeoutMs,
+      cancelled: signal?.aborted === true,
+    };
+    return callFailure(call, error);
+  }
+
+  // --- stdio ---------------------------------------------------------------------------------------
+
+  private async startStdio(abort: AbortSignal): Promise<void> {
+    const { name, config, options } = {
+      name: this.options.name,
+      config: this.options.config,
+      options: this.options,
+    };
+    if (config.transport !== "stdio") throw new Error("not a stdio server");
+    this.phase = "spawn";
+    const cwd = config.cwd === undefined ? undefined : resolvedCwd(options);
+    if (cwd !== undefined && !existsSync(cwd)) {
+      throw new McpConnectError(name, "spawn", `working directory ${cwd} does not exist`);
+    }
+    const spec = stdioSpawnSpec(config, {
+      ...(cwd === undefined ? {} : { cwd }),
+      ...(options.hostEnv === undefined ? {} : { hostEnv: options.hostEnv }),
+    });
+    this.phase = "handshake";
+    const stdio = new StdioServer({
+      name,
+      spec,
+      restart: options.restart ?? {},
+      startupTimeoutMs: options.startupTimeoutMs,
+      logger: options.logger,
+      ...(options.closeGraceMs === undefined ? {} : { closeGraceMs: options.closeGraceMs }),
+      ...(options.registry === undefined ? {} : { registry: options.registry }),
+      handshake: (transport, processGone, first) =>
+        this.handshake(
+          transport,
+          AbortSignal.any([processGone, first ? abort : AbortSignal.timeout(options.startupTimeoutMs)]),
+          first,
+        ),
+      onRestarting: (reason, delayMs) => this.restarting(reason, delayMs),
+      onRestored: () => this.restored(),
+      onFailed: (reason) => this.lost(lossReason(reason, stdio)),
+    });
+    this.stdio = stdio;
+    await untilAborted(stdio.start(), abort);
+  }
+
+  private restarting(reason: string, delayMs: number): void {
+    if (this.state !== "connected") return;
+    this.state = "restarting";
+    this.goneReason = lossReason(`${reason}; restarting in ${delayMs} ms`, this.stdio!);
+    this.options.logger.warn(
+      { mcp_server: this.options.name, reason: this.goneReason },
+      "MCP server went away; restarting it",
+    );
+    this.options.onRestarting?.(this.goneReason);
+  }
+
+  private restored(): void {
+    if (this.state !== "restarting") return;
+    this.state = "connected";
+    this.goneReason = undefined;
+    this.options.logger.info(
+      { mcp_server: this.options.name, pid: this.stdio?.pid, tools: [...this.entries.keys()] },
+      "MCP server restarted and connected",
+    );
+    this.options.onRestored?.();
+    this.options.onToolsChanged?.();
+  }
+
+  // --- HTTP ----------------------------------------------------------------------------------------
+
+  /** A new Streamable HTTP session: its own transport and client, handshake, tool listing. */
+  private async openHttpSession(signal: AbortSignal): Promise<void> {
+    const { config } = this.options;
+    if (config.transport !== "streamable_http") throw new Error("not an HTTP server");
+    const transport = new StreamableHTTPClientTransport(new URL(config.url), {
+      requestInit: { headers: config.headers },
+    });
+    await this.handshake(transport, signal, this.httpTransport === undefined);
+    const previous = this.httpTransport;
+    this.httpTransport = transport;
+    // The old session is gone on the server's side; only our end of it is left to close.
+    await previous?.close().catch(() => undefined);
+  }
+
+  /** The server no longer knows our session: start a new one (calls that hit this share it). */
+  private renewSession(expired: Client): Promise<void> {
+    if (this.client !== expired) return this.renewing ?? Promise.resolve();
+    this.renewing ??= (async () => {
+      const server = this.options.name;
+      this.options.logger.info({ mcp_server: server }, "MCP session expired; starting a new one");
+      try {
+        await this.openHttpSession(AbortSignal.timeout(this.options.startupTimeoutMs));
+      } catch (error) {
+        this.options.logger.error(
+          { mcp_server: server, err: describeError(error) },
+          "MCP session expired and a new one could not be started",
+        );
+        throw new McpNotConnectedError(
+          server,
+          `its session expired and a new one could not be started: ${describeError(error)}`,
+        );
+      } finally {
+        this.renewing = undefined;
+      }
+    })();
+    return this.renewing;
+  }
+
+  // --- shared --------------------------------------------------------------------------------------
+
+  /** Runs the MCP handshake and the tool listing on `transport`; the new client becomes current. */
+  private async handshake(transport: Transport, signal: AbortSignal, first: boolean): Promise<void> {
+    const { name, logger, startupTimeoutMs } = this.options;
+    const client = new Client({ name: "nexo", version: NEXO_VERSION }, { capabilities: {} });
+    client.onclose = () => this.handleClose(client);
+    client.onerror = (error) => logger.debug({ mcp_server: name, err: error.message }, "MCP transport error");
+    // Registered before the handshake: a change announced while we are still listing is not lost.
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refresh());
+    try {
+      if (first) this.phase = "handshake";
+      await untilAborted(client.connect(transport, { signal, timeout: startupTimeoutMs }), signal);
+      if (first) this.phase = "list_tools";
+      const tools = client.getServerCapabilities()?.tools
+        ? await untilAborted(listAllTools(client, signal, startupTimeoutMs), signal)
+        : [];
+      const before = [...this.entries.keys()].join("\n");
+      const previous = this.client;
+      this.client = client;
+      this.setTools(tools);
+      await previous?.close().catch(() => undefined);
+      if (!first && this.state === "connected" && before !== [...this.entries.keys()].join("\n"))
+        this.options.onToolsChanged?.();
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw error;
+    }
   }
 
   private shutdown(): Promise<void> {
     this.closing ??= (async () => {
-      if (this.transport instanceof StreamableHTTPClientTransport && this.transport.sessionId !== undefined) {
-        await untilAborted(
-          this.transport.terminateSession(),
-          AbortSignal.timeout(HTTP_TERMINATE_TIMEOUT_MS),
-        ).catch(() => undefined);
+      const http = this.httpTransport;
+      if (http?.sessionId !== undefined) {
+        await untilAborted(http.terminateSession(), AbortSignal.timeout(HTTP_TERMINATE_TIMEOUT_MS)).catch(
+          () => undefined,
+        );
       }
-      await this.client.close().catch(() => undefined);
+      await this.client?.close().catch(() => undefined);
       // The SDK forgets the transport once it has closed by itself, so close it directly as well.
-      await this.transport.close().catch(() => undefined);
+      await http?.close().catch(() => undefined);
+      await this.stdio?.stop();
     })();
     return this.closing;
   }
 
-  private handleClose(): void {
-    if (this.state !== "connected") return;
+  private handleClose(client: Client): void {
+    // A stdio server's fate is told by its supervisor; an old client closing is no news.
+    if (client !== this.client || this.stdio !== undefined || this.state !== "connected") return;
+    this.lost("the connection was closed");
+  }
+
+  private lost(reason: string): void {
+    if (this.state !== "connected" && this.state !== "restarting") return;
     this.state = "lost";
-    this.goneReason = lossReason(this.transport);
-    this.options.logger.error(
-      { mcp_server: this.options.name, reason: this.goneReason },
-      "MCP server went away",
-    );
-    // Whatever the server left behind in its process group goes too.
+    this.goneReason = reason;
+    this.options.logger.error({ mcp_server: this.options.name, reason }, "MCP server went away");
+    // Whatever the server left behind goes too.
     void this.shutdown();
-    this.options.onLost?.(this.goneReason);
+    this.options.onLost?.(reason);
   }
 
   /** Re-lists the tools after a list_changed; concurrent notifications collapse into one more pass. */
@@ -215,14 +385,15 @@ export class McpConnection {
       this.refreshAgain = true;
       return;
     }
-    if (this.state !== "connected") return;
+    const client = this.client;
+    if (this.state !== "connected" || client === undefined) return;
     this.refreshing = true;
     void (async () => {
       try {
         do {
           this.refreshAgain = false;
-          const tools = await listAllTools(this.client, undefined, this.options.callTimeoutMs);
-          if (this.state !== "connected") return;
+          const tools = await listAllTools(client, undefined, this.options.callTimeoutMs);
+          if (this.state !== "connected" || this.client !== client) return;
           this.setTools(tools);
           this.options.logger.info(
             { mcp_server: this.options.name, tools: [...this.entries.keys()] },
@@ -242,45 +413,8 @@ export class McpConnection {
   }
 
   private setTools(tools: readonly SdkTool[]): void {
-    const { name: server, logger } = this.options;
-    const byName = new Map(tools.map((tool) => [tool.name, tool]));
-    const { names, skipped } = namespaceTools(server, [...byName.keys()]);
-    if (skipped.length > 0) {
-      logger.warn(
-        { mcp_server: server, tools: skipped },
-        "MCP tools left out: no unique name could be made for them",
-      );
-    }
-    const entries = new Map<string, McpToolEntry>();
-    for (const [name, original] of names) {
-      const tool = byName.get(original);
-      if (tool === undefined) continue;
-      entries.set(name, {
-        name,
-        tool: original,
-        description: tool.description ?? tool.title ?? `Tool ${original} of MCP server ${server}`,
-        inputSchema: { ...tool.inputSchema },
-      });
-    }
-    this.entries = entries;
+    this.entries = toolEntries(this.options.name, tools, this.options.logger);
   }
-}
-
-function createTransport(options: McpConnectionOptions): Transport {
-  const { config, name, logger } = options;
-  if (config.transport === "streamable_http") {
-    return new StreamableHTTPClientTransport(new URL(config.url), {
-      requestInit: { headers: config.headers },
-    });
-  }
-  return new StdioProcessTransport({
-    command: config.command,
-    args: config.args,
-    env: stdioServerEnv(config.env, options.hostEnv),
-    ...(config.cwd === undefined ? {} : { cwd: resolvedCwd(options) }),
-    ...(options.closeGraceMs === undefined ? {} : { closeGraceMs: options.closeGraceMs }),
-    onStderrLine: (line) => logger.debug({ mcp_server: name, stderr: line }, "MCP server stderr"),
-  });
 }
 
 function resolvedCwd(options: McpConnectionOptions): string {
@@ -288,43 +422,6 @@ function resolvedCwd(options: McpConnectionOptions): string {
   return isAbsolute(cwd) ? cwd : resolve(options.configDir ?? process.cwd(), cwd);
 }
 
-async function listAllTools(
-  client: Client,
-  signal: AbortSignal | undefined,
-  timeout: number,
-): Promise<SdkTool[]> {
-  const tools: SdkTool[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-    const result = await client.listTools(cursor === undefined ? {} : { cursor }, {
-      timeout,
-      ...(signal === undefined ? {} : { signal }),
-    });
-    tools.push(...result.tools);
-    cursor = result.nextCursor;
-    if (cursor === undefined) return tools;
-  }
-  throw new Error(`the server kept paginating its tool list past ${MAX_TOOL_PAGES} pages`);
-}
-
-/** Settles like `promise`, or rejects as soon as `signal` aborts (for steps that ignore signals). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => undefined);
-    return Promise.reject(signal.reason);
-  }
-  return new Promise((resolvePromise, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolvePromise(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
+function isSdkError(error: unknown, code: ErrorCode): boolean {
+  return error instanceof SdkMcpError && error.code === code;
 }

@@ -5,11 +5,23 @@
  */
 
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError as SdkMcpError } from "@modelcontextprotocol/sdk/types.js";
+import { CommandNotFoundError } from "../command.js";
+import { describeExit } from "../supervisor-types.js";
 import type { McpServerConfig } from "./config.js";
 import { McpCallError, McpConnectError, type McpConnectFailure } from "./errors.js";
-import { type StdioExit, StdioProcessTransport } from "./stdio-transport.js";
+
+/** How a stdio server's process ended. */
+export interface StdioExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** What a stdio server's process tells about itself: how it last ended by itself, its stderr. */
+export interface ServerProcessView {
+  readonly lastExit: StdioExit | undefined;
+  readonly stderrTail: string[];
+}
 
 /** The stderr lines quoted in a reason; the error object carries the whole tail. */
 const STDERR_LINES_IN_REASON = 5;
@@ -21,7 +33,8 @@ export interface ConnectAttempt {
   readonly name: string;
   readonly config: McpServerConfig;
   readonly startupTimeoutMs: number;
-  readonly transport: Transport;
+  /** The server's process, for a stdio server. */
+  readonly process: ServerProcessView | undefined;
   readonly phase: ConnectPhase;
   /** The startup deadline passed. */
   readonly timedOut: boolean;
@@ -32,7 +45,7 @@ export interface ConnectAttempt {
 /** Why a connection attempt failed. */
 export function connectFailure(attempt: ConnectAttempt, error: unknown): McpConnectError {
   const { name, config, startupTimeoutMs, phase } = attempt;
-  const stdio = attempt.transport instanceof StdioProcessTransport ? attempt.transport : undefined;
+  const stdio = attempt.process;
   const tail = stdio?.stderrTail ?? [];
   const timedOut = attempt.timedOut || isSdkError(error, ErrorCode.RequestTimeout);
 
@@ -44,9 +57,9 @@ export function connectFailure(attempt: ConnectAttempt, error: unknown): McpConn
   } else if (phase === "spawn" && config.transport === "stdio") {
     failure = "spawn";
     reason = spawnProblem(config.command, error);
-  } else if (stdio?.exit !== undefined && !timedOut) {
+  } else if (stdio?.lastExit !== undefined && !timedOut) {
     failure = "exited";
-    reason = withStderr(`${describeExit(stdio.exit)} during startup`, tail);
+    reason = withStderr(`${describeExit(stdio.lastExit)} during startup`, tail);
   } else if (timedOut) {
     failure = "timeout";
     const step = phase === "list_tools" ? "list its tools" : "complete the MCP handshake";
@@ -90,12 +103,14 @@ export function callFailure(
   return new McpCallError(server, tool, "rejected", message, options);
 }
 
-/** Why a server that had connected is gone. */
-export function lossReason(transport: Transport): string {
-  if (transport instanceof StdioProcessTransport && transport.exit !== undefined) {
-    return withStderr(describeExit(transport.exit), transport.stderrTail);
-  }
-  return "the connection was closed";
+/** Why a stdio server that had connected is gone (`why`: the supervisor's words), with its stderr. */
+export function lossReason(why: string, process: ServerProcessView): string {
+  return withStderr(why, process.stderrTail);
+}
+
+/** A Streamable HTTP server answered 404 to a request carrying a session id: the session is gone. */
+export function isSessionExpired(error: unknown): boolean {
+  return error instanceof StreamableHTTPError && error.code === 404;
 }
 
 /** An error's message, with the HTTP status, or the cause fetch() hides behind "fetch failed". */
@@ -114,14 +129,14 @@ export function describeError(error: unknown): string {
 }
 
 function spawnProblem(command: string, error: unknown): string {
+  if (error instanceof CommandNotFoundError) {
+    if (error.problem === "not_found") return `command not found: ${command}`;
+    if (error.problem === "not_executable") return `command is not executable: ${command}`;
+  }
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === "ENOENT") return `command not found: ${command}`;
   if (code === "EACCES") return `command is not executable: ${command}`;
   return `cannot start ${command}: ${describeError(error)}`;
-}
-
-function describeExit(exit: StdioExit): string {
-  return exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
 }
 
 function withStderr(reason: string, tail: readonly string[]): string {

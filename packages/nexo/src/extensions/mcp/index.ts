@@ -17,7 +17,7 @@ export {
   serverConfigFromFields,
   serverNameProblem,
 } from "./config.js";
-export type { McpLogger, McpToolEntry } from "./connection.js";
+export type { McpLogger } from "./connection.js";
 export { base64Bytes, MAX_IMAGE_BYTES, toolOutputFromResult } from "./content.js";
 export {
   McpCallError,
@@ -31,6 +31,7 @@ export {
   McpNotConnectedError,
   McpServerExistsError,
 } from "./errors.js";
+export type { ServerProcessView, StdioExit } from "./failures.js";
 export {
   type McpConnectDefaults,
   McpManager,
@@ -49,10 +50,5 @@ export {
   serverOfToolName,
 } from "./naming.js";
 export { syncMcpTools } from "./registry-sync.js";
-export {
-  STDIO_INHERITED_ENV,
-  type StdioExit,
-  StdioProcessTransport,
-  type StdioProcessTransportOptions,
-  stdioServerEnv,
-} from "./stdio-transport.js";
+export { IncarnationTransport, stdioServerEnv, stdioSpawnSpec } from "./stdio-transport.js";
+export type { McpToolEntry } from "./tool-list.js";

@@ -18,6 +18,9 @@ import { formatIssue } from "../../config/errors.js";
 import { validateWithSchema } from "../../config/schema-issues.js";
 import type { Tool } from "../../engine/types.js";
 import { createLogger } from "../../log.js";
+import type { ProcessGroupRegistry } from "../../process/registry.js";
+import { restartOverrides } from "../restart-config.js";
+import type { RestartPolicy } from "../restart-policy.js";
 import {
   DEFAULT_CALL_TIMEOUT_MS,
   DEFAULT_STARTUP_TIMEOUT_MS,
@@ -40,7 +43,12 @@ import {
 } from "./errors.js";
 import { createMcpTool, type McpToolCaller } from "./mcp-tool.js";
 
-export type McpServerState = "connecting" | "connected" | "failed";
+/**
+ * `restarting`: a stdio server that had connected crashed and waits for, or is in, its restart
+ * (its tools answer with the reason meanwhile); it becomes `connected` again or, when the restart
+ * policy gives up, `failed`.
+ */
+export type McpServerState = "connecting" | "connected" | "restarting" | "failed";
 
 export interface McpServerStatus {
   name: string;
@@ -48,7 +56,7 @@ export interface McpServerStatus {
   state: McpServerState;
   /** Namespaced tool names (`mcp__<server>__<tool>`); a server that died keeps its last list. */
   tools: string[];
-  /** Why the server failed or went away. */
+  /** Why the server failed or went away (or, while `restarting`, why it is being restarted). */
   error?: string;
 }
 
@@ -57,16 +65,19 @@ export interface McpManagerOptions {
   logger?: McpLogger;
   /** Where relative stdio `cwd` paths start (the directory of mcp.yaml). Default: the process cwd. */
   configDir?: string;
-  /** The daemon environment PATH/HOME/LANG are taken from. Default `process.env`. */
+  /** The daemon environment a stdio server's base variables are taken from. Default `process.env`. */
   hostEnv?: Readonly<Record<string, string | undefined>>;
   /** Grace periods of the stdio shutdown sequence (stdin closed → SIGTERM → SIGKILL). */
   closeGraceMs?: number;
+  /** Where stdio servers' processes are registered (the reaper's registry); default the daemon-wide one. */
+  registry?: ProcessGroupRegistry;
 }
 
-/** Per-server timeouts for `connect`, when the server config does not set its own. */
+/** Per-server timeouts and restart policy for `connect`, when the server config does not set its own. */
 export interface McpConnectDefaults {
   startupTimeoutMs?: number;
   callTimeoutMs?: number;
+  restart?: Partial<RestartPolicy>;
 }
 
 export interface McpManagerEvents {
@@ -89,7 +100,11 @@ interface Slot {
 export class McpManager extends EventEmitter<McpManagerEvents> implements McpToolCaller {
   private readonly slots = new Map<string, Slot>();
   private readonly logger: McpLogger;
-  private defaults = { startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS, callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS };
+  private defaults: Required<McpConnectDefaults> = {
+    startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
+    callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS,
+    restart: {},
+  };
   private closed = false;
 
   constructor(private readonly options: McpManagerOptions = {}) {
@@ -105,7 +120,11 @@ export class McpManager extends EventEmitter<McpManagerEvents> implements McpToo
    */
   async connectAll(config: McpConfigInput): Promise<McpServerStatus[]> {
     const parsed = parseOrThrow(McpConfigSchema, config, undefined) as McpConfig;
-    this.defaults = { startupTimeoutMs: parsed.startup_timeout_ms, callTimeoutMs: parsed.call_timeout_ms };
+    this.defaults = {
+      startupTimeoutMs: parsed.startup_timeout_ms,
+      callTimeoutMs: parsed.call_timeout_ms,
+      restart: restartOverrides(parsed.restart),
+    };
     const enabled: [string, McpServerConfig][] = [];
     for (const [name, server] of Object.entries(parsed.servers)) {
       if (server.enabled) enabled.push([name, server]);
@@ -167,7 +186,7 @@ export class McpManager extends EventEmitter<McpManagerEvents> implements McpToo
     return tools;
   }
 
-  /** The pid of a stdio server's process (and its process group), while it has one. */
+  /** The pid of a stdio server's process (and its process group), while it runs. */
   pidOf(server: string): number | undefined {
     return this.slots.get(server)?.connection?.pid;
   }
@@ -243,18 +262,20 @@ export class McpManager extends EventEmitter<McpManagerEvents> implements McpToo
         startupTimeoutMs:
           config.startup_timeout_ms ?? defaults.startupTimeoutMs ?? this.defaults.startupTimeoutMs,
         callTimeoutMs: config.call_timeout_ms ?? defaults.callTimeoutMs ?? this.defaults.callTimeoutMs,
+        restart: {
+          ...(defaults.restart ?? this.defaults.restart),
+          ...(config.transport === "stdio" ? restartOverrides(config.restart) : {}),
+        },
         logger: this.logger,
         ...(slot.attempt === undefined ? {} : { signal: slot.attempt.signal }),
         ...(this.options.configDir === undefined ? {} : { configDir: this.options.configDir }),
         ...(this.options.hostEnv === undefined ? {} : { hostEnv: this.options.hostEnv }),
         ...(this.options.closeGraceMs === undefined ? {} : { closeGraceMs: this.options.closeGraceMs }),
+        ...(this.options.registry === undefined ? {} : { registry: this.options.registry }),
         onToolsChanged: () => this.announce("toolsChanged", name),
-        onLost: (reason) => {
-          if (this.slots.get(name) !== slot) return;
-          slot.state = "failed";
-          slot.error = reason;
-          this.announce("serverState", statusOf(slot));
-        },
+        onRestarting: (reason) => this.setState(slot, "restarting", reason),
+        onRestored: () => this.setState(slot, "connected"),
+        onLost: (reason) => this.setState(slot, "failed", reason),
       });
     } catch (error) {
       const failure = error instanceof McpConnectError ? error.failure : undefined;
@@ -289,6 +310,15 @@ export class McpManager extends EventEmitter<McpManagerEvents> implements McpToo
     return status;
   }
 
+  /** A live server's state changed (restart, restored, gone); stale slots are ignored. */
+  private setState(slot: Slot, state: McpServerState, reason?: string): void {
+    if (this.slots.get(slot.name) !== slot) return;
+    slot.state = state;
+    if (reason === undefined) delete slot.error;
+    else slot.error = reason;
+    this.announce("serverState", statusOf(slot));
+  }
+
   private async stop(slot: Slot): Promise<void> {
     slot.attempt?.abort();
     // An attempt in progress cleans up after itself; wait for it, so nothing outlives close().
@@ -317,7 +347,9 @@ function statusOf(slot: Slot): McpServerStatus {
     transport: slot.config.transport,
     state: slot.state,
     tools: slot.connection?.tools().map((tool) => tool.name) ?? [],
-    ...(slot.error === undefined || slot.state !== "failed" ? {} : { error: slot.error }),
+    ...(slot.error === undefined || (slot.state !== "failed" && slot.state !== "restarting")
+      ? {}
+      : { error: slot.error }),
   };
 }
 

@@ -9,7 +9,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { errorOutput } from "../../engine/tools/tool-output.js";
 import type { Tool, ToolContext, ToolOutput } from "../../engine/types.js";
-import type { McpToolEntry } from "./connection.js";
+import type { McpToolEntry } from "./tool-list.js";
 import { toolOutputFromResult } from "./content.js";
 import { McpError } from "./errors.js";
 

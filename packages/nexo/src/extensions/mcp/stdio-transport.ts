@@ -1,157 +1,104 @@
 /**
- * MCP over stdio, with the process handling a daemon needs.
+ * MCP over stdio, on the process the extension supervisor runs.
  *
- * The SDK ships a stdio client transport, but it copies a handful of the daemon's variables into
- * the child, kills only the direct child (a server started through `npx`, `uvx` or a shell wrapper
- * leaves its real process running) and lets stderr go to the daemon's own stderr. This one:
+ * The SDK ships a stdio client transport that spawns the server itself: it copies a handful of the
+ * daemon's variables into the child, kills only the direct child (a server started through `npx`,
+ * `uvx` or a shell wrapper leaves its real process running), and knows nothing of the daemon's
+ * reaper. nexo runs every child — plugin, microapp, MCP server — through one launcher, the
+ * supervisor (../supervisor.ts): own process group, lineage tag, the process registry and its
+ * on-disk ledger (so a server outlives neither a clean stop nor a SIGKILLed daemon), the stderr
+ * tail, the restart policy. This file holds the MCP side of that:
  *
- * - builds the environment from nothing: PATH, HOME and LANG, plus the server's configured `env`,
- *   so the daemon's API keys never reach a server nobody gave them to;
- * - starts the server in its own process group and, on close, follows the MCP shutdown sequence
- *   (close stdin, wait, SIGTERM, wait, SIGKILL) for the whole group;
- * - keeps the last stderr lines, so a server that dies can be reported with its own last words.
- *
- * Framing (one JSON-RPC message per line) is the SDK's.
+ * - `stdioSpawnSpec`: what the supervisor spawns for a server of mcp.yaml — the command resolved
+ *   up front (a missing one is a clear error, not an ENOENT later) and the environment built by
+ *   the one rule every child follows (../env.ts): a base (PATH, HOME, TMPDIR, the locale) plus
+ *   what the server's `env` grants, never the daemon's secrets;
+ * - `IncarnationTransport`: the SDK's `Transport` over one started process's stdin/stdout. It
+ *   owns the framing (the SDK's: one JSON-RPC message per line), not the process: closing it
+ *   detaches, and stopping the process is the supervisor's job.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { setTimeout as sleep } from "node:timers/promises";
+import { homedir } from "node:os";
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { ProcessGroup } from "../../process/group.js";
-import { RingBuffer, StderrLineSplitter } from "../stderr-capture.js";
+import { resolveCommand } from "../command.js";
+import { buildChildEnv } from "../env.js";
+import type { Incarnation, SpawnSpec } from "../supervisor-types.js";
+import type { McpStdioServerConfig } from "./config.js";
 
-/** The only variables a stdio server inherits from the daemon. */
-export const STDIO_INHERITED_ENV = ["PATH", "HOME", "LANG"] as const;
-/** Used when the daemon itself has no PATH, so `node`, `npx`, `uvx` can still be found. */
-const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
+type HostEnv = Readonly<Record<string, string | undefined>>;
 
-export const DEFAULT_STDERR_TAIL_LINES = 20;
-/** How long a server gets to exit after stdin closes, and again after SIGTERM. */
-export const DEFAULT_CLOSE_GRACE_MS = 2000;
-
-/** The environment a stdio server starts with: the inherited base, then the server's own `env`. */
+/**
+ * The environment a stdio server starts with: the base every child gets, then the server's own
+ * `env`. HOME stays the daemon user's home: MCP servers are ordinary programs of that user
+ * (`npx` and `uvx` keep their caches there), unlike plugins, which get a state dir of their own.
+ */
 export function stdioServerEnv(
   serverEnv: Readonly<Record<string, string>>,
-  hostEnv: Readonly<Record<string, string | undefined>> = process.env,
+  hostEnv: HostEnv = process.env,
 ): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const name of STDIO_INHERITED_ENV) {
-    const value = hostEnv[name];
-    if (value !== undefined && value !== "") env[name] = value;
-  }
-  env.PATH ??= FALLBACK_PATH;
-  return Object.assign(env, serverEnv);
+  const home = hostEnv.HOME?.startsWith("/") ? hostEnv.HOME : homedir();
+  return buildChildEnv({ stateDir: home, operatorEnv: serverEnv, hostEnv });
 }
 
-export interface StdioExit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
+/**
+ * What the supervisor runs for `config`, with `cwd` already resolved. Throws CommandNotFoundError
+ * (../command.ts) when the command cannot be run, before anything is spawned.
+ */
+export function stdioSpawnSpec(
+  config: Pick<McpStdioServerConfig, "command" | "args" | "env">,
+  options: { cwd?: string; hostEnv?: HostEnv } = {},
+): SpawnSpec {
+  const env = stdioServerEnv(config.env, options.hostEnv);
+  const command = resolveCommand(config.command, {
+    pathEnv: env.PATH,
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+  });
+  return {
+    command: command.path,
+    args: [...config.args],
+    env,
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+  };
 }
 
-export interface StdioProcessTransportOptions {
-  command: string;
-  args: readonly string[];
-  /** The complete environment (see `stdioServerEnv`). */
-  env: Record<string, string>;
-  cwd?: string;
-  /** Every stderr line, e.g. to log it. */
-  onStderrLine?: (line: string) => void;
-  stderrTailLines?: number;
-  closeGraceMs?: number;
-}
-
-export class StdioProcessTransport implements Transport {
+/** The SDK's Transport over one incarnation of a supervised stdio server. */
+export class IncarnationTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
 
-  private child: ChildProcessWithoutNullStreams | undefined;
-  private starting: Promise<void> | undefined;
   private readonly readBuffer = new ReadBuffer();
-  private readonly tail: RingBuffer<string>;
-  private readonly stderrLines: StderrLineSplitter;
-  private exitInfo: StdioExit | undefined;
-  private exited: Promise<void> | undefined;
-  private closing: Promise<void> | undefined;
+  private started = false;
   private finished = false;
+  private readonly onData = (chunk: Buffer) => this.receive(chunk);
+  private readonly onEnd = () => this.finish();
 
-  constructor(private readonly options: StdioProcessTransportOptions) {
-    this.tail = new RingBuffer(options.stderrTailLines ?? DEFAULT_STDERR_TAIL_LINES);
-    this.stderrLines = new StderrLineSplitter((line) => {
-      this.tail.push(line);
-      options.onStderrLine?.(line);
-    });
+  constructor(private readonly incarnation: Incarnation) {}
+
+  /** The process's stdout ended (it is exiting) or the transport was closed. */
+  get closed(): boolean {
+    return this.finished;
   }
 
-  /** The server's pid (and process group id) once spawned. */
-  get pid(): number | undefined {
-    return this.child?.pid;
-  }
-
-  /** How the server process ended; undefined while it runs (or before it started). */
-  get exit(): StdioExit | undefined {
-    return this.exitInfo;
-  }
-
-  /** The last lines the server wrote to stderr, oldest first. */
-  get stderrTail(): string[] {
-    return this.tail.toArray();
-  }
-
-  /**
-   * Spawns the server; rejects when it cannot be started (missing command, not executable, bad
-   * cwd). Calling it again returns the first attempt's promise, so the owner can spawn first (to
-   * tell a missing command from a failed handshake) and still hand the transport to `Client.connect`.
-   */
-  start(): Promise<void> {
-    this.starting ??= this.spawnServer();
-    return this.starting;
-  }
-
-  private spawnServer(): Promise<void> {
-    const { command, args, env, cwd } = this.options;
-    const child = spawn(command, [...args], {
-      env,
-      ...(cwd === undefined ? {} : { cwd }),
-      stdio: ["pipe", "pipe", "pipe"],
-      // Its own process group, so close() can stop everything the server started.
-      detached: true,
-      windowsHide: true,
-    });
-    this.child = child;
-    this.exited = new Promise((resolve) => {
-      child.once("close", (code, signal) => {
-        this.exitInfo = { code, signal };
-        this.stderrLines.end();
-        this.finish();
-        resolve();
-      });
-    });
-    child.stdout.on("data", (chunk: Buffer) => this.receive(chunk));
-    child.stderr.on("data", (chunk: Buffer) => this.stderrLines.push(chunk));
-    // A server that exits mid-write makes our pipes fail (EPIPE); the exit itself is reported by "close".
-    child.stdin.on("error", (error) => this.onerror?.(error));
-    child.stdout.on("error", (error) => this.onerror?.(error));
-    return new Promise((resolve, reject) => {
-      let spawned = false;
-      child.once("spawn", () => {
-        spawned = true;
-        resolve();
-      });
-      child.once("error", (error) => {
-        if (spawned) this.onerror?.(error);
-        else {
-          this.finish();
-          reject(error);
-        }
-      });
-    });
+  async start(): Promise<void> {
+    if (this.started) throw new Error("the transport is already started");
+    this.started = true;
+    const { stdout, signal } = this.incarnation;
+    if (signal.aborted) {
+      this.finish();
+      return;
+    }
+    stdout.on("data", this.onData);
+    stdout.once("end", this.onEnd);
+    stdout.once("close", this.onEnd);
+    // The process exited or is being torn down: nothing more will come from it.
+    signal.addEventListener("abort", this.onEnd, { once: true });
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    const stdin = this.child?.stdin;
-    if (stdin === undefined || this.finished || !stdin.writable) {
+    const { stdin } = this.incarnation;
+    if (this.finished || !stdin.writable) {
       return Promise.reject(new Error("the MCP server process is not running"));
     }
     return new Promise((resolve, reject) => {
@@ -159,27 +106,8 @@ export class StdioProcessTransport implements Transport {
     });
   }
 
-  /** Stops the server and everything it started; safe to call more than once. */
-  close(): Promise<void> {
-    this.closing ??= this.shutdown();
-    return this.closing;
-  }
-
-  private async shutdown(): Promise<void> {
-    const child = this.child;
-    const pid = child?.pid;
-    if (child === undefined || pid === undefined) {
-      this.finish();
-      return;
-    }
-    const grace = this.options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
-    if (this.exitInfo === undefined) {
-      child.stdin.end();
-      await Promise.race([this.exited, sleep(grace, undefined, { ref: false })]);
-    }
-    // Even when the leader is gone, processes it started may still hold the group.
-    await new ProcessGroup(pid, grace).stop();
-    await Promise.race([this.exited, sleep(grace, undefined, { ref: false })]);
+  /** Detaches from the process (which the supervisor stops); the SDK calls it from `Client.close`. */
+  async close(): Promise<void> {
     this.finish();
   }
 
@@ -189,7 +117,7 @@ export class StdioProcessTransport implements Transport {
     } catch (error) {
       // A line longer than the buffer limit: the stream cannot be resynchronised.
       this.onerror?.(asError(error));
-      void this.close();
+      this.finish();
       return;
     }
     for (;;) {
@@ -210,6 +138,11 @@ export class StdioProcessTransport implements Transport {
   private finish(): void {
     if (this.finished) return;
     this.finished = true;
+    const { stdout, signal } = this.incarnation;
+    stdout.off("data", this.onData);
+    stdout.off("end", this.onEnd);
+    stdout.off("close", this.onEnd);
+    signal.removeEventListener("abort", this.onEnd);
     this.readBuffer.clear();
     this.onclose?.();
   }

@@ -327,23 +327,56 @@ describe("tool results", () => {
 });
 
 describe("stdio server environment", () => {
-  test("only PATH, HOME and LANG are inherited; the server's env is added and wins", () => {
+  test("the base every child gets (no secrets); the server's env is added and wins", () => {
     const host = {
       PATH: "/bin",
       HOME: "/home/n",
       LANG: "C.UTF-8",
+      TZ: "UTC",
+      TMPDIR: "/var/tmp",
       ANTHROPIC_API_KEY: "sk-secret",
       USER: "n",
     };
     assert.deepEqual(stdioServerEnv({ TOKEN: "t", LANG: "de_DE.UTF-8" }, host), {
       PATH: "/bin",
       HOME: "/home/n",
+      TMPDIR: "/var/tmp",
       LANG: "de_DE.UTF-8",
+      TZ: "UTC",
       TOKEN: "t",
     });
   });
 
   test("without a PATH in the daemon a usable default is set", () => {
     assert.equal(stdioServerEnv({}, {}).PATH, "/usr/local/bin:/usr/bin:/bin");
+  });
+
+  test("NEXO_* variables belong to the daemon: mcp.yaml cannot set them", () => {
+    const parsed = McpConfigSchema.safeParse({
+      servers: { x: { transport: "stdio", command: "x", env: { NEXO_PROCESS_TAG: "forged" } } },
+    });
+    assert.equal(parsed.success, false);
+    assert.match(JSON.stringify(parsed.error?.issues), /is reserved: variables beginning with NEXO_/);
+  });
+});
+
+describe("restart policy in mcp.yaml", () => {
+  test("file-wide and per-server restart: take plugins.yaml's keys; a bad one is refused", () => {
+    const parsed = McpConfigSchema.parse({
+      restart: { max_restarts: 2, initial_delay_ms: 100 },
+      servers: { x: { transport: "stdio", command: "x", restart: { respawn: false } } },
+    });
+    assert.deepEqual(parsed.restart, { max_restarts: 2, initial_delay_ms: 100 });
+    const server = parsed.servers.x;
+    assert.equal(server?.transport, "stdio");
+    assert.deepEqual(server?.transport === "stdio" ? server.restart : undefined, { respawn: false });
+    const bad = McpConfigSchema.safeParse({ restart: { initial_delay_ms: 500, max_delay_ms: 100 } });
+    assert.equal(bad.success, false);
+    const typo = McpConfigSchema.safeParse({ restart: { max_restart: 2 } });
+    assert.equal(typo.success, false);
+    const http = McpConfigSchema.safeParse({
+      servers: { y: { transport: "streamable_http", url: "http://127.0.0.1/mcp", restart: {} } },
+    });
+    assert.equal(http.success, false, "restart: is for the servers nexo starts");
   });
 });

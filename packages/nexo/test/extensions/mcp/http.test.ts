@@ -162,3 +162,65 @@ describe("MCP over streamable HTTP: failures", () => {
     }
   });
 });
+
+describe("MCP over streamable HTTP: a session the server expired", () => {
+  let server: HttpMcpServer;
+  let manager: McpManager;
+  const logger = recordingLogger();
+  const echo = async (text: string) => {
+    const found = manager.tools("web").find((candidate) => candidate.name === "mcp__web__echo");
+    assert.ok(found, "no echo tool");
+    return found.execute({ text }, toolContext());
+  };
+
+  before(async () => {
+    server = await startHttpMcpServer();
+    manager = new McpManager({ logger });
+    await manager.connect("web", { transport: "streamable_http", url: server.url, startup_timeout_ms: 5000 });
+  });
+
+  after(async () => {
+    await manager.close();
+    await server.close();
+  });
+
+  test("a call answered 404 for the expired session starts a new session and is sent again", async () => {
+    assert.equal((await echo("first")).output, "first");
+    const expired = await server.expireSessions();
+    assert.equal(expired.length, 1);
+    const opened = server.openedCount();
+
+    const output = await echo("after expiry");
+    assert.deepEqual([output.isError, output.output], [undefined, "after expiry"]);
+    assert.equal(server.openedCount(), opened + 1, "exactly one new session");
+    assert.equal(server.openSessions().length, 1);
+    assert.notEqual(server.openSessions()[0], expired[0]);
+    assert.equal(manager.status("web")?.state, "connected");
+    assert.ok(logger.entries.some((entry) => entry.message === "MCP session expired; starting a new one"));
+  });
+
+  test("calls that all hit the expired session share one new session", async () => {
+    await server.expireSessions();
+    const opened = server.openedCount();
+    const outputs = await Promise.all(["a", "b", "c", "d"].map((text) => echo(text)));
+    assert.deepEqual(
+      outputs.map((output) => output.output),
+      ["a", "b", "c", "d"],
+    );
+    assert.equal(server.openedCount(), opened + 1);
+  });
+
+  test("when no new session can be started the call says why; the next call tries again", async () => {
+    await server.expireSessions();
+    server.refuseNewSessions(true);
+    const refused = await echo("refused");
+    assert.equal(refused.isError, true);
+    assert.match(
+      refused.output,
+      /^MCP server web is not connected \(its session expired and a new one could not be started: HTTP 503/,
+    );
+    server.refuseNewSessions(false);
+    assert.equal((await echo("back")).output, "back");
+    assert.equal(manager.status("web")?.state, "connected");
+  });
+});

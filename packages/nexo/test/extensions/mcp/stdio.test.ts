@@ -8,6 +8,7 @@ import { ToolRegistry } from "../../../src/engine/tools/registry.js";
 import type { Tool } from "../../../src/engine/types.js";
 import { serverConfigFromFields } from "../../../src/extensions/mcp/config.js";
 import { McpManager } from "../../../src/extensions/mcp/manager.js";
+import { ProcessGroupRegistry } from "../../../src/process/registry.js";
 import { echoServerConfig, FIXTURE_STARTUP_MS, nextEvent, toolContext } from "../../fixtures/mcp-helpers.js";
 import { TINY_PNG_BASE64 } from "../../fixtures/mcp-tools.js";
 import { isGone, pidsWithMarker, recordingLogger, waitUntil } from "../../fixtures/processes.js";
@@ -118,11 +119,17 @@ describe("MCP over stdio", () => {
     assert.equal(output.output, "MCP server echo did not answer slow within 1500 ms");
   });
 
-  test("the server sees only PATH, HOME, LANG and its configured env: no daemon secrets", async () => {
+  test("the server sees only the base every child gets and its configured env: no daemon secrets", async () => {
     assert.equal((await call("mcp__echo__env", { name: SECRET_NAME })).output, "(unset)");
     assert.equal((await call("mcp__echo__env", { name: "FIXTURE_GIVEN" })).output, "given-value");
+    assert.equal((await call("mcp__echo__env", { name: "HOME" })).output, process.env.HOME);
+    // The lineage tag: how the reaper finds what the server started, even after a setsid.
+    assert.match((await call("mcp__echo__env", { name: "NEXO_PROCESS_TAG" })).output, /^[0-9a-f]{12}\./);
     const keys = JSON.parse((await call("mcp__echo__env_keys")).output) as string[];
-    const allowed = new Set(["PATH", "HOME", "LANG", "FIXTURE_GIVEN"]);
+    const allowed = new Set([
+      ...["PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ", "NEXO_PROCESS_TAG"],
+      "FIXTURE_GIVEN",
+    ]);
     assert.deepEqual(
       keys.filter((key) => !allowed.has(key)),
       [],
@@ -159,38 +166,75 @@ describe("MCP over stdio", () => {
 });
 
 describe("MCP stdio server lifecycle", () => {
-  test("a server that dies is reported, and its tools say it is not connected", async () => {
+  test("a server that crashes is restarted under the restart policy, then gives up in a crash loop", async () => {
     const logger = recordingLogger();
     const manager = new McpManager({ logger, closeGraceMs: 500 });
     try {
-      await manager.connect("crashy", echoServerConfig());
-      const pid = manager.pidOf("crashy");
-      assert.ok(pid !== undefined);
-      const crash = manager.tools("crashy").find((tool) => tool.name === "mcp__crashy__crash");
-      const echo = manager.tools("crashy").find((tool) => tool.name === "mcp__crashy__echo");
-      assert.ok(crash && echo);
-
-      const lost = nextEvent(manager, "serverState", (status) => status.state === "failed");
-      const output = await crash.execute({}, toolContext());
-      assert.equal(output.isError, true);
-      assert.equal(
-        output.output,
-        "MCP server crashy is not connected (exited with code 7; stderr: fixture: ready\nfixture: crashing on request)",
+      // One restart within the window; the second crash is a crash loop.
+      await manager.connect(
+        "crashy",
+        echoServerConfig({ restart: { max_restarts: 1, initial_delay_ms: 300, jitter: 0 } }),
       );
-      const [status] = await lost;
-      assert.equal(status.name, "crashy");
-      assert.match(status.error ?? "", /exited with code 7/);
+      const firstPid = manager.pidOf("crashy");
+      assert.ok(firstPid !== undefined);
+      const tool = (name: string) => {
+        const found = manager.tools("crashy").find((candidate) => candidate.name === `mcp__crashy__${name}`);
+        assert.ok(found, `no tool ${name}`);
+        return found;
+      };
+
+      const restarting = nextEvent(manager, "serverState", (status) => status.state === "restarting");
+      const back = nextEvent(manager, "serverState", (status) => status.state === "connected");
+      const crashed = await tool("crash").execute({}, toolContext());
+      assert.equal(crashed.isError, true);
+      assert.match(
+        crashed.output,
+        /^MCP server crashy is not connected \(exited with code 7; restarting in 300 ms; stderr: fixture: ready\nfixture: crashing on request\)$/,
+      );
+      const [during] = await restarting;
+      assert.match(during.error ?? "", /^exited with code 7; restarting in 300 ms/);
+      await back;
+      const secondPid = manager.pidOf("crashy");
+      assert.ok(secondPid !== undefined && secondPid !== firstPid, "a new process answers");
+      await waitUntil(() => isGone(firstPid), 5000, "the crashed process to be gone");
+      assert.equal((await tool("echo").execute({ text: "again" }, toolContext())).output, "again");
+      assert.equal(manager.status("crashy")?.error, undefined);
+
+      const failed = nextEvent(manager, "serverState", (status) => status.state === "failed");
+      await tool("crash").execute({}, toolContext());
+      const [status] = await failed;
+      assert.match(
+        status.error ?? "",
+        /^exited with code 7; crash loop: 2 crashes within 60 s \(limit 1 restarts\); stderr: /,
+      );
       // Its tools are still offered, and explain themselves.
-      assert.ok(manager.tools("crashy").length > 0);
-      const later = await echo.execute({ text: "anyone?" }, toolContext());
+      const later = await tool("echo").execute({ text: "anyone?" }, toolContext());
       assert.equal(later.isError, true);
-      assert.match(later.output, /^MCP server crashy is not connected \(exited with code 7/);
+      assert.match(later.output, /^MCP server crashy is not connected \(exited with code 7; crash loop/);
       assert.ok(
         logger.entries.some((entry) => entry.level === "error" && entry.message === "MCP server went away"),
       );
-      await waitUntil(() => isGone(pid), 5000, "the crashed server to be gone");
+      assert.equal(manager.pidOf("crashy"), undefined);
+      await waitUntil(() => isGone(secondPid), 5000, "the second process to be gone");
+    } finally {
+      await manager.close();
+    }
+  });
 
-      // A failed server may be connected again under its name.
+  test("with respawn off a crash is final, and the server may be connected again", async () => {
+    const manager = new McpManager({ logger: recordingLogger(), closeGraceMs: 500 });
+    try {
+      await manager.connectAll({ restart: { respawn: false }, servers: { crashy: echoServerConfig() } });
+      const crash = manager.tools("crashy").find((tool) => tool.name === "mcp__crashy__crash");
+      const echo = manager.tools("crashy").find((tool) => tool.name === "mcp__crashy__echo");
+      assert.ok(crash && echo);
+      const lost = nextEvent(manager, "serverState", (status) => status.state === "failed");
+      const output = await crash.execute({}, toolContext());
+      assert.equal(
+        output.output,
+        "MCP server crashy is not connected (exited with code 7; respawn is disabled; stderr: fixture: ready\nfixture: crashing on request)",
+      );
+      await lost;
       const again = await manager.connect("crashy", echoServerConfig());
       assert.equal(again.state, "connected");
       assert.equal((await echo.execute({ text: "back" }, toolContext())).output, "back");
@@ -223,23 +267,29 @@ describe("MCP stdio server lifecycle", () => {
     }
   });
 
-  test("close() stops the server and every process it started", async () => {
-    const manager = new McpManager({ logger: recordingLogger(), closeGraceMs: 500 });
+  test("close() stops the server and every process it started, even one that left with setsid", async () => {
+    const registry = new ProcessGroupRegistry();
+    const manager = new McpManager({ logger: recordingLogger(), closeGraceMs: 500, registry });
     await manager.connect("tree", echoServerConfig());
     const pid = manager.pidOf("tree");
     assert.ok(pid !== undefined);
+    // Registered with the reaper like every supervised child: the exit hooks and the ledger see it.
+    assert.deepEqual(registry.entries(), [{ pgid: pid, label: "mcp:tree" }]);
     const marker = `nexo-mcp-grandchild-${randomUUID()}`;
     const spawnTool = manager.tools("tree").find((tool) => tool.name === "mcp__tree__spawn_grandchild");
     assert.ok(spawnTool);
     const grandchild = Number((await spawnTool.execute({ marker }, toolContext())).output);
+    const escapee = Number((await spawnTool.execute({ marker, setsid: true }, toolContext())).output);
     assert.ok(Number.isInteger(grandchild) && !isGone(grandchild));
+    assert.ok(Number.isInteger(escapee) && !isGone(escapee));
 
     const removed = nextEvent(manager, "toolsChanged", (server) => server === "tree");
     await manager.close();
     await removed;
     assert.ok(isGone(pid), "the server process is still running");
-    await waitUntil(() => isGone(grandchild), 3000, "the grandchild to be gone");
+    await waitUntil(() => isGone(grandchild) && isGone(escapee), 3000, "the grandchildren to be gone");
     assert.deepEqual(pidsWithMarker(marker), []);
+    assert.equal(registry.size, 0);
     assert.deepEqual(manager.tools(), []);
     assert.deepEqual(manager.statuses(), []);
   });
