@@ -9,9 +9,9 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { errorOutput } from "../../engine/tools/tool-output.js";
 import type { Tool, ToolContext, ToolOutput } from "../../engine/types.js";
-import type { McpToolEntry } from "./tool-list.js";
 import { toolOutputFromResult } from "./content.js";
 import { McpError } from "./errors.js";
+import type { McpToolEntry } from "./tool-list.js";
 
 /** Routes a call to the server that owns the tool (the manager implements it). */
 export interface McpToolCaller {
