@@ -18,8 +18,8 @@ import {
   type Incarnation,
   type SpawnSpec,
   Supervisor,
+  type SupervisorLogger,
 } from "../supervisor.js";
-import type { McpLogger } from "./connection.js";
 import { IncarnationTransport } from "./stdio-transport.js";
 
 /** The stderr lines kept per server, across its restarts. */
@@ -38,7 +38,7 @@ export interface StdioServerOptions {
   readonly restart: Partial<RestartPolicy>;
   readonly startupTimeoutMs: number;
   readonly closeGraceMs?: number;
-  readonly logger: McpLogger;
+  readonly logger: SupervisorLogger;
   readonly registry?: ProcessGroupRegistry;
   /**
    * Runs the MCP handshake (and first tool listing) over a new process; resolves when it is ready
