@@ -12,7 +12,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { BrokerStats } from "../broker/types.js";
-import type { TurnEndReason } from "../engine/types.js";
+import type { TurnEndReason } from "../engine/events.js";
 import type { PluginStatus } from "../extensions/plugins/manager.js";
 import { createLogger } from "../log.js";
 

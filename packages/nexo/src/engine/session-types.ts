@@ -3,6 +3,7 @@
  * the turn loop (turn.ts) and the session that starts it (session.ts) do not import each other.
  */
 import type { ApprovalPolicy, PendingApprovals } from "./approvals.js";
+import type { MessageOrigin } from "./events.js";
 import type { HookRunner } from "./hooks.js";
 import type {
   AgentMemory,
@@ -24,7 +25,12 @@ export interface ToolHost {
 
 /** Where a session's messages are persisted (the store implements it). */
 export interface TranscriptSink {
-  append(sessionId: string, message: ChatMessage, meta: { turnId: string }): void | Promise<void>;
+  /** `origin` comes with the user message that started a turn (who sent it, through what). */
+  append(
+    sessionId: string,
+    message: ChatMessage,
+    meta: { turnId: string; origin?: MessageOrigin },
+  ): void | Promise<void>;
 }
 
 export interface MinimalLogger {
@@ -66,6 +72,14 @@ export interface SessionConfig {
   approvalsUnavailable?: string;
 }
 
+/** What a tool call brings besides its arguments. */
+export interface ToolCallContext {
+  callId: string;
+  signal: AbortSignal;
+  /** Receives the output the tool streams while it runs. */
+  onOutput?: (text: string) => void;
+}
+
 /** The session as the turn loop sees it. */
 export interface SessionState {
   readonly config: SessionConfig;
@@ -78,17 +92,12 @@ export interface SessionState {
   readonly logger: MinimalLogger | undefined;
   /** Why calls that need approval are refused instead of waiting, if they are (see SessionConfig). */
   readonly approvalRefusal: string | undefined;
-  append(message: ChatMessage, turnId: string): Promise<void>;
+  append(message: ChatMessage, turnId: string, origin?: MessageOrigin): Promise<void>;
   replaceHistory(messages: ChatMessage[]): void;
   /** The history's size in the estimate's characters, kept up to date as messages come and go. */
   readonly historyChars: number;
   toolSpecs(): ToolSpec[];
   findTool(name: string): Tool | undefined;
-  invokeTool(
-    name: string,
-    args: Record<string, unknown>,
-    callId: string,
-    signal: AbortSignal,
-  ): Promise<ToolOutput>;
+  invokeTool(name: string, args: Record<string, unknown>, call: ToolCallContext): Promise<ToolOutput>;
   contextWindow(): number | undefined;
 }

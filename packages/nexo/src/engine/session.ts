@@ -1,13 +1,15 @@
 /**
- * A conversation with one agent: its history, usage, approval state and the turn running now.
- * Doors create sessions and run turns through them; they never run a turn themselves.
+ * A conversation with one agent: its history, usage, approval state, the turn running now, and the
+ * hub its turns publish to. Doors start turns here and read them from the hub (or from the stream
+ * `runTurn` returns); they never run a turn themselves. A turn runs to its end whoever reads it.
  */
 import { randomUUID } from "node:crypto";
 import { ApprovalPolicy, PendingApprovals } from "./approvals.js";
 import { messageChars } from "./compaction.js";
-import { EventChannel } from "./event-channel.js";
+import type { MessageOrigin, TurnEvent, TurnInput, TurnOutcome } from "./events.js";
 import type { HookRunner } from "./hooks.js";
-import type { MinimalLogger, SessionConfig, SessionState } from "./session-types.js";
+import type { MinimalLogger, SessionConfig, SessionState, ToolCallContext } from "./session-types.js";
+import { type HubEvent, ThreadHub } from "./thread-hub.js";
 import { runTurn } from "./turn.js";
 import {
   type ApprovalScope,
@@ -17,9 +19,29 @@ import {
   type Tool,
   type ToolOutput,
   type ToolSpec,
-  type TurnEvent,
   type Usage,
 } from "./types.js";
+
+/** A turn's input: text, content blocks, or content with its origin. */
+export type TurnInputLike = string | ContentBlock[] | TurnInput;
+
+export function toTurnInput(input: TurnInputLike): TurnInput {
+  if (typeof input === "string") return { content: [{ type: "text", text: input }] };
+  return Array.isArray(input) ? { content: input } : input;
+}
+
+export interface StartTurnOptions {
+  /** Cancels the turn when it aborts. */
+  signal?: AbortSignal;
+  /** The turn's id, when the caller chose it beforehand (to subscribe to it first). */
+  turnId?: string;
+}
+
+/** A started turn: its id, and how it ended once it has. */
+export interface TurnHandle {
+  turnId: string;
+  done: Promise<TurnOutcome>;
+}
 
 /** Thrown when a turn is started while another one runs in the same session. */
 export class SessionBusyError extends Error {
@@ -35,10 +57,12 @@ export class AgentSession implements SessionState {
   readonly policy: ApprovalPolicy;
   readonly approvals: PendingApprovals;
   readonly hookContext: { agentId: string; sessionId: string };
+  /** Every event of every turn of this session, for any number of readers. */
+  readonly hub = new ThreadHub();
   usage: Usage = emptyUsage();
   private messages: ChatMessage[];
   private charCount = 0;
-  private current: { controller: AbortController; done: Promise<void> } | undefined;
+  private current: { turnId: string; controller: AbortController; done: Promise<TurnOutcome> } | undefined;
   private refusal: string | undefined;
   private readonly readable: Set<string>;
 
@@ -89,13 +113,17 @@ export class AgentSession implements SessionState {
     return this.current !== undefined;
   }
 
+  /** The running turn's id. */
+  get currentTurnId(): string | undefined {
+    return this.current?.turnId;
+  }
+
   /**
-   * Starts a turn and returns its event stream. The stream always ends with `turn_end`, whatever
-   * happens. Throws SessionBusyError when a turn is already running.
+   * Starts a turn; its events go to the hub, and it runs to its end whether or not anyone reads
+   * them. Throws SessionBusyError when a turn is already running.
    */
-  runTurn(input: string | ContentBlock[], options: { signal?: AbortSignal } = {}): AsyncIterable<TurnEvent> {
+  startTurn(input: TurnInputLike, options: StartTurnOptions = {}): TurnHandle {
     if (this.current) throw new SessionBusyError(this.id);
-    const content: ContentBlock[] = typeof input === "string" ? [{ type: "text", text: input }] : input;
     const controller = new AbortController();
     const outer = options.signal;
     const forward = () => controller.abort(outer?.reason);
@@ -103,17 +131,48 @@ export class AgentSession implements SessionState {
       if (outer.aborted) controller.abort(outer.reason);
       else outer.addEventListener("abort", forward, { once: true });
     }
-    const events = new EventChannel<TurnEvent>();
-    const turnId = randomUUID();
-    const done = runTurn({ turnId, session: this, events, signal: controller.signal }, content)
-      .catch((error: unknown) => events.fail(error))
+    const turnId = options.turnId ?? randomUUID();
+    let ended = false;
+    const emit = (event: TurnEvent) => {
+      if (event.type === "turn_end") ended = true;
+      this.hub.publish(event);
+    };
+    const run = { turnId, session: this, emit, signal: controller.signal, items: 0, usage: emptyUsage() };
+    const done = runTurn(run, toTurnInput(input))
+      .catch((error: unknown): TurnOutcome => {
+        // runTurn reports its own failures; this is the last guard so readers always see an end.
+        this.logger?.error({ err: (error as Error)?.stack, turnId }, "turn loop failed");
+        if (!ended) {
+          const message = (error as Error)?.message ?? String(error);
+          emit({ type: "error", turnId, failure: "internal", message, retryable: false });
+          emit({ type: "turn_end", turnId, reason: "error", usage: run.usage });
+        }
+        return { turnId, reason: "error", usage: run.usage };
+      })
       .finally(() => {
         outer?.removeEventListener("abort", forward);
         this.current = undefined;
-        events.end();
       });
-    this.current = { controller, done };
+    this.current = { turnId, controller, done };
+    return { turnId, done };
+  }
+
+  /**
+   * Starts a turn and returns its events, from `turn_start` to `turn_end` (the stream always ends
+   * with it). Reading slowly never slows the turn; a reader that falls far behind gets `lagged`
+   * (see ThreadHub). Throws SessionBusyError when a turn is already running.
+   */
+  runTurn(input: TurnInputLike, options: StartTurnOptions = {}): AsyncIterable<HubEvent> {
+    if (this.current) throw new SessionBusyError(this.id);
+    const turnId = options.turnId ?? randomUUID();
+    const events = this.hub.subscribe({ turnId });
+    this.startTurn(input, { ...options, turnId });
     return events;
+  }
+
+  /** Resolves with how the running turn ended (undefined when none runs). */
+  async idle(): Promise<TurnOutcome | undefined> {
+    return this.current?.done;
   }
 
   /** Cancels the running turn (LLM request, running tools, pending approvals). */
@@ -121,11 +180,6 @@ export class AgentSession implements SessionState {
     if (!this.current) return false;
     this.current.controller.abort(new Error(reason));
     return true;
-  }
-
-  /** Resolves when the running turn (if any) has finished. */
-  async idle(): Promise<void> {
-    await this.current?.done;
   }
 
   approve(callId: string, scope: ApprovalScope = "once"): boolean {
@@ -170,10 +224,10 @@ export class AgentSession implements SessionState {
     return this.charCount;
   }
 
-  async append(message: ChatMessage, turnId: string): Promise<void> {
+  async append(message: ChatMessage, turnId: string, origin?: MessageOrigin): Promise<void> {
     this.messages.push(message);
     this.charCount += messageChars(message);
-    await this.config.sink?.append(this.id, message, { turnId });
+    await this.config.sink?.append(this.id, message, origin === undefined ? { turnId } : { turnId, origin });
   }
 
   replaceHistory(messages: ChatMessage[]): void {
@@ -192,12 +246,7 @@ export class AgentSession implements SessionState {
     return tool;
   }
 
-  invokeTool(
-    name: string,
-    args: Record<string, unknown>,
-    callId: string,
-    signal: AbortSignal,
-  ): Promise<ToolOutput> {
+  invokeTool(name: string, args: Record<string, unknown>, call: ToolCallContext): Promise<ToolOutput> {
     if (!this.findTool(name)) {
       const offered = this.toolSpecs()
         .map((t) => t.name)
@@ -208,10 +257,11 @@ export class AgentSession implements SessionState {
       });
     }
     return this.config.tools.invoke(name, args, {
-      signal,
+      signal: call.signal,
       sessionId: this.id,
       agentId: this.config.agentId,
-      callId,
+      callId: call.callId,
+      ...(call.onOutput ? { onOutput: call.onOutput } : {}),
       workspace: this.config.workspace,
       unconfined: this.config.unconfined ?? false,
       ...(this.readable.size > 0 ? { readableFiles: this.readable } : {}),

@@ -74,8 +74,16 @@ export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence
 export type ProviderEvent =
   | { type: "text_delta"; text: string }
   | { type: "thinking_delta"; text: string; signature?: string }
-  /** A complete tool call (providers assemble argument deltas before emitting it). */
-  | { type: "tool_call"; id: string; name: string; input: Record<string, unknown> }
+  /**
+   * A fragment of a tool call's arguments (raw JSON text) while the model writes them. `index` is
+   * the call's position in the response; `id` and `name` come with the first fragment of a call.
+   */
+  | { type: "tool_call_delta"; index: number; id?: string; name?: string; delta: string }
+  /**
+   * A complete tool call (providers assemble argument deltas before emitting it); `index` matches
+   * the call's `tool_call_delta`s when the provider streamed them.
+   */
+  | { type: "tool_call"; id: string; name: string; input: Record<string, unknown>; index?: number }
   | { type: "usage"; usage: Partial<Usage> }
   | { type: "stop"; reason: StopReason }
   /** The provider is retrying after a transient failure (nothing was streamed yet). */
@@ -100,11 +108,34 @@ export type { ApprovalGrant, ApprovalMode, ToolCategory } from "../permissions.j
 
 export type ToolOutputType = "text" | "diff" | "image";
 
+/**
+ * The typed result of tools whose results clients show in their own way: a command run (Bash) and
+ * a file change (Write, Edit), with the unified diff of the change.
+ */
+export type ToolResultDetail =
+  | {
+      kind: "command";
+      command: string;
+      /** The directory it ran in. */
+      cwd: string;
+      exitCode: number | null;
+      signal: string | null;
+      timedOut: boolean;
+      cancelled: boolean;
+      /** Bytes of output it wrote, and how many of them were cut from what the model sees. */
+      outputBytes: number;
+      truncatedBytes: number;
+    }
+  /** `path` is the file's real path; `diff` is absent when either version is binary or too big. */
+  | { kind: "file_change"; path: string; change: "created" | "modified"; diff?: string };
+
 export interface ToolOutput {
   /** What the model sees as the tool result (and the door shows, truncated if long). */
   output: string;
   outputType?: ToolOutputType;
-  /** Extra data for doors, e.g. {file_path} for a diff. */
+  /** The typed result, for tools that have one (command runs, file changes). */
+  detail?: ToolResultDetail;
+  /** The tool's free extras for doors, e.g. {file_path} for a diff. */
   metadata?: Record<string, unknown>;
   /** The tool ran but failed; the model sees the output as an error result. */
   isError?: boolean;
@@ -145,6 +176,8 @@ export interface ToolContext {
    */
   readableFiles?: ReadonlySet<string>;
   memory?: AgentMemory;
+  /** Output the tool streams while it runs (a command's stdout and stderr); shown live by doors. */
+  onOutput?: (text: string) => void;
   /** The session's logger (refused paths are logged here with their real locations). */
   logger?: ToolLogger;
 }
@@ -157,6 +190,8 @@ export interface Tool {
   readonly category: ToolCategory;
   /** Where the tool comes from, for logs and namespacing. */
   readonly source: "builtin" | "mcp" | "plugin" | "microapp";
+  /** The MCP server, plugin or microapp offering it (absent for built-ins). */
+  readonly origin?: string;
   /** A one-line human description of a call, e.g. "Write to src/main.rs". */
   describe?(args: Record<string, unknown>): string;
   /**
@@ -195,54 +230,3 @@ export interface HookHandler {
     ctx: { agentId: string; sessionId: string },
   ): Promise<HookVote>;
 }
-
-// --- the turn's event stream -------------------------------------------------------------------
-
-/** Error codes of the json-stream spec; every door maps from these. */
-export type TurnErrorCode =
-  | "provider_error"
-  | "tool_error"
-  | "config_error"
-  | "protocol_error"
-  | "internal_error";
-
-export type TurnEvent =
-  | { type: "turn_start"; turnId: string }
-  | { type: "text_delta"; turnId: string; text: string }
-  | { type: "thinking"; turnId: string; text: string }
-  /** The model asked for a tool. `needsApproval` says whether the turn now waits for a decision. */
-  | {
-      type: "tool_requested";
-      turnId: string;
-      callId: string;
-      name: string;
-      category: ToolCategory;
-      args: Record<string, unknown>;
-      description: string;
-      needsApproval: boolean;
-    }
-  | { type: "tool_running"; turnId: string; callId: string; name: string }
-  | {
-      type: "tool_result";
-      turnId: string;
-      callId: string;
-      name: string;
-      status: "success" | "error";
-      output: string;
-      outputType: ToolOutputType;
-      metadata?: Record<string, unknown>;
-    }
-  | { type: "tool_cancelled"; turnId: string; callId: string; name: string; reason: string }
-  | { type: "usage"; turnId: string; turn: Usage; session: Usage }
-  | { type: "info"; turnId: string; message: string }
-  | { type: "error"; turnId: string; code: TurnErrorCode; message: string; retryable: boolean }
-  | {
-      type: "turn_end";
-      turnId: string;
-      reason: TurnEndReason;
-      usage: Usage;
-      /** The reply text after `before_reply` hooks; what non-streaming doors (channels) send. */
-      reply?: string;
-    };
-
-export type TurnEndReason = "completed" | "cancelled" | "error" | "max_turns" | "blocked";

@@ -4,10 +4,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { LlmAuthenticationError, LlmContextOverflowError, LlmRateLimitedError } from "@nexo/wire";
 import { ApprovalPolicy } from "../../src/engine/approvals.js";
 import { SUMMARY_PREFIX } from "../../src/engine/compaction.js";
+import type { TurnEvent } from "../../src/engine/events.js";
 import { HookRunner } from "../../src/engine/hooks.js";
 import { AgentSession, SessionBusyError } from "../../src/engine/session.js";
 import type { SessionConfig } from "../../src/engine/session-types.js";
-import type { ChatMessage, HookVote, TurnEvent } from "../../src/engine/types.js";
+import type { ChatMessage, HookVote } from "../../src/engine/types.js";
 import {
   collect,
   PlaybackProvider,
@@ -59,10 +60,75 @@ function assertConsistent(history: ChatMessage[]) {
 }
 
 describe("turn loop", () => {
+  test("each model call's reasoning and text are items of their own; argument fragments name the call", async () => {
+    const { s } = session(
+      [
+        () => [
+          { type: "thinking_delta", text: "let me " },
+          { type: "thinking_delta", text: "think", signature: "sig" },
+          { type: "text_delta", text: "Checking." },
+          { type: "tool_call_delta", index: 0, id: "c1", name: "Echo", delta: '{"v":' },
+          { type: "tool_call_delta", index: 0, delta: "1}" },
+          { type: "tool_call", id: "c1", name: "Echo", input: { v: 1 }, index: 0 },
+          { type: "stop", reason: "tool_use" },
+        ],
+        () => text("Done."),
+      ],
+      { policy: new ApprovalPolicy({ mode: "yolo" }) },
+    );
+    const events = await collect(s.runTurn("go"));
+    const items = events
+      .filter((e) => "itemId" in e)
+      .map((e) => `${e.type}:${(e as { itemId: string }).itemId}`);
+    assert.deepEqual(items, [
+      "reasoning_start:reasoning-1",
+      "reasoning_delta:reasoning-1",
+      "reasoning_delta:reasoning-1",
+      "reasoning_end:reasoning-1",
+      "message_start:msg-2",
+      "text_delta:msg-2",
+      "message_end:msg-2",
+      "message_start:msg-3",
+      "text_delta:msg-3",
+      "message_end:msg-3",
+    ]);
+    const reasoningEnd = events.find((e) => e.type === "reasoning_end");
+    assert.equal(reasoningEnd?.type === "reasoning_end" && reasoningEnd.text, "let me think");
+    const args = events.filter((e) => e.type === "tool_args_delta");
+    assert.deepEqual(
+      args.map((e) => [e.callId, e.name, e.delta]),
+      [
+        ["c1", "Echo", '{"v":'],
+        ["c1", "Echo", "1}"],
+      ],
+    );
+    const requested = events.find((e) => e.type === "tool_requested");
+    assert.equal(requested?.type === "tool_requested" && requested.callId, "c1");
+    // The first call's text item ends before its tool calls run.
+    assert.ok(
+      events.findIndex((e) => e.type === "message_end") <
+        events.findIndex((e) => e.type === "tool_requested"),
+    );
+  });
+
   test("a text turn streams deltas, reports usage and ends completed with the reply", async () => {
     const { s } = session([() => [{ type: "text_delta", text: "Hel" }, ...text("lo")]]);
     const events = await collect(s.runTurn("hi"));
-    assert.deepEqual(types(events), ["turn_start", "text_delta", "text_delta", "usage", "turn_end"]);
+    assert.deepEqual(types(events), [
+      "turn_start",
+      "message_start",
+      "text_delta",
+      "text_delta",
+      "message_end",
+      "step_usage",
+      "usage",
+      "turn_end",
+    ]);
+    const start = events[0] as Extract<TurnEvent, { type: "turn_start" }>;
+    assert.deepEqual(start.input, { content: [{ type: "text", text: "hi" }] });
+    const item = events.filter((e) => "itemId" in e).map((e) => (e as { itemId: string }).itemId);
+    assert.equal(new Set(item).size, 1, "one message item for the model call");
+    assert.equal((events[4] as { text: string }).text, "Hello", "message_end carries the whole text");
     const end = events.at(-1) as Extract<TurnEvent, { type: "turn_end" }>;
     assert.equal(end.reason, "completed");
     assert.equal(end.reply, "Hello");
@@ -255,7 +321,7 @@ describe("turn loop", () => {
     ]);
     const e1 = await collect(s.runTurn("one"));
     const err1 = e1.find((e) => e.type === "error") as Extract<TurnEvent, { type: "error" }>;
-    assert.equal(err1.code, "provider_error");
+    assert.equal(err1.failure, "provider");
     assert.equal(err1.retryable, true);
     assert.match(err1.message, /retry after 3 s/);
     const e2 = await collect(s.runTurn("two"));
@@ -286,14 +352,19 @@ describe("turn loop", () => {
       Array.from({ length: 20 }, () => answer),
       { contextWindow: 700 },
     );
-    const infos: string[] = [];
+    const compactions: Array<Extract<TurnEvent, { type: "compaction" }>> = [];
     for (let i = 0; i < 6; i++) {
       const events = await collect(s.runTurn(`question ${i} ${long}`));
-      for (const e of events) if (e.type === "info") infos.push(e.message);
+      for (const e of events) if (e.type === "compaction") compactions.push(e);
       assert.equal((events.at(-1) as { reason: string }).reason, "completed");
     }
     assert.ok(summaries >= 1, "the summariser was never called");
-    assert.ok(infos.some((m) => /compacted \d+ earlier messages/.test(m)));
+    assert.ok(compactions.length >= 1);
+    for (const c of compactions) {
+      assert.equal(c.trigger, "threshold");
+      assert.ok(c.removedMessages > 0);
+      assert.ok(c.tokensAfter < c.tokensBefore, JSON.stringify(c));
+    }
     const last = provider.requests.at(-1)!;
     const first = last.messages[0]!.content[0] as { text: string };
     assert.ok(first.text.startsWith(SUMMARY_PREFIX));
@@ -376,7 +447,7 @@ describe("turn loop", () => {
     const events = await collect(s.runTurn("q3"));
     const errors = events.filter((e) => e.type === "error") as Array<Extract<TurnEvent, { type: "error" }>>;
     assert.equal(errors.length, 1, JSON.stringify(errors));
-    assert.equal(errors[0]!.code, "provider_error");
+    assert.equal(errors[0]!.failure, "provider");
     assert.equal(errors[0]!.retryable, true);
     assert.match(errors[0]!.message, /compacting the conversation failed: slow down/);
     assert.equal((events.at(-1) as { reason: string }).reason, "error");

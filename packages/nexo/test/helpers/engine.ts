@@ -4,7 +4,9 @@
  * was sent) and a tool host over plain Tool objects.
  */
 import { setTimeout as sleep } from "node:timers/promises";
+import type { TurnEvent } from "../../src/engine/events.js";
 import type { ToolHost } from "../../src/engine/session-types.js";
+import type { HubEvent } from "../../src/engine/thread-hub.js";
 import type {
   ChatRequest,
   LlmProvider,
@@ -13,7 +15,6 @@ import type {
   ToolContext,
   ToolOutput,
   ToolSpec,
-  TurnEvent,
 } from "../../src/engine/types.js";
 
 export type Step = (
@@ -102,12 +103,14 @@ export function tool(
   };
 }
 
+/** Every event of a turn's stream; a reader this quick is never detached (`lagged` fails the test). */
 export async function collect(
-  stream: AsyncIterable<TurnEvent>,
+  stream: AsyncIterable<HubEvent>,
   onEvent?: (e: TurnEvent) => void,
 ): Promise<TurnEvent[]> {
   const out: TurnEvent[] = [];
   for await (const e of stream) {
+    if (e.type === "lagged") throw new Error(`the reader was detached: ${e.dropped} events dropped`);
     out.push(e);
     onEvent?.(e);
   }

@@ -56,7 +56,6 @@ export function routingComponent(deps: RoutingDeps): Part<Routing> {
         wrapProvider: (provider) =>
           timedProvider(provider, (id, outcome, seconds) => metrics.llmRequestFinished(id, outcome, seconds)),
       });
-      const toolStarts = new Map<string, number>();
       const router = new Router({
         bindings: bindingTableOf(registries.agents.values()),
         sessions,
@@ -67,16 +66,11 @@ export function routingComponent(deps: RoutingDeps): Part<Routing> {
         onRouted: (agentId) => metrics.messageRouted(agentId),
         onUnbound: (channel) => metrics.messageUnbound(channel),
         onEvent: (_agentId, event) => {
-          if (event.type === "tool_running") toolStarts.set(event.callId, performance.now());
-          if (event.type !== "tool_result" && event.type !== "tool_cancelled") return;
-          const started = toolStarts.get(event.callId);
-          toolStarts.delete(event.callId);
-          const seconds = started === undefined ? 0 : (performance.now() - started) / 1000;
-          metrics.toolCallFinished(
-            event.name,
-            event.type === "tool_result" ? event.status : "cancelled",
-            seconds,
-          );
+          // The engine times each call (approval wait excluded); a call stopped before it ran took 0 s.
+          if (event.type === "tool_result")
+            metrics.toolCallFinished(event.name, event.status, event.durationMs / 1000);
+          else if (event.type === "tool_cancelled")
+            metrics.toolCallFinished(event.name, "cancelled", (event.durationMs ?? 0) / 1000);
         },
       });
       metrics.collectFrom({ broker: deps.broker.value, plugins: deps.plugins.value, router });

@@ -6,8 +6,8 @@
  */
 import { setMaxListeners } from "node:events";
 import type { BrokerEvent } from "../../broker/types.js";
+import type { TurnEndReason, TurnEvent } from "../../engine/events.js";
 import type { AgentSession } from "../../engine/session.js";
-import type { TurnEndReason, TurnEvent } from "../../engine/types.js";
 import type { BindingTable } from "./bindings.js";
 import { type InboundMessage, InboundMessageError, parseInboundEvent } from "./inbound.js";
 import type { ReplySender } from "./outbound.js";
@@ -194,9 +194,10 @@ export class Router {
       const session = this.options.sessions.open(key, inbound);
       let reply: string | undefined;
       for await (const event of session.runTurn(inbound.text, { signal: this.controller.signal })) {
+        if (event.type === "lagged") continue;
         this.options.onEvent?.(key.agentId, event);
         if (event.type === "error") {
-          logger.warn({ agentId: key.agentId, code: event.code, err: event.message }, "turn error");
+          logger.warn({ agentId: key.agentId, failure: event.failure, err: event.message }, "turn error");
         } else if (event.type === "turn_end") {
           reason = event.reason;
           reply = event.reply;

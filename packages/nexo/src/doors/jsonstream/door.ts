@@ -13,6 +13,7 @@
  * - stdin EOF finishes the turn in flight (approvals it still needs are denied with "stdin
  *   closed") and then ends the process; SIGTERM cancels it.
  */
+import { randomUUID } from "node:crypto";
 import { readFile, realpath, stat } from "node:fs/promises";
 import { extname, isAbsolute, resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
@@ -22,7 +23,7 @@ import type { AgentSession } from "../../engine/session.js";
 import { isInside } from "../../engine/tools/confine.js";
 import type { ContentBlock } from "../../engine/types.js";
 import type { Logger } from "../../log.js";
-import { toWire } from "./translate.js";
+import { toWire, wireUsage } from "./translate.js";
 
 type Command = jsonstream.JsonStreamCommand;
 type WireEvent = jsonstream.JsonStreamEvent;
@@ -319,13 +320,33 @@ export class JsonStreamDoor {
     this.messagesSeen++;
     const content = await this.messageContent(command);
     const msgId = command.msg_id;
-    const stream = session.runTurn(content);
+    // The door is one reader of the session's hub: subscribed before the turn starts, so it sees
+    // every event of it; the turn itself never waits for stdout.
+    const turnId = randomUUID();
+    const events = session.hub.subscribe({ turnId });
+    const turn = session.startTurn(
+      { content, origin: { channel: "json-stream", messageId: msgId } },
+      { turnId },
+    );
     const done = (async () => {
       try {
-        for await (const event of stream) {
+        for await (const event of events) {
+          if (event.type === "lagged") {
+            // stdout fell further behind than the subscription holds: say so, then close the
+            // message properly once the turn (which went on and was saved) has ended.
+            this.emitError(
+              msgId,
+              "internal_error",
+              `stdout fell too far behind: ${event.dropped} events of this message were dropped; the turn went on and was saved`,
+              false,
+            );
+            const outcome = await turn.done;
+            this.emit({ type: "stream_end", msg_id: msgId, usage: wireUsage(outcome.usage) });
+            break;
+          }
           const wire = toWire(event, msgId);
-          // Paced by stdout: while the reader lags, the next event is not taken, so the engine's
-          // bounded event queue fills and the turn waits instead of frames piling up in memory.
+          // Take the next event only once stdout accepted this one: while the reader lags, the
+          // subscription merges text deltas instead of frames piling up here.
           if (wire) await this.writer.write(wire).catch((error: Error) => this.writeFailed(error));
         }
       } catch (error) {

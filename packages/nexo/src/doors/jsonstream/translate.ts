@@ -3,7 +3,8 @@
  * renames. One function per direction keeps every wire name of the protocol in one place.
  */
 import type * as jsonstream from "@nexo/wire/schemas/jsonstream";
-import type { TurnEvent, Usage } from "../../engine/types.js";
+import type { TurnEvent, TurnFailure } from "../../engine/events.js";
+import type { ToolCategory, Usage } from "../../engine/types.js";
 
 type Out = jsonstream.JsonStreamEvent;
 
@@ -17,10 +18,33 @@ export function wireUsage(u: Usage): jsonstream.JsonStreamUsage {
   };
 }
 
+/** The engine's tool categories are nexo's words; the protocol happens to use the same ones. */
+function wireCategory(category: ToolCategory): jsonstream.JsonStreamToolCategory {
+  switch (category) {
+    case "info":
+      return "info";
+    case "edit":
+      return "edit";
+    case "exec":
+      return "exec";
+    case "mcp":
+      return "mcp";
+  }
+}
+
+function wireErrorCode(failure: TurnFailure): jsonstream.JsonStreamErrorCode {
+  switch (failure) {
+    case "provider":
+      return "provider_error";
+    case "internal":
+      return "internal_error";
+  }
+}
+
 /**
  * Translates one engine event for the message `msgId`; returns undefined for events the protocol
- * has no line for (a tool that runs without approval has no tool_request; usage travels in
- * stream_end).
+ * has no line for (item boundaries, argument and output deltas, usage — which travels in
+ * stream_end — and a tool that runs without approval, which has no tool_request).
  */
 export function toWire(event: TurnEvent, msgId: string): Out | undefined {
   switch (event.type) {
@@ -28,7 +52,7 @@ export function toWire(event: TurnEvent, msgId: string): Out | undefined {
       return { type: "stream_start", msg_id: msgId };
     case "text_delta":
       return { type: "text_delta", text: event.text, msg_id: msgId };
-    case "thinking":
+    case "reasoning_delta":
       return { type: "thinking", text: event.text, msg_id: msgId };
     case "tool_requested":
       if (!event.needsApproval) return undefined;
@@ -38,7 +62,7 @@ export function toWire(event: TurnEvent, msgId: string): Out | undefined {
         call_id: event.callId,
         tool: {
           name: event.name,
-          category: event.category,
+          category: wireCategory(event.category),
           args: event.args,
           description: event.description,
         },
@@ -58,17 +82,31 @@ export function toWire(event: TurnEvent, msgId: string): Out | undefined {
       };
     case "tool_cancelled":
       return { type: "tool_cancelled", msg_id: msgId, call_id: event.callId, reason: event.reason };
+    case "compaction":
+      return {
+        type: "info",
+        msg_id: msgId,
+        message: `compacted ${event.removedMessages} earlier messages into a summary to stay within the model's context window`,
+      };
     case "info":
       return { type: "info", msg_id: msgId, message: event.message };
     case "error":
       return {
         type: "error",
         msg_id: msgId,
-        error: { code: event.code, message: event.message, retryable: event.retryable },
+        error: { code: wireErrorCode(event.failure), message: event.message, retryable: event.retryable },
       };
-    case "usage":
-      return undefined;
     case "turn_end":
       return { type: "stream_end", msg_id: msgId, usage: wireUsage(event.usage) };
+    case "message_start":
+    case "message_end":
+    case "reasoning_start":
+    case "reasoning_end":
+    case "tool_args_delta":
+    case "approval_resolved":
+    case "tool_output_delta":
+    case "step_usage":
+    case "usage":
+      return undefined;
   }
 }

@@ -1,8 +1,9 @@
 /**
  * Anthropic's raw stream events → nexo's ProviderEvents.
  *
- * Text and thinking are forwarded as they arrive; a tool call is held until its block stops, so
- * its `input_json_delta` fragments can be joined and parsed once (several tool_use blocks in one
+ * Text and thinking are forwarded as they arrive; a tool call's `input_json_delta` fragments are
+ * forwarded as `tool_call_delta` (keyed by the block's index) and joined and parsed once its block
+ * stops (several tool_use blocks in one
  * response each become one `tool_call`). Usage is split across `message_start` (input and cache
  * counts) and `message_delta` (cumulative output), so it is emitted once, complete, just before
  * `stop`. A stream that ends without `message_stop` was cut off.
@@ -152,9 +153,12 @@ export class AnthropicStreamDecoder {
           ? [{ type: "thinking_delta", text: "", signature: delta.signature }]
           : [];
       case "input_json_delta":
-        if (block?.kind === "tool_use" && typeof delta.partial_json === "string")
-          block.json += delta.partial_json;
-        return [];
+        if (block?.kind !== "tool_use" || typeof delta.partial_json !== "string" || !delta.partial_json)
+          return [];
+        block.json += delta.partial_json;
+        return [
+          { type: "tool_call_delta", index, id: block.id, name: block.name, delta: delta.partial_json },
+        ];
       default:
         return [];
     }
@@ -166,6 +170,6 @@ export class AnthropicStreamDecoder {
     if (block?.kind !== "tool_use") return [];
     const input =
       block.json.trim() === "" ? block.initial : parseToolArguments(block.json, block.name, this.provider);
-    return [{ type: "tool_call", id: block.id, name: block.name, input }];
+    return [{ type: "tool_call", id: block.id, name: block.name, input, index }];
   }
 }

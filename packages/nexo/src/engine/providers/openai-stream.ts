@@ -3,7 +3,8 @@
  *
  * Text (`delta.content`) and reasoning (`delta.reasoning_content` from DeepSeek and vLLM,
  * `delta.reasoning` from Ollama and OpenRouter) are forwarded as they arrive. Tool calls arrive
- * as fragments keyed by `index` (id and name first, then pieces of the arguments); they are
+ * as fragments keyed by `index` (id and name first, then pieces of the arguments); each piece is
+ * forwarded as `tool_call_delta` (numbered per call, as an index may be reused) and the calls are
  * assembled and emitted when the stream ends, together with the usage chunk that
  * `stream_options.include_usage` adds after the finish reason. A stream with no finish reason
  * was cut off.
@@ -15,6 +16,8 @@ import type { ProviderEvent, StopReason, Usage } from "../types.js";
 import { parseToolArguments } from "./tool-arguments.js";
 
 interface PendingCall {
+  /** The call's position in the response (an `index` may be reused by a later call). */
+  seq: number;
   id: string | undefined;
   name: string;
   args: string;
@@ -53,6 +56,7 @@ export function mapOpenAiUsage(raw: Record<string, unknown>): Partial<Usage> {
 export class OpenAiStreamDecoder {
   private readonly open = new Map<number, PendingCall>();
   private readonly closed: PendingCall[] = [];
+  private calls = 0;
   private finishReason: string | undefined;
   private usage: Partial<Usage> | undefined;
 
@@ -75,8 +79,10 @@ export class OpenAiStreamDecoder {
       out.push({ type: "thinking_delta", text: reasoning });
     if (typeof delta.content === "string" && delta.content !== "")
       out.push({ type: "text_delta", text: delta.content });
-    for (const [position, fragment] of (delta.tool_calls ?? []).entries())
-      this.addFragment(fragment, position);
+    for (const [position, fragment] of (delta.tool_calls ?? []).entries()) {
+      const piece = this.addFragment(fragment, position);
+      if (piece) out.push(piece);
+    }
     if (choice.finish_reason) this.finishReason = choice.finish_reason;
     return out;
   }
@@ -95,6 +101,7 @@ export class OpenAiStreamDecoder {
       id: call.id ?? `call_${randomUUID()}`,
       name: call.name,
       input: parseToolArguments(call.args, call.name, this.provider),
+      index: call.seq,
     }));
     if (this.usage) out.push({ type: "usage", usage: this.usage });
     // Some compatible servers finish a tool-calling response with "stop".
@@ -103,7 +110,11 @@ export class OpenAiStreamDecoder {
     return out;
   }
 
-  private addFragment(fragment: ChatCompletionChunk.Choice.Delta.ToolCall, position: number): void {
+  /** Adds a fragment to its call; returns the argument piece to forward, if it has one. */
+  private addFragment(
+    fragment: ChatCompletionChunk.Choice.Delta.ToolCall,
+    position: number,
+  ): ProviderEvent | undefined {
     const index = typeof fragment.index === "number" ? fragment.index : position;
     let call = this.open.get(index);
     // A server that reuses an index for a new call (a different id) has finished the old one.
@@ -112,11 +123,20 @@ export class OpenAiStreamDecoder {
       call = undefined;
     }
     if (!call) {
-      call = { id: undefined, name: "", args: "" };
+      call = { seq: this.calls++, id: undefined, name: "", args: "" };
       this.open.set(index, call);
     }
     if (fragment.id) call.id = fragment.id;
     if (fragment.function?.name && call.name === "") call.name = fragment.function.name;
-    if (fragment.function?.arguments) call.args += fragment.function.arguments;
+    const piece = fragment.function?.arguments;
+    if (!piece) return undefined;
+    call.args += piece;
+    return {
+      type: "tool_call_delta",
+      index: call.seq,
+      ...(call.id === undefined ? {} : { id: call.id }),
+      ...(call.name === "" ? {} : { name: call.name }),
+      delta: piece,
+    };
   }
 }

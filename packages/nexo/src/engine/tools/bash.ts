@@ -12,6 +12,7 @@
  * Bash is not confined by the file tools' path checks; isolating it is the sandbox's job.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { StringDecoder } from "node:string_decoder";
 import { ProcessGroup } from "../../process/group.js";
 import { liveProcessGroups } from "../../process/registry.js";
 import { withoutSecrets } from "../../secrets/index.js";
@@ -39,6 +40,13 @@ export interface BashToolOptions {
 
 /** How long output may keep arriving after the command's processes are gone. */
 const PIPE_DRAIN_MS = 500;
+
+/**
+ * Bytes of output streamed live to doors (`ToolContext.onOutput`) per call; beyond it the command
+ * runs on silently and its result keeps the start and the end, so a command printing gigabytes
+ * cannot flood a client or the turn's replay log.
+ */
+export const LIVE_OUTPUT_CAP_BYTES = 1024 * 1024;
 
 interface BashArgs {
   command: string;
@@ -111,8 +119,15 @@ async function runCommand(
     stdio: ["ignore", "pipe", "pipe"],
   });
   // Both streams feed one capture in arrival order, which is as interleaved as two pipes allow.
-  child.stdout?.on("data", (chunk: Buffer) => capture.push(chunk));
-  child.stderr?.on("data", (chunk: Buffer) => capture.push(chunk));
+  const live = liveOutput(ctx.onOutput);
+  child.stdout?.on("data", (chunk: Buffer) => {
+    capture.push(chunk);
+    live?.stdout(chunk);
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    capture.push(chunk);
+    live?.stderr(chunk);
+  });
 
   const group = child.pid === undefined ? undefined : new ProcessGroup(child.pid, settings.killGraceMs);
   // Registered while it runs, so a daemon that dies takes the command down with it.
@@ -141,7 +156,8 @@ async function runCommand(
       stopping = group.stop();
     await stopping;
     await pipesClosed(child, PIPE_DRAIN_MS);
-    return render(capture, ending, stopReason, timeoutMs);
+    live?.end();
+    return render(capture, ending, stopReason, timeoutMs, { command, cwd: ctx.workspace });
   } finally {
     clearTimeout(timer);
     ctx.signal.removeEventListener("abort", onAbort);
@@ -154,6 +170,7 @@ function render(
   ending: Extract<Ending, { kind: "exited" }>,
   stopReason: "timeout" | "cancelled" | undefined,
   timeoutMs: number,
+  run: { command: string; cwd: string },
 ): ToolOutput {
   const { text, cutBytes } = capture.render();
   const body = text.length === 0 ? "(no output)" : text.endsWith("\n") ? text.slice(0, -1) : text;
@@ -166,6 +183,17 @@ function render(
   return {
     output: `${body}\n${status}`,
     isError: stopReason !== undefined || ending.signal !== null || ending.code !== 0,
+    detail: {
+      kind: "command",
+      command: run.command,
+      cwd: run.cwd,
+      exitCode: ending.code,
+      signal: ending.signal,
+      timedOut: stopReason === "timeout",
+      cancelled: stopReason === "cancelled",
+      outputBytes: capture.totalBytes,
+      truncatedBytes: cutBytes,
+    },
     metadata: {
       exit_code: ending.code,
       signal: ending.signal,
@@ -173,6 +201,33 @@ function render(
       cancelled: stopReason === "cancelled",
       output_bytes: capture.totalBytes,
       truncated_bytes: cutBytes,
+    },
+  };
+}
+
+/**
+ * Decodes each pipe's bytes as UTF-8 (a character split across chunks waits for its rest) and hands
+ * the text to `onOutput`, up to LIVE_OUTPUT_CAP_BYTES per call.
+ */
+function liveOutput(onOutput: ((text: string) => void) | undefined) {
+  if (onOutput === undefined) return undefined;
+  const decoders = { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") };
+  let budget = LIVE_OUTPUT_CAP_BYTES;
+  const feed = (decoder: StringDecoder, chunk: Buffer) => {
+    if (budget <= 0) return;
+    const part = chunk.length > budget ? chunk.subarray(0, budget) : chunk;
+    budget -= part.length;
+    const text = decoder.write(part);
+    if (text) onOutput(text);
+  };
+  return {
+    stdout: (chunk: Buffer) => feed(decoders.stdout, chunk),
+    stderr: (chunk: Buffer) => feed(decoders.stderr, chunk),
+    end: () => {
+      for (const decoder of [decoders.stdout, decoders.stderr]) {
+        const rest = decoder.end();
+        if (rest) onOutput(rest);
+      }
     },
   };
 }

@@ -90,7 +90,12 @@ async function editFile(args: EditArgs, ctx: ToolContext, maxFileBytes: number):
 
     const inside = isInside(workspace, path);
     const diff = unifiedDiff(inside ? shown : path, inside, before, after);
-    return { output: diff, outputType: "diff", metadata: { file_path: path, replacements: count } };
+    return {
+      output: diff,
+      outputType: "diff",
+      detail: { kind: "file_change", path, change: "modified", diff },
+      metadata: { file_path: path, replacements: count },
+    };
   } finally {
     await location.release();
   }

@@ -1,7 +1,8 @@
 /**
  * `Write`: creates or replaces a whole file, atomically (temp file + rename), creating missing
- * parent directories. Its result tells doors what changed: `metadata.diff` is the unified diff
- * (from nothing for a new file) when both versions are text of a reasonable size.
+ * parent directories. Its result tells doors what changed: `detail` is the file change, with the
+ * unified diff (from nothing for a new file) when both versions are text of a reasonable size
+ * (`metadata.diff` repeats it for older readers).
  */
 import { writeFileAtomicIn } from "../../config/index.js";
 import type { Tool, ToolContext, ToolOutput } from "../types.js";
@@ -86,6 +87,12 @@ async function writeWholeFile(args: WriteArgs, ctx: ToolContext): Promise<ToolOu
         : undefined;
     return {
       output: `${existing === undefined ? "Created" : "Overwrote"} ${shown} (${bytes} bytes)`,
+      detail: {
+        kind: "file_change",
+        path: location.path,
+        change: existing === undefined ? "created" : "modified",
+        ...(diff === undefined ? {} : { diff }),
+      },
       metadata: {
         file_path: location.path,
         bytes,

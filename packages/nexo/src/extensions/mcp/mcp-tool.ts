@@ -32,6 +32,7 @@ export function createMcpTool(server: string, entry: McpToolEntry, caller: McpTo
     inputSchema: entry.inputSchema,
     category: "mcp",
     source: "mcp",
+    origin: server,
     describe(args: Record<string, unknown>): string {
       const preview = JSON.stringify(args) ?? "{}";
       const shown = preview.length > PREVIEW_CHARS ? `${preview.slice(0, PREVIEW_CHARS - 1)}…` : preview;

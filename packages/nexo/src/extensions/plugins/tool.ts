@@ -62,10 +62,13 @@ export class PluginTool implements Tool {
   readonly inputSchema: Record<string, unknown>;
   readonly category = "exec" as const;
   readonly source = "plugin" as const;
+  /** The plugin offering it. */
+  readonly origin: string;
   private readonly host: PluginHost;
 
   constructor(host: PluginHost, def: CatalogTool) {
     this.host = host;
+    this.origin = host.id;
     this.name = def.name;
     this.description = def.description;
     // The SDKs advertise `{}` for "any arguments"; the engine's registry wants an object schema,

@@ -92,9 +92,16 @@ describe("Anthropic provider over the mock server", () => {
     ]);
     const { events } = await collect(provider.stream(request({ tools: [READ_TOOL] })));
     const calls = events.filter((e) => e.type === "tool_call");
+    // The text block is block 0, the call block 1.
     assert.deepEqual(calls, [
-      { type: "tool_call", id: "toolu_1", name: "Read", input: { file_path: "README.md" } },
+      { type: "tool_call", id: "toolu_1", name: "Read", input: { file_path: "README.md" }, index: 1 },
     ]);
+    // Its argument fragments came first, as they streamed, naming the call.
+    const pieces = events.filter((e) => e.type === "tool_call_delta");
+    assert.ok(pieces.length >= 1);
+    for (const piece of pieces) assert.deepEqual([piece.index, piece.id, piece.name], [1, "toolu_1", "Read"]);
+    assert.deepEqual(JSON.parse(pieces.map((p) => p.delta).join("")), { file_path: "README.md" });
+    assert.ok(events.indexOf(pieces.at(-1)!) < events.indexOf(calls[0]!));
     assert.deepEqual(events.at(-1), { type: "stop", reason: "tool_use" });
   });
 

@@ -90,8 +90,21 @@ describe("OpenAI provider over the mock server", () => {
     const { events } = await collect(provider.stream(request({ tools: [READ_TOOL] })));
     assert.deepEqual(
       events.filter((e) => e.type === "tool_call"),
-      [{ type: "tool_call", id: "call_1", name: "Read", input: { file_path: "docs/providers.md" } }],
+      [
+        {
+          type: "tool_call",
+          id: "call_1",
+          name: "Read",
+          input: { file_path: "docs/providers.md" },
+          index: 0,
+        },
+      ],
     );
+    // The fragments were forwarded as they came, numbered like the call.
+    const pieces = events.filter((e) => e.type === "tool_call_delta");
+    assert.ok(pieces.length >= 1);
+    for (const piece of pieces) assert.deepEqual([piece.index, piece.id, piece.name], [0, "call_1", "Read"]);
+    assert.deepEqual(JSON.parse(pieces.map((p) => p.delta).join("")), { file_path: "docs/providers.md" });
     assert.deepEqual(events.at(-1), { type: "stop", reason: "tool_use" });
   });
 

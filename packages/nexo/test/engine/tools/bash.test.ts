@@ -70,6 +70,31 @@ describe("Bash", () => {
     assert.equal(failed.metadata?.exit_code, 3);
   });
 
+  it("streams its output as it runs (whole characters) and types its result", async () => {
+    const pieces: string[] = [];
+    const out = await registry.invoke(
+      "Bash",
+      { command: "printf 'caf\\303'; sleep 0.1; printf '\\251 ok\\n'; echo err >&2; exit 2" },
+      { ...ctx(), onOutput: (text) => pieces.push(text) },
+    );
+    assert.equal(pieces.join(""), "café ok\nerr\n");
+    assert.ok(
+      pieces.every((piece) => !piece.includes("\ufffd")),
+      JSON.stringify(pieces),
+    );
+    assert.deepEqual(out.detail, {
+      kind: "command",
+      command: "printf 'caf\\303'; sleep 0.1; printf '\\251 ok\\n'; echo err >&2; exit 2",
+      cwd: ws,
+      exitCode: 2,
+      signal: null,
+      timedOut: false,
+      cancelled: false,
+      outputBytes: 13,
+      truncatedBytes: 0,
+    });
+  });
+
   it("says when there was no output, and gives the command an empty stdin", async () => {
     const output = await bash({ command: "cat" });
     assert.equal(output.output, "(no output)\n[exit code 0]");

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ApprovalPolicy } from "../../../src/engine/approvals.js";
+import type { TurnEvent } from "../../../src/engine/events.js";
 import { AgentSession } from "../../../src/engine/session.js";
 import { SPAWN_APPROVAL_REFUSAL, spawnTool } from "../../../src/engine/tools/spawn.js";
-import type { Tool, TurnEvent } from "../../../src/engine/types.js";
+import type { Tool } from "../../../src/engine/types.js";
 import { collect, PlaybackProvider, SimpleToolHost, text, tool, toolCalls } from "../../helpers/engine.js";
 
 test("Spawn runs a sub-agent whose stream never leaks into the parent's", async () => {

@@ -51,6 +51,12 @@ describe("Write", () => {
       created: true,
       diff: "--- a/src/deep/er/new.txt\n+++ b/src/deep/er/new.txt\n@@ -0,0 +1,1 @@\n+héllo\n",
     });
+    assert.deepEqual(output.detail, {
+      kind: "file_change",
+      path: join(ws, "src/deep/er/new.txt"),
+      change: "created",
+      diff: output.metadata?.diff,
+    });
     assert.equal(readFileSync(join(ws, "src/deep/er/new.txt"), "utf8"), "héllo\n");
     assert.equal(statSync(join(ws, "src/deep/er/new.txt")).mode & 0o777, 0o644);
   });
@@ -86,6 +92,11 @@ describe("Write", () => {
     );
     assert.equal(output.metadata?.created, false);
     assert.equal(output.metadata?.diff, undefined);
+    assert.deepEqual(output.detail, {
+      kind: "file_change",
+      path: join(ws, "src/blob.bin"),
+      change: "modified",
+    });
   });
 
   it("refuses to replace a directory", async () => {

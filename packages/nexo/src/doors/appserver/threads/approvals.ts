@@ -27,8 +27,9 @@ import type {
   ThreadConfiguration,
 } from "@nexo/wire/schemas/appserver";
 import { grantFor } from "../../../engine/approvals.js";
+import type { TurnEvent } from "../../../engine/events.js";
 import type { AgentSession } from "../../../engine/session.js";
-import type { ToolCategory, TurnEvent } from "../../../engine/types.js";
+import type { ToolCategory } from "../../../engine/types.js";
 import type { AppServerConnection } from "../connection.js";
 
 type ToolRequested = Extract<TurnEvent, { type: "tool_requested" }>;

@@ -23,8 +23,10 @@ import type {
   ThreadRuntime,
   Turn,
 } from "@nexo/wire/schemas/appserver";
+import type { TurnEvent } from "../../../engine/events.js";
 import type { AgentSession } from "../../../engine/session.js";
-import type { ChatMessage, ContentBlock, TurnEvent } from "../../../engine/types.js";
+import type { HubEvent } from "../../../engine/thread-hub.js";
+import type { ChatMessage, ContentBlock } from "../../../engine/types.js";
 import type { Logger } from "../../../log.js";
 import type { AppServerConnection } from "../connection.js";
 import { appServerErrors } from "../errors.js";
@@ -159,7 +161,7 @@ export class LiveThread {
       this.options.workspace,
       this.send,
     );
-    let stream: AsyncIterable<TurnEvent>;
+    let stream: AsyncIterable<HubEvent>;
     try {
       stream = this.session.runTurn(content);
     } catch (error) {
@@ -306,7 +308,7 @@ export class LiveThread {
 
   private async pump(
     running: RunningTurn,
-    stream: AsyncIterable<TurnEvent>,
+    stream: AsyncIterable<HubEvent>,
     userMessage: Pick<Item, "type" | "payload">,
   ): Promise<void> {
     const { projector } = running;
@@ -319,6 +321,9 @@ export class LiveThread {
     let end: Extract<TurnEvent, { type: "turn_end" }> | undefined;
     try {
       for await (const event of stream) {
+        // This loop never waits, so the hub never detaches it; should it ever, the turn fails here.
+        if (event.type === "lagged")
+          throw new Error(`the thread fell behind its turn (${event.dropped} events)`);
         projector.event(event);
         if (event.type === "tool_requested" && event.needsApproval) void this.approve(running, event);
         if (event.type === "turn_end") end = event;
@@ -328,7 +333,7 @@ export class LiveThread {
       projector.event({
         type: "error",
         turnId: turn.id,
-        code: "internal_error",
+        failure: "internal",
         message: (error as Error).message,
         retryable: false,
       });

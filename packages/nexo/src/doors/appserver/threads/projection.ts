@@ -22,7 +22,7 @@ import type {
   Turn,
   TurnStatus,
 } from "@nexo/wire/schemas/appserver";
-import type { TurnEvent } from "../../../engine/types.js";
+import type { TurnEvent, TurnFailure } from "../../../engine/events.js";
 import { fileChangeOfResult, plannedFileChange } from "./file-changes.js";
 import { itemId } from "./history.js";
 
@@ -44,6 +44,11 @@ interface OpenCall {
 }
 
 const now = (): string => new Date().toISOString();
+
+/** The error item's machine-readable code for an engine failure. */
+function errorCode(failure: TurnFailure): string {
+  return failure === "provider" ? "provider_error" : "internal_error";
+}
 
 export class TurnProjector {
   readonly turn: Turn & { items: Item[]; status: TurnStatus };
@@ -106,7 +111,7 @@ export class TurnProjector {
     const turnId = this.turn.id;
     switch (event.type) {
       case "text_delta":
-      case "thinking": {
+      case "reasoning_delta": {
         if (event.text === "") return;
         const type = event.type === "text_delta" ? "agentMessage" : "reasoningContent";
         if (this.open?.type !== type) {
@@ -250,7 +255,10 @@ export class TurnProjector {
       case "error": {
         this.closeOpen();
         this.failure ??= event.message;
-        this.addItem({ type: "error", payload: { message: event.message, code: event.code, fatal: true } });
+        this.addItem({
+          type: "error",
+          payload: { message: event.message, code: errorCode(event.failure), fatal: true },
+        });
         return;
       }
       case "usage": {
@@ -271,6 +279,15 @@ export class TurnProjector {
         return;
       }
       case "turn_start":
+      case "message_start":
+      case "message_end":
+      case "reasoning_start":
+      case "reasoning_end":
+      case "tool_args_delta":
+      case "approval_resolved":
+      case "tool_output_delta":
+      case "compaction":
+      case "step_usage":
       case "info":
       case "turn_end":
         return;

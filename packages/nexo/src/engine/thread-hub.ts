@@ -1,0 +1,285 @@
+/**
+ * A session's event fan-out. The turn publishes every event here and never waits: turns belong to
+ * the server, so a client that reads slowly, stalls or goes away neither slows nor cancels them.
+ * Any number of subscribers read at their own pace, each from its own bounded queue, and the hub
+ * keeps the running turn's events so far, so a subscriber that arrives mid-turn can replay them.
+ *
+ * Overflow policy, per subscriber: while it is behind, consecutive deltas of one item (text,
+ * reasoning, a tool's output or arguments) are merged into one queued delta — nothing is lost and
+ * memory grows at most by the text itself. A subscriber still more than `maxQueuedEvents` events or
+ * `maxQueuedBytes` bytes behind is detached: its queue is dropped and it receives one `lagged`
+ * event, then its stream ends; it resyncs from the store (and `replay`). The running turn's log is
+ * merged the same way and dropped when the turn ends.
+ */
+import type { TurnEvent } from "./events.js";
+
+/** The last event a subscriber gets when it fell too far behind and was detached. */
+export interface LaggedEvent {
+  type: "lagged";
+  /** Events it had waiting when it was detached (merged deltas counted once); later ones are not counted. */
+  dropped: number;
+}
+
+export type HubEvent = TurnEvent | LaggedEvent;
+
+export interface SubscribeOptions {
+  /** Receive the running turn's events so far (merged) before the live ones. */
+  replay?: boolean;
+  /** Only this turn's events; the subscription ends after its `turn_end`. Subscribe before it starts. */
+  turnId?: string;
+  /** Detach when more events than this are waiting. Default 4096. */
+  maxQueuedEvents?: number;
+  /** Detach when more than about this many bytes are waiting. Default 8 MiB. */
+  maxQueuedBytes?: number;
+}
+
+export const DEFAULT_MAX_QUEUED_EVENTS = 4096;
+export const DEFAULT_MAX_QUEUED_BYTES = 8 * 1024 * 1024;
+
+/** The key under which consecutive deltas merge, or undefined for events that never merge. */
+function deltaKey(event: HubEvent): string | undefined {
+  switch (event.type) {
+    case "text_delta":
+    case "reasoning_delta":
+      return `${event.type}\u0000${event.itemId}`;
+    case "tool_output_delta":
+    case "tool_args_delta":
+      return `${event.type}\u0000${event.callId}`;
+    default:
+      return undefined;
+  }
+}
+
+/** `later` appended to `earlier`, both deltas with the same key. `into` is mutated when given. */
+function merge(earlier: TurnEvent, later: TurnEvent, into?: TurnEvent): TurnEvent {
+  const target = (into ?? { ...earlier }) as TurnEvent & { text?: string; delta?: string };
+  if (later.type === "tool_args_delta") target.delta = (target.delta ?? "") + later.delta;
+  else target.text = (target.text ?? "") + (later as { text: string }).text;
+  return target;
+}
+
+/** About how many bytes an event holds, for the queue's budget. */
+function sizeOf(event: HubEvent): number {
+  switch (event.type) {
+    case "text_delta":
+    case "reasoning_delta":
+    case "tool_output_delta":
+    case "message_end":
+    case "reasoning_end":
+      return event.text.length + 64;
+    case "tool_args_delta":
+      return event.delta.length + 64;
+    case "tool_result":
+      return (
+        event.output.length +
+        (event.detail?.kind === "file_change" ? (event.detail.diff?.length ?? 0) : 0) +
+        256
+      );
+    case "tool_requested":
+      return (JSON.stringify(event.args)?.length ?? 0) + event.description.length + 256;
+    case "turn_start":
+      return (JSON.stringify(event.input)?.length ?? 0) + 64;
+    default:
+      return 128;
+  }
+}
+
+export class ThreadHub {
+  private readonly subscribers = new Set<Subscription>();
+  private log: TurnEvent[] = [];
+  private logTurn: string | undefined;
+  /** The log's last entry is a merged copy only the log holds, so it can grow in place. */
+  private logTailOwned = false;
+
+  /** Hands `event` to every subscriber and to the running turn's log. Never waits. */
+  publish(event: TurnEvent): void {
+    this.record(event);
+    for (const subscriber of this.subscribers) subscriber.push(event);
+  }
+
+  subscribe(options: SubscribeOptions = {}): Subscription {
+    const subscription = new Subscription(options, () => this.subscribers.delete(subscription));
+    if (
+      options.replay &&
+      this.logTurn !== undefined &&
+      (!options.turnId || options.turnId === this.logTurn)
+    ) {
+      this.logTailOwned = false; // the log's objects are now shared with this subscriber
+      for (const event of this.log) subscription.push(event);
+    }
+    if (!subscription.ended) this.subscribers.add(subscription);
+    return subscription;
+  }
+
+  /** The running turn's events so far (deltas merged), or undefined between turns. */
+  current(): { turnId: string; events: readonly TurnEvent[] } | undefined {
+    if (this.logTurn === undefined) return undefined;
+    this.logTailOwned = false;
+    return { turnId: this.logTurn, events: [...this.log] };
+  }
+
+  get subscriberCount(): number {
+    return this.subscribers.size;
+  }
+
+  /** Ends every subscription (the session is going away). */
+  close(): void {
+    for (const subscriber of [...this.subscribers]) subscriber.close();
+  }
+
+  private record(event: TurnEvent): void {
+    if (event.type === "turn_start") {
+      this.log = [];
+      this.logTurn = event.turnId;
+      this.logTailOwned = false;
+    }
+    if (this.logTurn !== event.turnId) return;
+    if (event.type === "turn_end") {
+      this.log = [];
+      this.logTurn = undefined;
+      return;
+    }
+    const key = deltaKey(event);
+    const tail = this.log.at(-1);
+    if (key !== undefined && tail !== undefined && deltaKey(tail) === key) {
+      this.log[this.log.length - 1] = merge(tail, event, this.logTailOwned ? tail : undefined);
+      this.logTailOwned = true;
+      return;
+    }
+    this.log.push(event);
+    this.logTailOwned = false;
+  }
+}
+
+/** One reader of a hub: an async iterable of its events, with a bounded queue (see ThreadHub). */
+export class Subscription implements AsyncIterable<HubEvent> {
+  private readonly turnId: string | undefined;
+  private readonly maxEvents: number;
+  private readonly maxBytes: number;
+  private readonly queue: HubEvent[] = [];
+  private head = 0;
+  private bytes = 0;
+  private tailOwned = false;
+  private done = false;
+  private lag: LaggedEvent | undefined;
+  private lagDelivered = false;
+  private waiting: ((result: IteratorResult<HubEvent>) => void) | undefined;
+
+  constructor(
+    options: SubscribeOptions,
+    private readonly detach: () => void,
+  ) {
+    this.turnId = options.turnId;
+    this.maxEvents = options.maxQueuedEvents ?? DEFAULT_MAX_QUEUED_EVENTS;
+    this.maxBytes = options.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
+  }
+
+  /** No more events will be queued (closed, detached for lag, or its turn ended). */
+  get ended(): boolean {
+    return this.done;
+  }
+
+  /** Whether it was detached for falling too far behind. */
+  get lagged(): boolean {
+    return this.lag !== undefined;
+  }
+
+  /** Events waiting to be read. */
+  get queued(): number {
+    return this.queue.length - this.head;
+  }
+
+  /** Called by the hub for every event. */
+  push(event: TurnEvent): void {
+    if (this.done) return;
+    if (this.turnId !== undefined && event.turnId !== this.turnId) return;
+    if (event.type === "turn_end" && this.turnId !== undefined) this.finish();
+    const waiting = this.waiting;
+    if (waiting && this.queued === 0) {
+      this.waiting = undefined;
+      waiting({ value: event, done: false });
+      return;
+    }
+    this.enqueue(event);
+  }
+
+  /** Stops reading: nothing more is queued, and a pending read ends. */
+  close(): void {
+    this.finish();
+    this.queue.length = 0;
+    this.head = 0;
+    this.bytes = 0;
+    this.settle();
+  }
+
+  private enqueue(event: TurnEvent): void {
+    const key = deltaKey(event);
+    const tail = this.queued > 0 ? this.queue[this.queue.length - 1] : undefined;
+    if (key !== undefined && tail !== undefined && tail.type !== "lagged" && deltaKey(tail) === key) {
+      this.queue[this.queue.length - 1] = merge(tail, event, this.tailOwned ? tail : undefined);
+      this.tailOwned = true;
+    } else {
+      this.queue.push(event);
+      this.tailOwned = false;
+    }
+    this.bytes += sizeOf(event);
+    if (this.queued > this.maxEvents || this.bytes > this.maxBytes) this.fallBehind();
+  }
+
+  private fallBehind(): void {
+    this.lag = { type: "lagged", dropped: this.queued };
+    this.finish();
+    this.queue.length = 0;
+    this.head = 0;
+    this.bytes = 0;
+  }
+
+  private finish(): void {
+    if (this.done) return;
+    this.done = true;
+    this.detach();
+  }
+
+  /** A read that is waiting gets the end (only ever waiting on an empty queue). */
+  private settle(): void {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.({ value: undefined, done: true });
+  }
+
+  private take(): HubEvent {
+    const event = this.queue[this.head]!;
+    this.queue[this.head] = undefined as unknown as HubEvent;
+    this.head++;
+    this.bytes = Math.max(0, this.bytes - sizeOf(event));
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+      this.bytes = 0;
+      this.tailOwned = false;
+    }
+    return event;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<HubEvent> {
+    return {
+      next: (): Promise<IteratorResult<HubEvent>> => {
+        if (this.queued > 0) return Promise.resolve({ value: this.take(), done: false });
+        if (this.done) {
+          if (this.lag && !this.lagDelivered) {
+            this.lagDelivered = true;
+            return Promise.resolve({ value: this.lag, done: false });
+          }
+          return Promise.resolve({ value: undefined, done: true });
+        }
+        return new Promise((resolve) => {
+          this.waiting = resolve;
+        });
+      },
+      return: (): Promise<IteratorResult<HubEvent>> => {
+        this.close();
+        return Promise.resolve({ value: undefined, done: true });
+      },
+    };
+  }
+}

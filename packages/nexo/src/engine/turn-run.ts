@@ -1,0 +1,60 @@
+/**
+ * The state one turn carries while it runs, shared by the loop (turn.ts), the model call
+ * (turn-model.ts) and the tool calls (turn-tools.ts).
+ */
+import { toolSpecChars } from "./compaction.js";
+import type { TurnEvent } from "./events.js";
+import type { SessionState } from "./session-types.js";
+import type { ToolSpec, Usage } from "./types.js";
+
+export interface TurnRun {
+  readonly turnId: string;
+  readonly session: SessionState;
+  /** Publishes an event; never waits (the session's hub fans it out). */
+  readonly emit: (event: TurnEvent) => void;
+  readonly signal: AbortSignal;
+  /** The tool definitions offered during this turn, and their size, computed once per turn. */
+  tools?: { specs: ToolSpec[]; chars: number };
+  /** Call ids given out in this turn: each call the user sees has an id of its own. */
+  callIds?: Set<string>;
+  /** Items (text, reasoning) numbered so far in this turn. */
+  items: number;
+  /** The turn's usage so far. */
+  usage: Usage;
+}
+
+export function turnTools(run: TurnRun): { specs: ToolSpec[]; chars: number } {
+  if (!run.tools) {
+    const specs = run.session.toolSpecs();
+    run.tools = { specs, chars: toolSpecChars(specs) };
+  }
+  return run.tools;
+}
+
+/** A fresh item id within the turn: `msg-1`, `reasoning-2`, … */
+export function nextItemId(run: TurnRun, kind: "msg" | "reasoning"): string {
+  run.items++;
+  return `${kind}-${run.items}`;
+}
+
+/**
+ * The model's id for a call, or a fresh one when the model already used it in this turn: two calls
+ * sharing an id would let an approval (or a result) meant for one apply to the other. The new id
+ * keeps the providers' id alphabet (letters, digits, `_`, `-`).
+ */
+export function uniqueCallId(run: TurnRun, id: string): string {
+  run.callIds ??= new Set();
+  const used = run.callIds;
+  const base = id === "" ? "call" : id;
+  let unique = base;
+  for (let n = 2; used.has(unique); n++) unique = `${base}_${n}`;
+  used.add(unique);
+  return unique;
+}
+
+/** The request's estimated size in tokens: system prompt, history and tool definitions. */
+export function estimateRequestTokens(run: TurnRun): number {
+  const { session } = run;
+  const chars = (session.config.system?.length ?? 0) + session.historyChars + turnTools(run).chars;
+  return Math.ceil(chars / 4);
+}
