@@ -1,7 +1,8 @@
 /**
  * The daemon's sessions: one engine session per (agent, channel, account, contact), created on the
  * first message and resumed from the store afterwards (across restarts too). Transcript entries
- * carry the channel, the sender and the channel's message id. Sessions kept in memory are bounded:
+ * carry their turn, and the user message the channel, the sender and the channel's message id (they
+ * travel with the turn's input). Sessions kept in memory are bounded:
  * idle ones beyond the cap are dropped and reloaded from the store when their contact writes again.
  */
 
@@ -9,13 +10,13 @@ import { buildToolRegistry, createAgentSession } from "../engine/assemble.js";
 import type { HookRunner } from "../engine/hooks.js";
 import type { TenantProviders } from "../engine/providers/llm-config.js";
 import type { AgentSession } from "../engine/session.js";
-import type { MinimalLogger, TranscriptSink } from "../engine/session-types.js";
+import type { MinimalLogger } from "../engine/session-types.js";
 import { LayeredTools } from "../engine/tools/layered.js";
 import type { ToolRegistry } from "../engine/tools/registry.js";
+import { storeTranscriptSink } from "../engine/transcript-sink.js";
 import type { ApprovalMode, LlmProvider } from "../engine/types.js";
 import type { Session, Store } from "../store/index.js";
 import { LongTermMemory } from "./long-term-memory.js";
-import type { InboundMessage } from "./routing/inbound.js";
 import type { SessionKey, SessionOpener } from "./routing/router.js";
 
 /** What the daemon needs to know about an agent to run its sessions (from agents.yaml). */
@@ -57,13 +58,12 @@ export const CHANNEL_APPROVAL_REFUSAL =
 
 export class DaemonSessions implements SessionOpener {
   private readonly live = new Map<string, AgentSession>();
-  private readonly inboundOf = new Map<string, InboundMessage>();
   /** Each agent's own tools (built-ins, Spawn), built once: compiling their schemas is not free. */
   private readonly ownTools = new Map<string, ToolRegistry>();
 
   constructor(private readonly options: DaemonSessionsOptions) {}
 
-  open(key: SessionKey, inbound: InboundMessage): AgentSession {
+  open(key: SessionKey): AgentSession {
     const agent = this.options.agents().get(key.agentId);
     if (!agent) throw new Error(`agent ${key.agentId} is not configured`);
     const id = `${key.agentId}\u0000${key.channel}\u0000${key.account ?? ""}\u0000${key.contact}`;
@@ -76,7 +76,6 @@ export class DaemonSessions implements SessionOpener {
       this.live.set(id, session);
       this.evict();
     }
-    this.inboundOf.set(session.id, inbound);
     return session;
   }
 
@@ -99,15 +98,7 @@ export class DaemonSessions implements SessionOpener {
   openFor(agentId: string, record: Session): AgentSession {
     const agent = this.options.agents().get(agentId);
     if (!agent) throw new Error(`agent ${agentId} is not configured`);
-    const { store } = this.options;
-    return this.build(
-      agent,
-      record,
-      {
-        append: (sessionId, message) => void store.transcripts.append(sessionId, message),
-      },
-      false,
-    );
+    return this.build(agent, record, false);
   }
 
   private load(key: SessionKey, agent: AgentRuntimeSettings): AgentSession {
@@ -125,30 +116,10 @@ export class DaemonSessions implements SessionOpener {
         ...(agent.tenantId ? { tenantId: agent.tenantId } : {}),
         approvalMode: agent.mode,
       });
-    const sink: TranscriptSink = {
-      append: (sessionId, message) => {
-        const inbound = message.role === "user" ? this.inboundOf.get(sessionId) : undefined;
-        const isUserText = inbound && message.content.some((b) => b.type === "text");
-        store.transcripts.append(sessionId, {
-          role: message.role,
-          content: message.content,
-          sourcePlugin: inbound?.kind ?? null,
-          ...(isUserText
-            ? { senderId: inbound.senderId ?? inbound.contact, messageId: inbound.messageId ?? null }
-            : {}),
-        });
-        if (isUserText) this.inboundOf.delete(sessionId);
-      },
-    };
-    return this.build(agent, record, sink, true);
+    return this.build(agent, record, true);
   }
 
-  private build(
-    agent: AgentRuntimeSettings,
-    record: Session,
-    sink: TranscriptSink,
-    channel: boolean,
-  ): AgentSession {
+  private build(agent: AgentRuntimeSettings, record: Session, channel: boolean): AgentSession {
     const { store } = this.options;
     const resolved = this.options.providers.resolve(agent.provider, agent.tenantId);
     const provider = this.options.wrapProvider ? this.options.wrapProvider(resolved) : resolved;
@@ -179,7 +150,8 @@ export class DaemonSessions implements SessionOpener {
       workspace: agent.workspace,
       ...(memory ? { memory } : {}),
       history: store.transcripts.messages(record.id),
-      sink,
+      // The turn's input carries the channel, sender and message id of the user message.
+      sink: storeTranscriptSink(store.transcripts),
       registry: new LayeredTools([this.toolsOf(agent.id, settings), this.options.shared]),
       ...(this.options.hooks ? { hooks: this.options.hooks } : {}),
       mode: agent.mode,

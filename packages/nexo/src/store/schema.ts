@@ -131,10 +131,17 @@ WHERE always_allow <> '[]';
 /** The files outside the workspace a session's user attached, which Read may open (issue 10.4). */
 const READABLE_FILES = `ALTER TABLE sessions ADD COLUMN readable_files TEXT NOT NULL DEFAULT '[]';`;
 
+/**
+ * The turn each transcript entry belongs to (issue 11.3), so a conversation can be rebuilt turn by
+ * turn. Entries written before have none.
+ */
+const TRANSCRIPT_TURNS = `ALTER TABLE transcript_entries ADD COLUMN turn_id TEXT;`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "sessions", up: SESSIONS },
   { version: 2, name: "transcripts", up: TRANSCRIPTS },
   { version: 3, name: "memories", up: MEMORIES },
   { version: 4, name: "approval grants", up: APPROVAL_GRANTS },
   { version: 5, name: "readable files", up: READABLE_FILES },
+  { version: 6, name: "transcript turn ids", up: TRANSCRIPT_TURNS },
 ];

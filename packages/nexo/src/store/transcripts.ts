@@ -44,6 +44,8 @@ export interface TranscriptEntry {
   senderId: string | null;
   /** The channel's own message id, e.g. for replies and de-duplication. */
   messageId: string | null;
+  /** The turn that wrote it (null for entries written before turns were recorded). */
+  turnId: string | null;
   createdAt: string;
 }
 
@@ -54,6 +56,7 @@ export interface NewTranscriptEntry {
   sourcePlugin?: string | null;
   senderId?: string | null;
   messageId?: string | null;
+  turnId?: string | null;
   createdAt?: Date | string;
 }
 
@@ -92,7 +95,7 @@ const SNIPPET_TOKENS = 16;
 export const RANK_WINDOW = 10_000;
 
 const ENTRY_COLUMNS =
-  "id, session_id, seq, role, agent_id, tenant_id, source_plugin, sender_id, message_id, created_at, content, text";
+  "id, session_id, seq, role, agent_id, tenant_id, source_plugin, sender_id, message_id, turn_id, created_at, content, text";
 
 interface EntryRow {
   id: number;
@@ -106,6 +109,7 @@ interface EntryRow {
   source_plugin: string | null;
   sender_id: string | null;
   message_id: string | null;
+  turn_id: string | null;
   created_at: string;
 }
 
@@ -121,15 +125,17 @@ const toEntry = (row: EntryRow): TranscriptEntry => ({
   sourcePlugin: row.source_plugin,
   senderId: row.sender_id,
   messageId: row.message_id,
+  turnId: row.turn_id,
   createdAt: row.created_at,
 });
 
 const INSERT = `
 INSERT INTO transcript_entries (session_id, seq, role, content, text, agent_id, tenant_id,
-                                source_plugin, sender_id, message_id, created_at)
+                                source_plugin, sender_id, message_id, turn_id, created_at)
 SELECT s.id,
        COALESCE((SELECT MAX(seq) FROM transcript_entries WHERE session_id = s.id), 0) + 1,
-       @role, @content, @text, s.agent_id, s.tenant_id, @source_plugin, @sender_id, @message_id, @created_at
+       @role, @content, @text, s.agent_id, s.tenant_id, @source_plugin, @sender_id, @message_id, @turn_id,
+       @created_at
 FROM sessions s WHERE s.id = @session_id
 RETURNING id, seq, agent_id, tenant_id`;
 
@@ -353,6 +359,7 @@ export class TranscriptRepository {
       source_plugin: optionalString(`${where}.sourcePlugin`, entry.sourcePlugin),
       sender_id: optionalString(`${where}.senderId`, entry.senderId),
       message_id: optionalString(`${where}.messageId`, entry.messageId),
+      turn_id: optionalString(`${where}.turnId`, entry.turnId),
       created_at: timestamp(`${where}.createdAt`, entry.createdAt, this.#now),
     };
   }

@@ -79,6 +79,13 @@ test("boot, route a message through an agent and a plugin tool, reply through th
     const entries = daemon.store.transcripts.entries(alice.id);
     assert.equal(entries[0]!.sourcePlugin, "loopback");
     assert.equal(entries[0]!.senderId, "alice");
+    // Every entry of the turn carries its id; the origin is the user message's alone.
+    assert.ok(entries[0]!.turnId);
+    assert.ok(
+      entries.every((e) => e.turnId === entries[0]!.turnId),
+      JSON.stringify(entries.map((e) => e.turnId)),
+    );
+    assert.ok(entries.slice(1).every((e) => e.sourcePlugin === null && e.senderId === null));
     assert.ok(entries.some((e) => e.content.some((b) => b.type === "tool_use" && b.name === "demo_weather")));
     assert.equal(daemon.router.stats().routed, 2);
 

@@ -23,16 +23,7 @@ const PLUGINS = `plugins:\n  - dir: ${KITCHEN}\n    grants: { memory_agents: "*"
 
 function session(daemon: Daemon, contact: string): AgentSession {
   const key = { agentId: "ana", channel: "web", account: undefined, contact };
-  return daemon.sessions.open(key, {
-    kind: "web",
-    instance: undefined,
-    contact,
-    account: undefined,
-    text: "hi",
-    messageId: undefined,
-    senderId: undefined,
-    event: { topic: "plugin.inbound.web", payload: {} } as never,
-  });
+  return daemon.sessions.open(key);
 }
 
 const memoryTools = (s: AgentSession) =>
@@ -50,8 +41,7 @@ async function pluginRecall(daemon: Daemon, s: AgentSession): Promise<string> {
     await s.invokeTool(
       "kitchen_recall",
       { agent_id: "ana", query: "tea" },
-      "c1",
-      new AbortController().signal,
+      { callId: "c1", signal: new AbortController().signal },
     )
   ).output;
 }
@@ -95,7 +85,11 @@ describe("memory.yaml", () => {
     for (const n of [1, 2, 3, 4, 5]) await daemon.store.memory.store("ana", `tea fact ${n}`);
     const s = session(daemon, "limits");
     const recall = (args: Record<string, unknown>) =>
-      s.invokeTool("memory_recall", { query: "tea", ...args }, "c1", new AbortController().signal);
+      s.invokeTool(
+        "memory_recall",
+        { query: "tea", ...args },
+        { callId: "c1", signal: new AbortController().signal },
+      );
     assert.equal((await recall({})).output.split("\n").length, 2);
     assert.equal((await recall({ limit: 3 })).output.split("\n").length, 3);
     const tooMany = await recall({ limit: 4 });

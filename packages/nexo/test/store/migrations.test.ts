@@ -203,12 +203,36 @@ describe("upgrading a database written by an earlier nexo", () => {
     old.close();
 
     const store = Store.open(path);
-    assert.deepEqual(store.migration.applied, [4, 5]);
+    assert.deepEqual(store.migration.applied, [4, 5, 6]);
     assert.deepEqual(store.sessions.require("granted").alwaysAllow, [
       { kind: "category", category: "edit" },
       { kind: "category", category: "exec" },
     ]);
     assert.deepEqual(store.sessions.require("none").alwaysAllow, []);
+    store.close();
+  });
+
+  it("6 (transcript turn ids): earlier entries keep their content with no turn; new ones record theirs", () => {
+    const path = freshPath();
+    const old = openConnection(path);
+    migrate(old, MIGRATIONS.slice(0, 5));
+    old.exec(`INSERT INTO sessions (id, agent_id, created_at, updated_at)
+              VALUES ('s', 'kate', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`);
+    old.exec(`INSERT INTO transcript_entries (session_id, seq, role, content, text, agent_id, created_at)
+              VALUES ('s', 1, 'user', '[{"type":"text","text":"from before"}]', 'from before', 'kate',
+                      '2026-01-01T00:00:00.000Z')`);
+    old.close();
+
+    const store = Store.open(path);
+    assert.deepEqual(store.migration.applied, [6]);
+    store.transcripts.append("s", { role: "assistant", content: "after", turnId: "t-2" });
+    assert.deepEqual(
+      store.transcripts.entries("s").map((e) => [e.text, e.turnId]),
+      [
+        ["from before", null],
+        ["after", "t-2"],
+      ],
+    );
     store.close();
   });
 

@@ -66,6 +66,7 @@ describe("transcripts: appending and reading", () => {
       sourcePlugin: "telegram",
       senderId: "42",
       messageId: "m-1",
+      turnId: "turn-1",
       createdAt: "2026-02-03T04:05:06Z",
     });
     assert.deepEqual(first, {
@@ -80,6 +81,7 @@ describe("transcripts: appending and reading", () => {
       sourcePlugin: "telegram",
       senderId: "42",
       messageId: "m-1",
+      turnId: "turn-1",
       createdAt: "2026-02-03T04:05:06.000Z",
     });
     store.transcripts.append("b", { role: "user", content: "other session" });

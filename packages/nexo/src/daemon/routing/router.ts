@@ -23,7 +23,7 @@ export interface SessionKey {
 
 /** Opens (creates or resumes) the engine session for a key; the daemon backs it with the store. */
 export interface SessionOpener {
-  open(key: SessionKey, inbound: InboundMessage): AgentSession;
+  open(key: SessionKey): AgentSession;
 }
 
 export interface RouterLogger {
@@ -191,9 +191,17 @@ export class Router {
     const started = performance.now();
     let reason: TurnEndReason = "error";
     try {
-      const session = this.options.sessions.open(key, inbound);
+      const session = this.options.sessions.open(key);
       let reply: string | undefined;
-      for await (const event of session.runTurn(inbound.text, { signal: this.controller.signal })) {
+      const input = {
+        content: [{ type: "text" as const, text: inbound.text }],
+        origin: {
+          channel: inbound.kind,
+          senderId: inbound.senderId ?? inbound.contact,
+          ...(inbound.messageId === undefined ? {} : { messageId: inbound.messageId }),
+        },
+      };
+      for await (const event of session.runTurn(input, { signal: this.controller.signal })) {
         if (event.type === "lagged") continue;
         this.options.onEvent?.(key.agentId, event);
         if (event.type === "error") {

@@ -14,6 +14,7 @@
  */
 import type { ThreadConfiguration } from "@nexo/wire/schemas/appserver";
 import type { AgentSession } from "../../engine/session.js";
+import { storeTranscriptSink } from "../../engine/transcript-sink.js";
 import type { Tool } from "../../engine/types.js";
 import type { Logger } from "../../log.js";
 import type { AgentFlags } from "../jsonstream/bootstrap.js";
@@ -52,7 +53,7 @@ export function standaloneSessions(options: AgentOptions): SessionSource {
       workspace,
       memory: store.memory,
       history,
-      sink: { append: (sessionId, message) => void store.transcripts.append(sessionId, message) },
+      sink: storeTranscriptSink(store.transcripts),
       mode: record.approvalMode,
       grants: record.alwaysAllow,
       allowList: ["info"],

@@ -11,6 +11,7 @@ import type * as jsonstream from "@nexo/wire/schemas/jsonstream";
 import { buildToolRegistry, createAgentSession } from "../../engine/assemble.js";
 import { createProvider, ProviderConfigSchema } from "../../engine/providers/index.js";
 import type { AgentSession } from "../../engine/session.js";
+import { storeTranscriptSink } from "../../engine/transcript-sink.js";
 import type { ApprovalMode, LlmProvider } from "../../engine/types.js";
 import type { McpManager } from "../../extensions/mcp/index.js";
 import type { Logger } from "../../log.js";
@@ -197,7 +198,7 @@ export function bootstrap(flags: AgentFlags, env: NodeJS.ProcessEnv, logger: Log
       registry,
       history,
       readableFiles: record.readableFiles,
-      sink: { append: (sessionId, message) => void store.transcripts.append(sessionId, message) },
+      sink: storeTranscriptSink(store.transcripts),
       mode,
       grants: record.alwaysAllow,
     });
