@@ -1,8 +1,10 @@
 /**
- * What a file tool call did, as a `fileChange` entry with its unified diff: `Edit` returns the diff
- * as its output; `Write` reports it in its result's metadata (`diff`, and `created` for a new file).
+ * What a file tool call did, as a `fileChange` entry with its unified diff: a live turn reads it from
+ * the call's typed result (`detail`, for Write and Edit alike); a stored one from Edit's output, which
+ * is the diff.
  */
 import type { FileChangeEntry } from "@nexo/wire/schemas/appserver";
+import type { ToolResultDetail } from "../../../engine/types.js";
 
 /** The tools whose calls are shown as file changes. */
 export const FILE_TOOLS: ReadonlySet<string> = new Set(["Write", "Edit"]);
@@ -23,19 +25,15 @@ export function fileChangeOfEdit(
   return { path, kind: "update", diff: result };
 }
 
-/** The change a finished Write or Edit call made, from its result. */
+/** The change a finished file tool call made, from its typed result (Write and Edit both report it). */
 export function fileChangeOfResult(
-  tool: string,
   input: Record<string, unknown>,
-  result: { output: string; outputType: string; metadata?: Record<string, unknown> },
+  result: { detail?: ToolResultDetail },
 ): FileChangeEntry | undefined {
   const path = pathArg(input);
-  if (path === undefined) return undefined;
-  if (tool === "Edit" && result.outputType === "diff") return { path, kind: "update", diff: result.output };
-  if (tool === "Write" && typeof result.metadata?.diff === "string") {
-    return { path, kind: result.metadata.created === true ? "add" : "update", diff: result.metadata.diff };
-  }
-  return undefined;
+  const detail = result.detail;
+  if (path === undefined || detail?.kind !== "file_change" || detail.diff === undefined) return undefined;
+  return { path, kind: detail.change === "created" ? "add" : "update", diff: detail.diff };
 }
 
 /** The change a file tool call is about to make, before it ran (the diff is not known yet). */

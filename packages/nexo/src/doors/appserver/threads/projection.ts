@@ -6,7 +6,9 @@
  *   thinking        reasoningContent (likewise) + item/reasoning/delta
  *   tool_requested  toolCall (started, then completed with its arguments); fileChange for Write/Edit
  *   tool_running    commandExecution for Bash; toolExecution for every call
- *   tool_result     toolResult; completes commandExecution, toolExecution and fileChange (with its diff)
+ *   tool_output_delta  the command's aggregatedOutput + item/commandExecution/outputDelta
+ *   tool_result     toolResult; completes commandExecution (exit code, duration from the typed
+ *                   result), toolExecution and fileChange (with its diff)
  *   tool_cancelled  toolResult (failed); the others end cancelled / declined
  *   error           error item (fatal: the turn fails)
  *   usage           item/usage/delta
@@ -37,7 +39,6 @@ export type ItemBody = Pick<Item, "type" | "payload">;
 interface OpenCall {
   name: string;
   args: Record<string, unknown>;
-  startedAt: number;
   toolExecution?: Item;
   commandExecution?: Item;
   fileChange?: Item;
@@ -141,7 +142,7 @@ export class TurnProjector {
       }
       case "tool_requested": {
         this.closeOpen();
-        const call: OpenCall = { name: event.name, args: event.args, startedAt: Date.now() };
+        const call: OpenCall = { name: event.name, args: event.args };
         this.calls.set(event.callId, call);
         const toolCall = this.startItem({
           type: "toolCall",
@@ -160,7 +161,6 @@ export class TurnProjector {
       case "tool_running": {
         const call = this.calls.get(event.callId);
         if (!call) return;
-        call.startedAt = Date.now();
         call.toolExecution = this.startItem({
           type: "toolExecution",
           payload: { callId: event.callId, toolName: event.name, status: "inProgress" },
@@ -188,14 +188,15 @@ export class TurnProjector {
           payload: { callId: event.callId, result: event.output, success },
         });
         if (!call) return;
-        const durationMs = Date.now() - call.startedAt;
+        const durationMs = Math.round(event.durationMs);
         if (call.commandExecution) {
-          const exitCode = event.metadata?.exit_code;
+          const run = event.detail?.kind === "command" ? event.detail : undefined;
           this.complete(call.commandExecution, {
             ...(call.commandExecution.payload as object),
             status: success ? "completed" : "failed",
             aggregatedOutput: event.output,
-            ...(typeof exitCode === "number" ? { exitCode } : {}),
+            ...(typeof run?.exitCode === "number" ? { exitCode: run.exitCode } : {}),
+            ...(run ? { workingDirectory: run.cwd } : {}),
             durationMs,
           } as Item["payload"]);
         }
@@ -210,7 +211,7 @@ export class TurnProjector {
           });
         }
         if (call.fileChange) {
-          const change = success ? fileChangeOfResult(call.name, call.args, event) : undefined;
+          const change = success ? fileChangeOfResult(call.args, event) : undefined;
           const payload = call.fileChange.payload as { callId: string; changes: unknown[] };
           this.complete(call.fileChange, {
             callId: payload.callId,
@@ -219,6 +220,18 @@ export class TurnProjector {
           } as Item["payload"]);
         }
         this.calls.delete(event.callId);
+        return;
+      }
+      case "tool_output_delta": {
+        const item = this.calls.get(event.callId)?.commandExecution;
+        if (!item || event.text === "") return;
+        (item.payload as { aggregatedOutput: string }).aggregatedOutput += event.text;
+        this.emit("item/commandExecution/outputDelta", {
+          threadId,
+          turnId,
+          itemId: item.id,
+          delta: event.text,
+        });
         return;
       }
       case "tool_cancelled": {
@@ -285,7 +298,6 @@ export class TurnProjector {
       case "reasoning_end":
       case "tool_args_delta":
       case "approval_resolved":
-      case "tool_output_delta":
       case "compaction":
       case "step_usage":
       case "info":
