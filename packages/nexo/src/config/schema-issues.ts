@@ -7,7 +7,8 @@
  * error map used here.
  */
 import { z } from "zod";
-import { type ConfigIssue, formatKeyPath, type PathSegment } from "./errors.js";
+import type { ConfigIssue, PathSegment } from "./errors.js";
+import { schemaIssue } from "./locate.js";
 
 export type SchemaResult<T> = { ok: true; value: T } | { ok: false; issues: ConfigIssue[] };
 
@@ -33,10 +34,6 @@ function toConfigIssues(issue: z.core.$ZodIssue, suggestions: ReadonlyMap<string
     });
   }
   return [schemaIssue(path, issue.message)];
-}
-
-function schemaIssue(path: PathSegment[], message: string): ConfigIssue {
-  return { code: "schema", message, path, keyPath: formatKeyPath(path) };
 }
 
 function toSegment(segment: PropertyKey): PathSegment {

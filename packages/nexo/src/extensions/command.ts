@@ -14,11 +14,14 @@ export type CommandProblem = "not_found" | "not_executable" | "unusable";
 export class CommandNotFoundError extends Error {
   readonly command: string;
   readonly problem: CommandProblem;
+  /** What is wrong with it: "does not exist (/x/y)", "is not executable (/x/y)", … */
+  readonly detail: string;
   constructor(command: string, detail: string, problem: CommandProblem = "not_found") {
     super(`entrypoint command "${command}" ${detail}`);
     this.name = "CommandNotFoundError";
     this.command = command;
     this.problem = problem;
+    this.detail = detail;
   }
 }
 

@@ -14,14 +14,8 @@
 import { readFile, stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { plugin } from "@nexo/wire/schemas";
-import {
-  ConfigError,
-  type ConfigIssue,
-  formatKeyPath,
-  type PathSegment,
-  sortIssues,
-} from "../../config/errors.js";
-import type { Locator } from "../../config/locate.js";
+import { ConfigError, type ConfigIssue } from "../../config/errors.js";
+import { locatedError as located, schemaIssue } from "../../config/locate.js";
 import { validateWithSchema } from "../../config/schema-issues.js";
 import { parseTomlSource } from "../../config/toml-source.js";
 import { NEXO_VERSION } from "../../version.js";
@@ -209,19 +203,4 @@ function channelKindsOf(manifest: plugin.ManifestPlugin): string[] {
     ...(manifest.extends?.channels ?? []),
   ];
   return [...new Set(kinds)];
-}
-
-function schemaIssue(path: PathSegment[], message: string): ConfigIssue {
-  return { code: "schema", message, path, keyPath: formatKeyPath(path) };
-}
-
-function located(issues: readonly ConfigIssue[], locate: Locator, file: string): ConfigError {
-  return new ConfigError(
-    sortIssues(
-      issues.map((issue) => {
-        const pos = locate(issue.path ?? [], "key");
-        return { ...issue, file, ...(pos === undefined ? {} : { line: pos.line, column: pos.column }) };
-      }),
-    ),
-  );
 }

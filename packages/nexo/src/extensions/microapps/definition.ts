@@ -1,0 +1,109 @@
+/**
+ * One configured microapp, as the host runs it: the operator's `extensions.yaml` entry joined with
+ * the author's `plugin.toml` beside the executable.
+ *
+ * Checked here, before anything runs, each problem named with its file, line and key:
+ * - the executable exists, is a regular file and may be executed (a script needs its `#!` line);
+ * - `plugin.toml`, when present, parses and matches its schema, and its `[plugin].id`, when set,
+ *   is the id the operator configured the microapp under.
+ *
+ * A missing `plugin.toml` is allowed: the microapp then declares no capabilities (every grant it is
+ * given is reported as "granted but not declared" and still works).
+ *
+ * Like a plugin manifest, `plugin.toml` is not passed through `${VAR}` substitution: a microapp's
+ * own file must not be able to read the daemon's environment.
+ */
+import { readFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { microapp } from "@nexo/wire/schemas";
+import { ConfigError, type ConfigIssue } from "../../config/errors.js";
+import { locatedError, schemaIssue } from "../../config/locate.js";
+import { validateWithSchema } from "../../config/schema-issues.js";
+import { parseTomlSource } from "../../config/toml-source.js";
+import { CommandNotFoundError, resolveCommand } from "../command.js";
+
+export interface MicroappDefinition {
+  /** The `extensions.entries` key. */
+  readonly id: string;
+  /** The operator's entry (defaults filled in). */
+  readonly entry: microapp.MicroappExtensionEntry;
+  /** Absolute path of the executable. */
+  readonly executable: string;
+  /** Its directory: the child's working directory, where `plugin.toml` lives. */
+  readonly dir: string;
+  /** Absolute path of `plugin.toml`, or undefined when the microapp ships none. */
+  readonly manifestFile: string | undefined;
+  readonly manifest: microapp.MicroappManifest;
+}
+
+/**
+ * Reads the microapp configured as `id` with `entry`; a relative `entry.path` starts at
+ * `configDir`. Throws ConfigError listing every problem.
+ */
+export async function loadMicroappDefinition(
+  id: string,
+  entry: microapp.MicroappExtensionEntry,
+  configDir: string,
+): Promise<MicroappDefinition> {
+  const executable = resolve(configDir, entry.path);
+  try {
+    // An absolute path is checked as it is: exists, regular file, executable.
+    resolveCommand(executable, { pathEnv: undefined });
+  } catch (error) {
+    if (!(error instanceof CommandNotFoundError)) throw error;
+    throw ConfigError.of({
+      code: "io",
+      file: executable,
+      message: `microapp ${id}: the executable ${error.detail}`,
+    });
+  }
+  const dir = dirname(executable);
+  const manifestFile = join(dir, microapp.MICROAPP_MANIFEST_FILE);
+  let text: string | undefined;
+  try {
+    text = await readFile(manifestFile, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
+      throw ConfigError.of(
+        { code: "io", file: manifestFile, message: `cannot read: ${(error as Error).message}` },
+        { cause: error },
+      );
+    }
+  }
+  if (text === undefined) {
+    return {
+      id,
+      entry,
+      executable,
+      dir,
+      manifestFile: undefined,
+      manifest: microapp.MicroappManifestSchema.parse({}),
+    };
+  }
+  return {
+    id,
+    entry,
+    executable,
+    dir,
+    manifestFile,
+    manifest: parseMicroappManifest(id, text, manifestFile),
+  };
+}
+
+/** The in-memory half: `plugin.toml`'s text checked for the microapp configured as `id`. */
+export function parseMicroappManifest(id: string, text: string, file: string): microapp.MicroappManifest {
+  const source = parseTomlSource(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, file);
+  const validated = validateWithSchema(microapp.MicroappManifestSchema, source.data);
+  const issues: ConfigIssue[] = validated.ok ? [] : [...validated.issues];
+  const declaredId = validated.ok ? validated.value.plugin.id : undefined;
+  if (declaredId !== undefined && declaredId !== id) {
+    issues.push(
+      schemaIssue(
+        ["plugin", "id"],
+        `"${declaredId}" is not the id this microapp is configured under in extensions.yaml ("${id}")`,
+      ),
+    );
+  }
+  if (!validated.ok || issues.length > 0) throw locatedError(issues, source.locate, file);
+  return validated.value;
+}

@@ -1,0 +1,136 @@
+/**
+ * Microapp tools in the engine's tool registry (source "microapp"): one engine Tool per accepted
+ * tool of the catalogue, each call one `tools/call {tool, args, binding_context, inbound}` within
+ * the microapp's timeout. `{output}` becomes the tool's output (a string as it is, anything else
+ * as JSON); `{error}` — the microapp saying the tool failed — becomes an error output the model
+ * reads; a JSON-RPC error, a timeout (the process keeps running) or a microapp that is down
+ * become error outputs too, with the reason, so a turn never breaks on a microapp.
+ *
+ * Category `exec`: a microapp can do anything its process can, so its tools are approved like a
+ * command.
+ */
+import {
+  ConnectionClosedError,
+  MalformedReplyError,
+  RequestCancelledError,
+  RpcError,
+  TimeoutError,
+} from "@nexo/wire";
+import type { microapp } from "@nexo/wire/schemas";
+import type { ToolRegistry } from "../../engine/tools/registry.js";
+import type { Tool, ToolContext, ToolOutput } from "../../engine/types.js";
+import type { SupervisorLogger } from "../supervisor.js";
+import { MicroappUnavailableError } from "./errors.js";
+import type { MicroappHost } from "./host.js";
+
+/** Where a call came from, as `tools/call` tells the microapp. */
+export interface ToolCallOrigin {
+  binding_context: microapp.MicroappBindingContext;
+  inbound?: microapp.MicroappInboundRef;
+}
+
+/** Finds the binding (agent, channel, account) and the triggering message of a tool call. */
+export type OriginResolver = (ctx: ToolContext) => ToolCallOrigin;
+
+/** Without a daemon to ask: the agent alone (turns run from a door have no channel). */
+export const agentOnlyOrigin: OriginResolver = (ctx) => ({ binding_context: { agent_id: ctx.agentId } });
+
+type ToolHost = Pick<MicroappHost, "id" | "callTool" | "timeoutMs">;
+
+export class MicroappTool implements Tool {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Record<string, unknown>;
+  readonly category = "exec" as const;
+  readonly source = "microapp" as const;
+
+  constructor(
+    private readonly host: ToolHost,
+    def: microapp.MicroappToolDefinition,
+    private readonly origin: OriginResolver,
+  ) {
+    this.name = def.name;
+    this.description = def.description ?? "";
+    // `{}` means "any object" to a model; the registry wants the object type spelt out.
+    this.inputSchema =
+      def.input_schema.type === undefined ? { type: "object", ...def.input_schema } : def.input_schema;
+  }
+
+  describe(): string {
+    return `${this.name} (microapp ${this.host.id})`;
+  }
+
+  async execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
+    const metadata = { microapp_id: this.host.id };
+    try {
+      const result = await this.host.callTool(
+        { tool: this.name, args, ...this.origin(ctx) },
+        { signal: ctx.signal },
+      );
+      if (result.error !== undefined)
+        return { output: `${this.name} failed: ${result.error}`, isError: true, metadata };
+      const output = result.output;
+      return {
+        output: typeof output === "string" ? output : (JSON.stringify(output, null, 2) ?? "null"),
+        metadata,
+      };
+    } catch (error) {
+      return { output: `${this.name}: ${this.describeFailure(error)}`, isError: true, metadata };
+    }
+  }
+
+  private describeFailure(error: unknown): string {
+    if (error instanceof TimeoutError)
+      return `no reply from microapp ${this.host.id} within ${error.timeoutMs} ms (the call was abandoned; the microapp keeps running)`;
+    if (error instanceof RpcError)
+      return `microapp ${this.host.id} answered error ${error.code}: ${error.message}`;
+    if (error instanceof ConnectionClosedError)
+      return `microapp ${this.host.id} stopped during the call (${error.reason})`;
+    if (error instanceof RequestCancelledError) return "cancelled";
+    if (error instanceof MicroappUnavailableError || error instanceof MalformedReplyError)
+      return error.message;
+    return `failed: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+/**
+ * Registers the running microapp's accepted tools into `registry` and keeps them in step with each
+ * new incarnation and each changed `tools/list`. A tool the registry refuses (a clash with another
+ * source, a schema that does not compile) is left out with a warning. Returns the remover.
+ */
+export function registerMicroappTools(
+  host: ToolHost & Pick<MicroappHost, "session" | "on" | "off">,
+  registry: ToolRegistry,
+  origin: OriginResolver,
+  logger: SupervisorLogger,
+): () => void {
+  let registered: string[] = [];
+  const unregisterAll = () => {
+    for (const name of registered) if (registry.get(name)?.source === "microapp") registry.unregister(name);
+    registered = [];
+  };
+  const sync = () => {
+    const session = host.session;
+    if (session === undefined) return;
+    unregisterAll();
+    for (const def of session.catalog.tools.values()) {
+      try {
+        registry.register(new MicroappTool(host, def, origin));
+        registered.push(def.name);
+      } catch (error) {
+        logger.warn(
+          { microapp: host.id, tool: def.name, err: (error as Error).message },
+          "microapp tool not registered",
+        );
+      }
+    }
+  };
+  sync();
+  host.on("ready", sync);
+  host.on("tools", sync);
+  return () => {
+    host.off("ready", sync);
+    host.off("tools", sync);
+    unregisterAll();
+  };
+}
