@@ -34,6 +34,11 @@ export const MicroappCode = {
 export const AdminCode = {
   /** A capability the microapp was not granted; `data: {capability, microapp_id, method}`. */
   capabilityNotGranted: -32004,
+  /**
+   * nexo's decision in the reserved band, the same number and meaning as for plugins: the
+   * microapp already has the maximum of admin calls running; retry later. `data: {limit}`.
+   */
+  overloaded: -32012,
 } as const;
 
 /**

@@ -1,5 +1,13 @@
 /** Storage: the only module that opens the database. See docs/storage.md. */
 
+export {
+  AuditRepository,
+  type AuditRetention,
+  type AuditRow,
+  type AuditTail,
+  type AuditTailFilter,
+  MAX_AUDIT_TAIL_LIMIT,
+} from "./audit.js";
 export { conceptTags, normalizeConceptTag, stem } from "./concepts.js";
 export {
   type ChatMessage,

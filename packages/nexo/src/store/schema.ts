@@ -137,6 +137,29 @@ const READABLE_FILES = `ALTER TABLE sessions ADD COLUMN readable_files TEXT NOT 
  */
 const TRANSCRIPT_TURNS = `ALTER TABLE transcript_entries ADD COLUMN turn_id TEXT;`;
 
+/**
+ * One row per admin call a microapp made (store/audit.ts). `started_at_ms` orders the tail and the
+ * retention sweep; the other indices serve the tail's filters.
+ */
+const MICROAPP_ADMIN_AUDIT = `
+CREATE TABLE microapp_admin_audit (
+  id            INTEGER PRIMARY KEY,
+  microapp_id   TEXT NOT NULL,
+  method        TEXT NOT NULL,
+  capability    TEXT NOT NULL,
+  args_hash     TEXT NOT NULL,
+  started_at_ms INTEGER NOT NULL,
+  result        TEXT NOT NULL CHECK (result IN ('ok', 'error', 'denied')),
+  error_code    INTEGER,
+  duration_ms   INTEGER NOT NULL CHECK (duration_ms >= 0),
+  tenant_id     TEXT
+) STRICT;
+CREATE INDEX microapp_admin_audit_by_time ON microapp_admin_audit (started_at_ms);
+CREATE INDEX microapp_admin_audit_by_microapp ON microapp_admin_audit (microapp_id, started_at_ms);
+CREATE INDEX microapp_admin_audit_by_method ON microapp_admin_audit (method, started_at_ms);
+CREATE INDEX microapp_admin_audit_by_tenant ON microapp_admin_audit (tenant_id, started_at_ms);
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "sessions", up: SESSIONS },
   { version: 2, name: "transcripts", up: TRANSCRIPTS },
@@ -144,4 +167,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 4, name: "approval grants", up: APPROVAL_GRANTS },
   { version: 5, name: "readable files", up: READABLE_FILES },
   { version: 6, name: "transcript turn ids", up: TRANSCRIPT_TURNS },
+  { version: 7, name: "microapp_admin_audit", up: MICROAPP_ADMIN_AUDIT },
 ];

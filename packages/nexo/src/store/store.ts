@@ -2,6 +2,7 @@
  * The store: the one owner of the SQLite connection. Opening it migrates the schema; everything
  * else reaches the database through its repositories, which redact before they write.
  */
+import { AuditRepository } from "./audit.js";
 import { type Connection, type ConnectionOptions, IN_MEMORY, openConnection } from "./db.js";
 import { StoreError } from "./errors.js";
 import { MemoryRepository } from "./memory.js";
@@ -25,6 +26,8 @@ export class Store {
   readonly sessions: SessionRepository;
   readonly transcripts: TranscriptRepository;
   readonly memory: MemoryRepository;
+  /** The microapp admin audit log. */
+  readonly audit: AuditRepository;
   readonly #db: Connection;
 
   private constructor(path: string, db: Connection, migration: MigrationReport, now: () => Date) {
@@ -34,6 +37,7 @@ export class Store {
     this.sessions = new SessionRepository(db, now);
     this.transcripts = new TranscriptRepository(db, now);
     this.memory = new MemoryRepository(db, now);
+    this.audit = new AuditRepository(db);
   }
 
   /** Opens (creating if needed) and migrates the database at `path`; ":memory:" for a private one. */

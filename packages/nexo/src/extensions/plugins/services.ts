@@ -20,14 +20,8 @@ import {
   RpcError,
 } from "@nexo/wire";
 import { plugin } from "@nexo/wire/schemas";
-import type {
-  AgentMemory,
-  ChatMessage,
-  ChatRequest,
-  LlmProvider,
-  StopReason,
-  Usage,
-} from "../../engine/types.js";
+import { type OneShotResult, oneShotRequest, runOneShot } from "../../engine/providers/one-shot.js";
+import type { AgentMemory, LlmProvider, StopReason, Usage } from "../../engine/types.js";
 import { checkMemoryGrant, checkProviderGrant, NO_GRANTS, type PluginGrants } from "./grants.js";
 import type { PluginHost } from "./host.js";
 
@@ -159,28 +153,29 @@ export class PluginServices {
         provider: input.provider,
       });
     }
-    const request = chatRequestOf(input, ctx.signal, this.deps.llmTimeoutMs ?? LLM_COMPLETE_TIMEOUT_MS);
+    const request = oneShotRequest({
+      model: input.model,
+      ...(input.system_prompt === undefined ? {} : { systemPrompt: input.system_prompt }),
+      messages: input.messages,
+      maxTokens: Math.min(input.max_tokens, plugin.LLM_COMPLETE_MAX_TOKENS_CAP),
+      temperature: input.temperature,
+      signal: AbortSignal.any([
+        ctx.signal,
+        AbortSignal.timeout(this.deps.llmTimeoutMs ?? LLM_COMPLETE_TIMEOUT_MS),
+      ]),
+    });
+    if (request === undefined) {
+      throw new InvalidParamsError("invalid llm.complete params: messages holds only system messages");
+    }
     const streaming = input.stream === true;
-    let content = "";
-    let toolCalls = 0;
-    let stop: StopReason = "end_turn";
-    const usage: Pick<Usage, "inputTokens" | "outputTokens"> = { inputTokens: 0, outputTokens: 0 };
+    let outcome: OneShotResult;
     try {
-      for await (const event of provider.stream(request)) {
-        if (event.type === "text_delta") {
-          content += event.text;
-          // Awaited, so a child that reads slowly slows the provider instead of growing a buffer.
-          if (streaming && event.text !== "")
-            await ctx.sendDelta("llm.complete.delta", { chunk: event.text });
-        } else if (event.type === "tool_call") {
-          toolCalls += 1;
-        } else if (event.type === "usage") {
-          usage.inputTokens += event.usage.inputTokens ?? 0;
-          usage.outputTokens += event.usage.outputTokens ?? 0;
-        } else if (event.type === "stop") {
-          stop = event.reason;
-        }
-      }
+      // Awaited, so a child that reads slowly slows the provider instead of growing a buffer.
+      outcome = await runOneShot(
+        provider,
+        request,
+        streaming ? (chunk) => ctx.sendDelta("llm.complete.delta", { chunk }) : undefined,
+      );
     } catch (error) {
       const code = error instanceof RpcError ? error.code : undefined;
       throw new InternalError(`llm.complete failed: ${(error as Error).message}`, {
@@ -189,6 +184,7 @@ export class PluginServices {
         ...(code === undefined ? {} : { provider_code: code }),
       });
     }
+    const { content, toolCalls, usage, stop } = outcome;
     if (content === "" && toolCalls > 0) {
       throw new MethodNotFoundError(
         "not_implemented: the provider answered with tool calls only; llm.complete returns text",
@@ -201,36 +197,6 @@ export class PluginServices {
     };
     return streaming ? result : { content, ...result };
   }
-}
-
-/**
- * The contract's flat messages as the engine's request. `system` messages join the system prompt;
- * a `tool` message is plain text here, because llm.complete carries no tool-call ids to pair it with.
- */
-function chatRequestOf(input: plugin.LlmCompleteParams, signal: AbortSignal, timeoutMs: number): ChatRequest {
-  const system = [
-    input.system_prompt,
-    ...input.messages.filter((m) => m.role === "system").map((m) => m.content),
-  ]
-    .filter((text): text is string => text !== undefined && text !== "")
-    .join("\n\n");
-  const messages: ChatMessage[] = input.messages
-    .filter((m) => m.role !== "system")
-    .map((m) => ({
-      role: m.role === "assistant" ? "assistant" : "user",
-      content: [{ type: "text", text: m.content }],
-    }));
-  if (messages.length === 0) {
-    throw new InvalidParamsError("invalid llm.complete params: messages holds only system messages");
-  }
-  return {
-    model: input.model,
-    ...(system === "" ? {} : { system }),
-    messages,
-    maxTokens: Math.min(input.max_tokens, plugin.LLM_COMPLETE_MAX_TOKENS_CAP),
-    temperature: input.temperature,
-    signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
-  };
 }
 
 /** Our stop reasons as §5.3's `stop` / `length` / `tool_use` / `other:<reason>`. */

@@ -1,6 +1,7 @@
 /**
  * Small shapes every admin domain reuses. Field names are snake_case exactly as on the wire.
  */
+import { createHash } from "node:crypto";
 import { z } from "zod";
 
 /** A non-empty string: ids, names and keys the daemon looks up by value. */
@@ -29,6 +30,11 @@ export const OperatorTokenHashSchema = z
   .string()
   .regex(TOKEN_HASH_PATTERN, { message: "must be 16 lowercase hex chars (sha256 prefix of the token)" });
 export type OperatorTokenHash = z.infer<typeof OperatorTokenHashSchema>;
+
+/** The token hash of a bearer token: the first 16 hex chars of its SHA-256. */
+export function tokenHash(token: string): OperatorTokenHash {
+  return createHash("sha256").update(token, "utf8").digest("hex").slice(0, 16);
+}
 
 /** Speaker of a transcript entry. */
 export const TranscriptRoleSchema = z.enum(["user", "assistant", "tool", "system"]);

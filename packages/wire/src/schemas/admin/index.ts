@@ -9,7 +9,7 @@ export * from "./auth.js";
 export * from "./capabilities.js";
 export * from "./channels.js";
 export type { OperatorTokenHash, TranscriptRole } from "./common.js";
-export { OperatorTokenHashSchema, TOKEN_HASH_PATTERN, TranscriptRoleSchema } from "./common.js";
+export { OperatorTokenHashSchema, TOKEN_HASH_PATTERN, TranscriptRoleSchema, tokenHash } from "./common.js";
 export * from "./credential-persisters.js";
 export * from "./credentials.js";
 export * from "./envelope.js";
