@@ -9,7 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import type { admin } from "@nexo/wire/schemas";
-import { redactJson } from "../store/index.js";
+import { type AuditRepository, redactJson } from "../store/index.js";
 import type { OutboundMethodName } from "./methods.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -95,6 +95,34 @@ export function auditRetentionFromEnv(env: Env): AuditRetentionSettings {
 }
 
 export type AuditOutcome = Pick<admin.AdminAuditRow, "result" | "error_code">;
+
+/** How often the retention is applied while the daemon runs (and once at start). */
+export const AUDIT_SWEEP_INTERVAL_MS = 3_600_000;
+
+/**
+ * Applies the retention now and then every `intervalMs` (the timer does not keep the process
+ * alive). A sweep that fails is logged; the next one tries again. Returns the stopper.
+ */
+export function keepAuditBounded(
+  audit: Pick<AuditRepository, "sweep">,
+  retention: AuditRetentionSettings,
+  logger: { info(obj: object, msg?: string): void; error(obj: object, msg?: string): void },
+  intervalMs = AUDIT_SWEEP_INTERVAL_MS,
+): () => void {
+  const sweep = () => {
+    try {
+      const deleted = audit.sweep(retention);
+      if (deleted > 0)
+        logger.info({ deleted, ...retention }, "admin audit rows past their retention deleted");
+    } catch (error) {
+      logger.error({ err: (error as Error).message }, "admin audit retention sweep failed");
+    }
+  };
+  sweep();
+  const timer = setInterval(sweep, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
 
 function structuredCloneJson(value: unknown): unknown {
   return value === undefined ? undefined : JSON.parse(JSON.stringify(value));

@@ -9,7 +9,7 @@
  * secret must never be a way to redirect a command or switch a sandbox off.
  */
 
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { chmod, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { admin } from "@nexo/wire/schemas";
@@ -50,17 +50,49 @@ export function secretsDir(stateDir: string): string {
   return join(stateDir, SECRETS_DIR_NAME);
 }
 
-/** Writes the secret atomically, 0600 whatever was there before. Returns the file's path. */
-export async function writeSecretFile(stateDir: string, name: string, value: string): Promise<string> {
+export interface WrittenSecret {
+  path: string;
+  /** A secret of that name was stored before and is now replaced. */
+  replaced: boolean;
+}
+
+/** Writes the secret atomically, 0600 whatever was there before. */
+export async function writeSecretFile(stateDir: string, name: string, value: string): Promise<WrittenSecret> {
   const problem = secretNameProblem(name);
   if (problem !== undefined) throw new RangeError(problem);
+  return writePrivateFile(stateDir, `${name}.txt`, value);
+}
+
+/**
+ * The daemon's operator token after a rotation through the admin RPC (auth/rotate_token): at
+ * start-up it wins over daemon.yaml's `http.token`, which it replaced. Its lowercase name keeps it
+ * apart from the `${NAME}` secrets.
+ */
+export const OPERATOR_TOKEN_FILE = "operator_token.txt";
+
+export function writeOperatorTokenFile(stateDir: string, token: string): Promise<WrittenSecret> {
+  return writePrivateFile(stateDir, OPERATOR_TOKEN_FILE, token);
+}
+
+/** The rotated operator token, or undefined when none was ever rotated. */
+export function readOperatorTokenFile(stateDir: string): string | undefined {
+  try {
+    return readFileSync(join(secretsDir(stateDir), OPERATOR_TOKEN_FILE), "utf8").replace(/\r?\n$/, "");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+}
+
+async function writePrivateFile(stateDir: string, file: string, value: string): Promise<WrittenSecret> {
   const dir = secretsDir(stateDir);
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const path = join(dir, `${name}.txt`);
+  const path = join(dir, file);
+  const replaced = existsSync(path);
   await writeFileAtomic(path, value, { mode: 0o600 });
   // An existing file keeps its bits through writeFileAtomic; a secret never stays readable by others.
   await chmod(path, 0o600);
-  return path;
+  return { path, replaced };
 }
 
 /**

@@ -26,15 +26,15 @@ export interface OperatorToken {
   replace(token: string): Promise<void>;
 }
 
-/** Where `secrets/write` puts a secret, and the environment `${NAME}` is read from. */
+/** Where `secrets/write` puts a secret. */
 export interface SecretsTarget {
-  /** The daemon's state directory; secrets go to `<stateDir>/secrets/<NAME>.txt`. */
-  readonly stateDir: string;
   /**
-   * The variables the config's `${NAME}` substitution reads (at the next reload). Written in
-   * place, so a reload sees the new value.
+   * The daemon's state directory; secrets go to `<stateDir>/secrets/<NAME>.txt`, where the config
+   * loader reads them for `${NAME}`.
    */
-  readonly env: NodeJS.ProcessEnv;
+  readonly stateDir: string;
+  /** The daemon's environment, read only: a name set there is reported as overwritten. */
+  readonly env: Readonly<Record<string, string | undefined>>;
   /** Called with each written value so the redactor scrubs it from logs and transcripts. */
   remember?(value: string): void;
 }

@@ -3,7 +3,8 @@
  * summary of what runs, hot reload of a new spec, and the services facade the admin RPC and the
  * AppServer's management methods call.
  *
- *   state-lock → http → store → broker → plugins (in parallel) → mcp → routing → channels
+ *   state-lock → http → store → broker → plugins (in parallel) → microapps (in parallel) → mcp
+ *   → routing → channels
  *   → config-watch, then one ready line with a summary.
  *
  * Shutdown runs the same list backwards: the watcher stops, channels stop taking messages, in-flight
@@ -18,6 +19,7 @@ import type { PluginManager, PluginStatus } from "../extensions/plugins/manager.
 import type { Store } from "../store/index.js";
 import { NEXO_VERSION } from "../version.js";
 import { composeDaemon, type DaemonParts } from "./components/compose.js";
+import type { Microapps } from "./components/microapps.js";
 import { bindingTableOf } from "./components/routing.js";
 import { type Component, Lifecycle, Part } from "./lifecycle.js";
 import { Metrics } from "./metrics.js";
@@ -106,6 +108,10 @@ export class Daemon {
   get mcp(): McpManager | undefined {
     return this.parts.mcp.manager;
   }
+  /** The microapps of extensions.yaml, with the admin RPC serving them. */
+  get microapps(): Microapps {
+    return this.parts.microapps;
+  }
   /** The components' names in boot order. */
   get components(): string[] {
     return this.lifecycle.names();
@@ -119,6 +125,7 @@ export class Daemon {
       agents: bound.map((a) => a.id),
       bindings: bound.reduce((n, a) => n + a.bindings.length, 0),
       plugins: this.plugins.status().map((p) => ({ id: p.id, state: p.state })),
+      microapps: this.parts.microapps.status().map((m) => ({ id: m.id, state: m.state })),
       channels: this.channels.kinds(),
       broker: `${this.broker.kind} (${this.broker.readiness().detail})`,
       mcpServers: this.parts.mcp.statuses().length,
@@ -186,6 +193,7 @@ export class Daemon {
       },
       plugins: { added: [], removed: [] },
       mcp: { added: [], removed: [], changed: [] },
+      microapps: { added: [], removed: [], restarted: [] },
       providersReloaded: JSON.stringify(this.spec.llm) !== JSON.stringify(next.llm),
       needsRestart: [],
     };
@@ -213,7 +221,11 @@ export class Daemon {
         report.plugins.added.push(dir);
       }
     }
+    report.microapps = await this.parts.microapps.update(next.microapps ?? []);
     report.mcp = await this.parts.mcp.apply(next.mcp);
+    const { agents } = report;
+    if (agents.added.length + agents.removed.length + agents.changed.length > 0)
+      await this.parts.microapps.agentsUpdated([...after.keys()]);
     this.spec = {
       ...next,
       broker: this.spec.broker,

@@ -55,6 +55,13 @@ export interface HealthServer {
   readonly port: number;
   /** `http://host:port`, brackets around IPv6. */
   readonly url: string;
+  /** The bearer token requests must present now; undefined when none is required. */
+  token(): string | undefined;
+  /**
+   * Requires `token` from the next request on (the admin RPC's auth/rotate_token). Throws
+   * HealthServerError `weak_token` for a token that cannot be used.
+   */
+  setToken(token: string): void;
   close(): Promise<void>;
 }
 
@@ -80,7 +87,8 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
     if (problem !== undefined) throw new HealthServerError("weak_token", `health token rejected: ${problem}`);
   }
   const logger = options.logger ?? createLogger({ base: { component: "health" } });
-  const handle = requestHandler({ ...options, token: token || undefined, logger });
+  const auth = { token: token || undefined };
+  const handle = requestHandler({ ...options, auth, logger });
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       logger.error({ err: describe(error), path: req.url }, "health request failed");
@@ -103,6 +111,13 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
     host: bound.address,
     port: bound.port,
     url: `http://${bound.address.includes(":") ? `[${bound.address}]` : bound.address}:${bound.port}`,
+    token: () => auth.token,
+    setToken: (next) => {
+      const problem = tokenProblem(next);
+      if (problem !== undefined)
+        throw new HealthServerError("weak_token", `health token rejected: ${problem}`);
+      auth.token = next;
+    },
     close: () => {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -116,12 +131,17 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
 type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 function requestHandler(
-  options: HealthServerOptions & { logger: NonNullable<HealthServerOptions["logger"]> },
+  options: HealthServerOptions & {
+    /** Read on every request, so a rotated token applies from the next one. */
+    auth: { token: string | undefined };
+    logger: NonNullable<HealthServerOptions["logger"]>;
+  },
 ): RequestHandler {
-  const { token, metrics, readiness, logger } = options;
+  const { auth, metrics, readiness, logger } = options;
   return async (req, res) => {
     // A request body (there should be none) is discarded, not buffered.
     req.resume();
+    const token = auth.token;
     if (token !== undefined) {
       const presented = bearerToken(req.headers.authorization);
       if (presented === undefined || !constantTimeEqual(presented, token)) {

@@ -58,6 +58,7 @@ export function specFromConfig(config: DaemonConfig, env: NodeJS.ProcessEnv, log
     plugins: pluginsFromConfig(config),
     mcp: config.mcp,
     memory: config.memory.long_term,
+    microapps: config.microapps,
     shutdownGraceMs: config.daemon.shutdown_grace_ms,
     // The plugins.yaml sandbox policy reaches the plugin launcher as its documented variables.
     env: pluginEnvironment(config.plugins.sandbox, env),

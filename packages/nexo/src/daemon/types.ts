@@ -5,9 +5,12 @@
 import type { BrokerConfigInput } from "../broker/config.js";
 import type { LlmConfig } from "../engine/providers/llm-config.js";
 import type { McpConfig } from "../extensions/mcp/config.js";
+import type { MicroappDefinition } from "../extensions/microapps/definition.js";
+import type { MicroappStatus } from "../extensions/microapps/manager.js";
 import type { PluginSettings, PluginStatus } from "../extensions/plugins/manager.js";
 import type { Logger } from "../log.js";
 import type { McpChanges } from "./components/mcp.js";
+import type { MicroappChanges } from "./components/microapps.js";
 import type { DaemonAgent } from "./components/registries.js";
 import type { LongTermMemorySettings } from "./long-term-memory.js";
 import type { Metrics } from "./metrics.js";
@@ -22,6 +25,8 @@ export interface DaemonSpec {
   mcp?: McpConfig;
   /** memory.yaml's long-term memory settings; on, with the default recall limits, when absent. */
   memory?: LongTermMemorySettings;
+  /** extensions.yaml's microapps; none when absent. */
+  microapps?: MicroappDefinition[];
   /** How long in-flight turns may run on after a shutdown request. Default 10 s. */
   shutdownGraceMs?: number;
   env: NodeJS.ProcessEnv;
@@ -43,6 +48,7 @@ export interface ReloadReport {
   agents: { added: string[]; removed: string[]; changed: string[] };
   plugins: { added: string[]; removed: string[] };
   mcp: McpChanges;
+  microapps: MicroappChanges;
   providersReloaded: boolean;
   /** Settings that changed but only take effect after a restart (the broker, the state dir, http). */
   needsRestart: string[];
@@ -53,6 +59,7 @@ export interface DaemonSummary {
   agents: string[];
   bindings: number;
   plugins: Array<Pick<PluginStatus, "id" | "state">>;
+  microapps: Array<Pick<MicroappStatus, "id" | "state">>;
   channels: string[];
   broker: string;
   mcpServers: number;

@@ -1,8 +1,10 @@
 /**
  * `nexo/admin/secrets/write` (secrets_write): store a secret as `<state>/secrets/<NAME>.txt`
- * (0600) and put it in the environment the config's `${NAME}` reads, so the next reload (and every
- * start after) resolves it. The value is remembered by the redactor and never reaches the audit
- * log (its field is blanked before the args hash).
+ * (0600). The config loader reads that directory into the variables of `${NAME}` (over the
+ * environment's), so the next reload — and every start after — resolves it. The value is
+ * remembered by the redactor and never reaches the audit log (its field is blanked before the
+ * args hash). `overwrote_env` says a value of that name was in force before (stored or in the
+ * daemon's environment).
  */
 import { InvalidParamsError } from "@nexo/wire";
 import { defineAdminDomain } from "../domain.js";
@@ -16,11 +18,9 @@ export const secretsDomain = defineAdminDomain({
         const problem = secretNameProblem(name);
         if (problem !== undefined) throw new InvalidParamsError(`invalid params: name: ${problem}`);
         if (value.includes("\0")) throw new InvalidParamsError("invalid params: value: must not contain NUL");
-        const path = await writeSecretFile(secrets.stateDir, name, value);
-        const overwrote = secrets.env[name] !== undefined;
-        secrets.env[name] = value;
+        const { path, replaced } = await writeSecretFile(secrets.stateDir, name, value);
         secrets.remember?.(value);
-        return { path, overwrote_env: overwrote };
+        return { path, overwrote_env: replaced || secrets.env[name] !== undefined };
       },
     },
 });

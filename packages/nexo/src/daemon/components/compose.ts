@@ -1,7 +1,7 @@
 /**
  * The daemon's components, in boot order:
  *
- *   state-lock → http → store → broker → plugins → mcp → routing → channels
+ *   state-lock → http → store → broker → plugins → microapps → mcp → routing → channels
  *
  * (then `config-watch`, which the daemon adds when it was started from a config directory). Each
  * is started only after the ones before it, and shutdown runs the list backwards: channels stop
@@ -13,6 +13,7 @@
  * a single plugin is spawned.
  */
 import { join } from "node:path";
+import { readOperatorTokenFile } from "../../admin/secret-files.js";
 import { createBroker } from "../../broker/config.js";
 import type { Broker } from "../../broker/types.js";
 import { PluginManager } from "../../extensions/plugins/manager.js";
@@ -28,6 +29,7 @@ import { daemonReadiness, type ReadinessCheck } from "../readiness.js";
 import type { DaemonSpec } from "../types.js";
 import { BoundChannels } from "./channels.js";
 import { McpServers } from "./mcp.js";
+import { Microapps } from "./microapps.js";
 import { DaemonRegistries } from "./registries.js";
 import { type Routing, routingComponent } from "./routing.js";
 
@@ -39,6 +41,7 @@ export interface DaemonParts {
   readonly store: Part<Store>;
   readonly broker: Part<Broker>;
   readonly plugins: Part<PluginManager>;
+  readonly microapps: Microapps;
   readonly mcp: McpServers;
   readonly routing: Part<Routing>;
   readonly channels: BoundChannels;
@@ -147,11 +150,16 @@ export function composeDaemon(
   const http = new Part("http", {
     start: async () => {
       if (spec.http === undefined) return undefined;
+      // A token rotated through the admin RPC (auth/rotate_token) replaced daemon.yaml's.
+      const rotated = spec.http.token === undefined ? undefined : readOperatorTokenFile(spec.stateDir);
+      if (rotated !== undefined)
+        logger.info({}, "the health listener's token is the one rotated through the admin RPC");
+      const token = rotated ?? spec.http.token;
       try {
         const server = await startHealthServer({
           host: spec.http.host,
           port: spec.http.port,
-          ...(spec.http.token ? { token: spec.http.token } : {}),
+          ...(token ? { token } : {}),
           metrics,
           readiness: daemonReadiness({
             broker: {
@@ -176,6 +184,8 @@ export function composeDaemon(
     stop: (server) => server?.close(),
   });
 
+  const microapps = new Microapps(spec, store, http, registries, logger);
+
   return {
     registries,
     lock,
@@ -183,9 +193,10 @@ export function composeDaemon(
     store,
     broker,
     plugins,
+    microapps,
     mcp,
     routing,
     channels,
-    components: [lock, http, store, broker, plugins, mcp, routing, channels],
+    components: [lock, http, store, broker, plugins, microapps, mcp, routing, channels],
   };
 }

@@ -25,6 +25,7 @@ export {
   isLoopbackHost,
   parseBind,
 } from "./daemon.js";
+export { ExtensionsFileSchema, inspectMicroapps, type MicroappsInspection } from "./extensions.js";
 export {
   type DaemonConfig,
   DaemonConfigError,

@@ -8,16 +8,19 @@
 import { stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { z } from "zod";
+import { readSecretFiles, secretsDir } from "../../admin/secret-files.js";
 import type { BrokerConfig } from "../../broker/config.js";
 import { sortIssues } from "../../config/errors.js";
 import { ConfigError, type ConfigIssue, type Env } from "../../config/index.js";
 import { type LlmConfig, LlmConfigSchema } from "../../engine/providers/llm-config.js";
 import { type McpConfig, McpConfigSchema } from "../../extensions/mcp/config.js";
+import type { MicroappDefinition } from "../../extensions/microapps/definition.js";
 import { AgentsFileSchema, type ResolvedAgent, resolveAgentPaths } from "./agents.js";
 import { AppServerFileSchema, type DaemonAppServer, daemonAppServer } from "./appserver.js";
 import { BrokerFileSchema, DEFAULT_BROKER_CONFIG, resolveBrokerPaths } from "./broker.js";
 import { crossCheck } from "./cross-checks.js";
 import { DaemonFileSchema, type DaemonSettings, resolveDaemonSettings } from "./daemon.js";
+import { ExtensionsFileSchema, inspectMicroapps } from "./extensions.js";
 import { DEFAULT_MEMORY_CONFIG, type MemoryConfig, MemoryFileSchema } from "./memory.js";
 import { inspectPluginManifests } from "./plugin-manifests.js";
 import { EMPTY_PLUGINS_CONFIG, type PluginsConfig, PluginsFileSchema, resolvePluginDir } from "./plugins.js";
@@ -57,6 +60,8 @@ export interface DaemonConfig {
   readonly daemon: DaemonSettings;
   /** The AppServer to serve over a WebSocket (appserver.yaml with `listen`); absent otherwise. */
   readonly appserver: DaemonAppServer | undefined;
+  /** extensions.yaml's microapps, each with its executable and plugin.toml read. */
+  readonly microapps: MicroappDefinition[];
   /** The config files that were read (absent optional files are not listed). */
   readonly files: string[];
   readonly warnings: ConfigWarning[];
@@ -123,9 +128,15 @@ export async function inspectDaemonConfig(
     files[name] = override.path;
     texts.set(override.path, override.text);
   }
+  // daemon.yaml first: it says where the state dir is, and the secrets microapps stored there
+  // (admin RPC secrets/write) are `${NAME}`s the other files may use.
+  const daemon = await readKnownWith(files.daemon, DaemonFileSchema, env, texts);
+  const daemonFile = read(daemon) ?? DaemonFileSchema.parse({});
+  const daemonSettings = resolveDaemonSettings(daemonFile, absoluteDir, env);
+  const withSecrets: Env = { ...env, ...storedSecrets(daemonSettings.state_dir, issues) };
   const readKnown = <S extends z.ZodType>(file: string | undefined, schema: S) =>
-    file === undefined ? undefined : readConfigFile(file, schema, env, texts.get(file));
-  const [agents, llm, broker, plugins, mcp, memory, tenants, daemon, appserver] = await Promise.all([
+    readKnownWith(file, schema, withSecrets, texts);
+  const [agents, llm, broker, plugins, mcp, memory, tenants, appserver, extensions] = await Promise.all([
     readKnown(files.agents, AgentsFileSchema),
     readKnown(files.llm, LlmConfigSchema),
     readKnown(files.broker, BrokerFileSchema),
@@ -133,8 +144,8 @@ export async function inspectDaemonConfig(
     readKnown(files.mcp, McpConfigSchema),
     readKnown(files.memory, MemoryFileSchema),
     readKnown(files.tenants, TenantsFileSchema),
-    readKnown(files.daemon, DaemonFileSchema),
     readKnown(files.appserver, AppServerFileSchema),
+    readKnown(files.extensions, ExtensionsFileSchema),
   ]);
   if (files.agents === undefined) {
     issues.push({
@@ -144,8 +155,6 @@ export async function inspectDaemonConfig(
     });
   }
 
-  const daemonFile = read(daemon) ?? DaemonFileSchema.parse({});
-  const daemonSettings = resolveDaemonSettings(daemonFile, absoluteDir, env);
   const agentsFile = read(agents);
   const llmConfig = files.llm === undefined ? LlmConfigSchema.parse({}) : read(llm);
   const brokerFile = read(broker);
@@ -154,7 +163,7 @@ export async function inspectDaemonConfig(
   const memoryConfig = read(memory);
   const tenantsFile = read(tenants);
   const appServer =
-    read(appserver) !== undefined && appserver?.ok ? checkAppServer(appserver, agentsFile, env) : undefined;
+    read(appserver) !== undefined && appserver?.ok ? checkAppServer(appserver, agentsFile, withSecrets) : undefined;
   if (appServer !== undefined && !appServer.ok) issues.push(appServer.issue);
 
   let pluginsConfig: PluginsConfig | undefined =
@@ -169,6 +178,14 @@ export async function inspectDaemonConfig(
     issues.push(...inspected.issues);
     pluginsConfig = inspected.config;
     pluginsComplete = inspected.complete;
+  }
+
+  const extensionsFile = read(extensions);
+  let microapps: MicroappDefinition[] | undefined = files.extensions === undefined ? [] : undefined;
+  if (extensionsFile !== undefined && extensions?.ok) {
+    const inspected = await inspectMicroapps(extensionsFile, extensions.file, extensions.locate, absoluteDir);
+    issues.push(...inspected.issues);
+    microapps = inspected.definitions;
   }
 
   const brokerConfig = brokerFile?.broker ?? DEFAULT_BROKER_CONFIG;
@@ -193,7 +210,8 @@ export async function inspectDaemonConfig(
     ordered.length > 0 ||
     agentsFile === undefined ||
     llmConfig === undefined ||
-    pluginsConfig === undefined
+    pluginsConfig === undefined ||
+    microapps === undefined
   ) {
     return { dir: absoluteDir, files: filesRead, issues: ordered, warnings, config: undefined };
   }
@@ -210,6 +228,7 @@ export async function inspectDaemonConfig(
     tenants: tenantsFile?.tenants ?? [],
     daemon: daemonSettings,
     appserver: appServer?.ok ? appServer.value : undefined,
+    microapps,
     files: filesRead,
     warnings,
   };
@@ -239,6 +258,29 @@ function checkAppServer(
     return { ok: false, issue: issueAt(source.file, source.locate, ["agent"], problem) };
   }
   return { ok: true, value: { ...served.value, agent } };
+}
+
+/** The secrets stored in the state dir; an unreadable directory is a problem, not a crash. */
+function storedSecrets(stateDir: string, issues: ConfigIssue[]): Record<string, string> {
+  try {
+    return readSecretFiles(stateDir);
+  } catch (error) {
+    issues.push({
+      code: "io",
+      file: secretsDir(stateDir),
+      message: `cannot read the stored secrets: ${(error as Error).message}`,
+    });
+    return {};
+  }
+}
+
+function readKnownWith<S extends z.ZodType>(
+  file: string | undefined,
+  schema: S,
+  env: Env,
+  texts: ReadonlyMap<string, string>,
+) {
+  return file === undefined ? undefined : readConfigFile(file, schema, env, texts.get(file));
 }
 
 /** A stdio server's relative `cwd` starts at the config dir, whoever starts the server later. */

@@ -21,7 +21,9 @@ export function summarizeConfig(config: DaemonConfig): string {
   const http = config.daemon.http.enabled ? `http ${config.daemon.http.bind}` : "http off";
   return [
     `${plural(config.files.length, "file")} read`,
-    `${plural(config.agents.length, "agent")} (${active} active), ${plural(plugins, "plugin")}, providers ${providers.join(", ")}`,
+    `${plural(config.agents.length, "agent")} (${active} active), ${plural(plugins, "plugin")}${
+      config.microapps.length === 0 ? "" : `, ${plural(config.microapps.length, "microapp")}`
+    }, providers ${providers.join(", ")}`,
     `broker ${config.broker.type}`,
     http,
   ].join("; ");

@@ -32,6 +32,7 @@ export const KNOWN_FILES = [
   "tenants",
   "daemon",
   "appserver",
+  "extensions",
 ] as const;
 export type KnownFile = (typeof KNOWN_FILES)[number];
 

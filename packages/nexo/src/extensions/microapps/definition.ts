@@ -22,6 +22,19 @@ import { validateWithSchema } from "../../config/schema-issues.js";
 import { parseTomlSource } from "../../config/toml-source.js";
 import { CommandNotFoundError, resolveCommand } from "../command.js";
 
+/** The configured `path` is not an executable file; the config loader reports it at that key. */
+export class MicroappExecutableError extends Error {
+  readonly code = "microapp_executable_invalid" as const;
+  readonly microappId: string;
+  readonly executable: string;
+  constructor(microappId: string, executable: string, detail: string) {
+    super(`microapp ${microappId}: the executable ${detail}`);
+    this.name = "MicroappExecutableError";
+    this.microappId = microappId;
+    this.executable = executable;
+  }
+}
+
 export interface MicroappDefinition {
   /** The `extensions.entries` key. */
   readonly id: string;
@@ -38,7 +51,8 @@ export interface MicroappDefinition {
 
 /**
  * Reads the microapp configured as `id` with `entry`; a relative `entry.path` starts at
- * `configDir`. Throws ConfigError listing every problem.
+ * `configDir`. Throws MicroappExecutableError when `path` is not an executable file, ConfigError
+ * (every problem, at its line in plugin.toml) when the manifest is not valid.
  */
 export async function loadMicroappDefinition(
   id: string,
@@ -51,11 +65,7 @@ export async function loadMicroappDefinition(
     resolveCommand(executable, { pathEnv: undefined });
   } catch (error) {
     if (!(error instanceof CommandNotFoundError)) throw error;
-    throw ConfigError.of({
-      code: "io",
-      file: executable,
-      message: `microapp ${id}: the executable ${error.detail}`,
-    });
+    throw new MicroappExecutableError(id, executable, error.detail);
   }
   const dir = dirname(executable);
   const manifestFile = join(dir, microapp.MICROAPP_MANIFEST_FILE);
@@ -95,8 +105,9 @@ export function parseMicroappManifest(id: string, text: string, file: string): m
   const source = parseTomlSource(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, file);
   const validated = validateWithSchema(microapp.MicroappManifestSchema, source.data);
   const issues: ConfigIssue[] = validated.ok ? [] : [...validated.issues];
-  const declaredId = validated.ok ? validated.value.plugin.id : undefined;
-  if (declaredId !== undefined && declaredId !== id) {
+  // Read from the document as written, so a wrong id is reported alongside the schema's problems.
+  const declaredId = (source.data as { plugin?: { id?: unknown } } | undefined)?.plugin?.id;
+  if (typeof declaredId === "string" && declaredId !== id) {
     issues.push(
       schemaIssue(
         ["plugin", "id"],

@@ -17,8 +17,8 @@ afterEach(async () => {
 const WRITE = "nexo/admin/secrets/write";
 
 describe("secrets/write", () => {
-  it("writes <state>/secrets/<NAME>.txt 0600, sets the variable, reports a replaced one", async () => {
-    const env: NodeJS.ProcessEnv = {};
+  it("writes <state>/secrets/<NAME>.txt 0600, where ${NAME} is read; reports a replaced one", async () => {
+    const env: NodeJS.ProcessEnv = { GITHUB_TOKEN: "from-the-environment" };
     const remembered: string[] = [];
     rig = await adminRig([{ id: "probe", fixture: "probe", grants: ["audit_read", "secrets_write"] }], {
       services: (_store, stateDir) => ({
@@ -31,15 +31,24 @@ describe("secrets/write", () => {
     assert.equal(readFileSync(path, "utf8"), "first-secret-value");
     assert.equal(statSync(path).mode & 0o777, 0o600);
     assert.equal(statSync(join(rig.stateDir, "secrets")).mode & 0o777, 0o700);
-    assert.equal(env.WHATSAPP_TOKEN, "first-secret-value");
+    assert.equal(env.WHATSAPP_TOKEN, undefined, "the daemon's environment is not touched");
     const second = await rig.call("probe", WRITE, { name: "WHATSAPP_TOKEN", value: "second-secret-value" });
     assert.deepEqual(second.result, { path, overwrote_env: true });
     assert.deepEqual(readSecretFiles(rig.stateDir), { WHATSAPP_TOKEN: "second-secret-value" });
     assert.deepEqual(remembered, ["first-secret-value", "second-secret-value"]);
+    const shadowing = await rig.call("probe", WRITE, {
+      name: "GITHUB_TOKEN",
+      value: "a-stored-github-token",
+    });
+    assert.equal(
+      (shadowing.result as { overwrote_env: boolean }).overwrote_env,
+      true,
+      "set in the environment",
+    );
 
     // The audit hashes the call with the value blanked: both writes hash alike, no value is stored.
     const rows = rig.store.audit.tail({ limit: 10 }).entries;
-    assert.equal(rows[0]?.args_hash, rows[1]?.args_hash);
+    assert.equal(rows[1]?.args_hash, rows[2]?.args_hash);
     const database = readFileSync(join(rig.stateDir, "nexo.db")).toString("latin1");
     assert.ok(!database.includes("secret-value"));
   });

@@ -77,7 +77,7 @@ describe("nexo config validate", () => {
     assert.equal(
       run.stdout,
       [
-        `warning: ${join(dir, "notes.yaml")}: not a file nexo reads, ignored (known: agents.yaml, llm.yaml, broker.yaml, plugins.yaml, mcp.yaml, memory.yaml, tenants.yaml, daemon.yaml, appserver.yaml)`,
+        `warning: ${join(dir, "notes.yaml")}: not a file nexo reads, ignored (known: agents.yaml, llm.yaml, broker.yaml, plugins.yaml, mcp.yaml, memory.yaml, tenants.yaml, daemon.yaml, appserver.yaml, extensions.yaml)`,
         "",
         `config ${dir}: valid (2 files read; 2 agents (1 active), 0 plugins, providers anthropic, scripted; broker local; http 127.0.0.1:7780)`,
         "",
