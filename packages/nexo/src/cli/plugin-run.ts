@@ -10,51 +10,20 @@ import { join } from "node:path";
 import { RpcError } from "@nexo/wire";
 import { plugin } from "@nexo/wire/schemas";
 import { ConfigError } from "../config/errors.js";
-import { type CheckStep, checkPlugin, type PluginCheckReport } from "../extensions/plugins/check.js";
-import { errorCodeOf } from "../extensions/plugins/errors.js";
+import { checkPlugin } from "../extensions/plugins/check.js";
 import { PluginHost } from "../extensions/plugins/host.js";
 import { loadPluginManifest } from "../extensions/plugins/manifest.js";
 import { invokePluginTool } from "../extensions/plugins/tool.js";
-import { createLogger } from "../log.js";
-
-const MARK: Record<CheckStep["status"], string> = { ok: "ok", warn: "WARN", fail: "FAIL" };
-
-/** The CLI's own log lines stay quiet unless NEXO_LOG asks for more; stdout is for the report. */
-function cliLogger() {
-  return createLogger({ level: process.env.NEXO_LOG || "warn", base: { component: "plugin-cli" } });
-}
-
-export function formatCheckReport(report: PluginCheckReport): string {
-  const rows = report.steps.map((step) => [MARK[step.status], step.step, step.detail]);
-  const widths = [0, 1].map((col) => Math.max(...rows.map((row) => row[col]!.length)));
-  const lines = rows.map(([mark, step, detail]) => {
-    const [first, ...rest] = detail!.split("\n");
-    const indent = " ".repeat(widths[0]! + widths[1]! + 4);
-    return [
-      `${mark!.padEnd(widths[0]!)}  ${step!.padEnd(widths[1]!)}  ${first}`,
-      ...rest.map((line) => indent + line),
-    ].join("\n");
-  });
-  if (report.stderrTail.length > 0) {
-    lines.push("", "last stderr lines of the plugin:", ...report.stderrTail.map((line) => `  ${line}`));
-  }
-  const warnings = report.steps.filter((step) => step.status === "warn").length;
-  const verdict = report.ok ? "passed" : "FAILED";
-  lines.push(
-    "",
-    `plugin check: ${verdict}${warnings > 0 ? ` (${warnings} warning${warnings === 1 ? "" : "s"})` : ""}`,
-  );
-  return lines.join("\n");
-}
+import { cliLogger, describeFailure, formatCheckReport } from "./extension-cli.js";
 
 /** `nexo plugin check`: prints the report (or JSON); returns the exit code. */
 export async function runCheck(
   target: string,
   options: { json?: boolean; env: Record<string, string> },
 ): Promise<number> {
-  const report = await checkPlugin(target, { operatorEnv: options.env, logger: cliLogger() });
+  const report = await checkPlugin(target, { operatorEnv: options.env, logger: cliLogger("plugin-cli") });
   process.stdout.write(
-    options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatCheckReport(report)}\n`,
+    options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatCheckReport(report, "plugin")}\n`,
   );
   return report.ok ? 0 : 1;
 }
@@ -86,7 +55,7 @@ export async function callTool(
     stateDir,
     operatorEnv: options.env,
     restart: { respawn: false },
-    logger: cliLogger(),
+    logger: cliLogger("plugin-cli"),
   });
   try {
     await host.start();
@@ -113,15 +82,4 @@ export async function callTool(
     await host.stop("nexo plugin call");
     rmSync(stateDir, { recursive: true, force: true });
   }
-}
-
-function describeFailure(error: unknown, json: boolean): string {
-  if (error instanceof RpcError) {
-    if (json) return JSON.stringify({ error: error.toJSON() }, null, 2);
-    const data = error.data === undefined ? "" : `\ndata: ${JSON.stringify(error.data)}`;
-    return `error ${error.code} (${error.name}): ${error.message}${data}`;
-  }
-  const code = errorCodeOf(error);
-  const message = error instanceof Error ? error.message : String(error);
-  return json ? JSON.stringify({ error: { code, message } }, null, 2) : `error ${code}: ${message}`;
 }

@@ -10,6 +10,7 @@ import { registerConfig } from "./config.js";
 import { registerDevMockLlm } from "./dev-mock-llm.js";
 import { registerDoctor } from "./doctor.js";
 import { registerHub } from "./hub.js";
+import { registerMicroapp } from "./microapp.js";
 import { registerPlugin } from "./plugin.js";
 import { registerStart } from "./start.js";
 
@@ -33,6 +34,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerConfig(program, env);
   registerDoctor(program, env);
   registerPlugin(program);
+  registerMicroapp(program);
   registerDevMockLlm(program);
   pointUsageErrorsAtOwnHelp(program);
   return program;

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError } from "../../config/errors.js";
+import type { CheckReport, CheckStep as GenericCheckStep } from "../check-report.js";
 import { CommandNotFoundError } from "../command.js";
 import { ChildEnvError } from "../env.js";
 import { SandboxError } from "../sandbox-errors.js";
@@ -19,18 +20,12 @@ import { type LoadedPluginManifest, loadPluginManifest } from "./manifest.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-export type CheckStatus = "ok" | "warn" | "fail";
+export type { CheckStatus } from "../check-report.js";
+export type CheckStep = GenericCheckStep<
+  "manifest" | "launch" | "handshake" | "tools" | "hooks" | "shutdown"
+>;
 
-export interface CheckStep {
-  step: "manifest" | "launch" | "handshake" | "tools" | "hooks" | "shutdown";
-  status: CheckStatus;
-  detail: string;
-  /** The typed error's code, when a step failed on one. */
-  code?: string;
-}
-
-export interface PluginCheckReport {
-  ok: boolean;
+export interface PluginCheckReport extends CheckReport<CheckStep["step"]> {
   target: string;
   plugin?: {
     id: string;
@@ -40,9 +35,6 @@ export interface PluginCheckReport {
     sandboxed?: boolean;
     tools: Array<{ name: string; description: string }>;
   };
-  steps: CheckStep[];
-  /** The plugin's last stderr lines, when something failed. */
-  stderrTail: string[];
 }
 
 export interface CheckPluginOptions {

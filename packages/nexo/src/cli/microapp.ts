@@ -1,0 +1,96 @@
+/**
+ * `nexo microapp check`, `nexo microapp call` (for microapp authors) and `nexo microapp audit
+ * tail` (for operators). This file declares the commands; microapp-run.ts and microapp-audit.ts
+ * do the work (loaded on use, like every command's implementation).
+ */
+import type { Command } from "commander";
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+function positiveInteger(name: string) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value) || Number(value) < 1)
+      throw new Error(`${name} expects a positive whole number, got "${value}"`);
+    return Number(value);
+  };
+}
+
+export interface MicroappRunOptions {
+  id?: string;
+  config?: string;
+  grant: string[];
+  timeout?: number;
+  json?: boolean;
+}
+
+export function registerMicroapp(program: Command): void {
+  const command = program
+    .command("microapp")
+    .description("develop, test and audit nexo microapps (extensions.yaml)");
+  const shared = (sub: Command) =>
+    sub
+      .option("--id <id>", "the extension id (default: plugin.toml's [plugin].id, else the directory's name)")
+      .option("--config <json>", "the config object initialize hands the microapp")
+      .option(
+        "--grant <capability>",
+        "grant this capability for the run (repeatable; default: all it declares)",
+        collect,
+        [],
+      )
+      .option(
+        "--timeout <secs>",
+        "per-call timeout in seconds (extensions.yaml timeout_secs)",
+        positiveInteger("--timeout"),
+      )
+      .option("--json", "print JSON");
+
+  shared(
+    command
+      .command("check")
+      .description(
+        "run a microapp the way the daemon does and report: manifest, initialize, tool names, catalogue stability, hooks, -32601, admin calls, shutdown deadline",
+      )
+      .argument(
+        "<path>",
+        "the microapp's executable, or its directory (holding one executable main or main.<ext>)",
+      ),
+  ).action(async (target: string, options: MicroappRunOptions) => {
+    const { runMicroappCheck } = await import("./microapp-run.js");
+    process.exitCode = await runMicroappCheck(target, options);
+  });
+
+  shared(
+    command
+      .command("call")
+      .description("start a microapp, run one tools/call, print its output, stop it")
+      .argument("<path>", "the microapp's executable, or its directory")
+      .argument("<tool>", "the tool name")
+      .argument("[args]", "the arguments as a JSON object", "{}")
+      .option("--agent <id>", "binding_context.agent_id to send", "nexo-cli"),
+  ).action(
+    async (target: string, tool: string, args: string, options: MicroappRunOptions & { agent: string }) => {
+      const { runMicroappCall } = await import("./microapp-run.js");
+      process.exitCode = await runMicroappCall(target, tool, args, options);
+    },
+  );
+
+  command
+    .command("audit")
+    .description("the admin RPC audit log")
+    .command("tail")
+    .description("the newest admin calls microapps made, newest first")
+    .option("--state-dir <dir>", "the daemon's state directory")
+    .option("--config <dir>", "the daemon's config directory (its daemon.yaml says where the state is)")
+    .option("--microapp-id <id>", "only this microapp's calls")
+    .option("--method <method>", "only this method")
+    .option("--result <result>", "only ok, error or denied")
+    .option("--since-mins <n>", "only calls of the last n minutes", positiveInteger("--since-mins"))
+    .option("--tenant <id>", "only calls for this tenant")
+    .option("--limit <n>", "how many rows (at most 500)", positiveInteger("--limit"), 50)
+    .option("--offset <n>", "skip this many rows", (value: string) => Number(value), 0)
+    .option("--json", "print JSON")
+    .action(async (options) => {
+      const { runAuditTail } = await import("./microapp-audit.js");
+      process.exitCode = await runAuditTail(options);
+    });
+}
