@@ -115,7 +115,7 @@ describe("extensions.yaml", () => {
       /^extensions\.yaml:6: extensions\.entries\.flat\.path: microapp flat: the executable is not executable/,
     ];
     assert.equal(found.length, expected.length, found.join("\n"));
-    expected.forEach((pattern, index) => assert.match(found[index] ?? "", pattern));
+    for (const [index, pattern] of expected.entries()) assert.match(found[index] ?? "", pattern);
   });
 
   it("secrets a microapp stored in the state dir resolve ${NAME}, over the environment", async () => {
