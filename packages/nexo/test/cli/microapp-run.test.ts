@@ -4,14 +4,16 @@
  * failure reported with a clear line and a non-zero exit.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import type { MicroappCheckReport } from "../../src/extensions/microapps/check.js";
 import { MICROAPPS_DIR } from "../fixtures/microapps/harness.js";
 import { runCli } from "../helpers/cli.js";
 
+const REPO = fileURLToPath(new URL("../../../..", import.meta.url));
 const PROBE = join(MICROAPPS_DIR, "probe");
 const PY = join(MICROAPPS_DIR, "py-hello");
 const env = { PATH: process.env.PATH, NEXO_LOG: "silent" };
@@ -112,6 +114,25 @@ describe("nexo microapp check", () => {
     const bad = await nexo("microapp", "check", empty, "--id", "empty");
     assert.equal(bad.code, 1);
     assert.match(bad.stdout, /FAIL\s+manifest\s+.*plugin\.toml:2:1: capabilities\.admin\.required/);
+  });
+});
+
+describe("the Python microapp of docs/microapps.md", () => {
+  it("written from the doc alone, passes the check and answers its tool", async () => {
+    const doc = readFileSync(join(REPO, "docs/microapps.md"), "utf8");
+    const python = /```python\n([\s\S]*?)```/.exec(doc)?.[1];
+    const toml = /```toml\n(\[plugin\]\nid = "hello"[\s\S]*?)```/.exec(doc)?.[1];
+    assert.ok(python && toml, "the doc holds the program and its plugin.toml");
+    const dir = mkdtempSync(join(tmpdir(), "nexo-doc-microapp-"));
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    writeFileSync(join(dir, "main.py"), python, { mode: 0o755 });
+    writeFileSync(join(dir, "plugin.toml"), toml);
+    const check = await nexo("microapp", "check", dir);
+    assert.equal(check.code, 0, check.stdout + check.stderr);
+    assert.match(check.stdout, /ok\s+tools\s+1 tool named hello_\*: hello_greet/);
+    const call = await nexo("microapp", "call", dir, "hello_greet", '{"name":"ana"}');
+    assert.equal(call.code, 0, call.stderr);
+    assert.deepEqual(JSON.parse(call.stdout), { greeting: "hello, ana" });
   });
 });
 
