@@ -8,5 +8,5 @@ export { ADMIN_DOMAIN_MODULES } from "./domains/index.js";
 export * from "./frame.js";
 export * from "./gate.js";
 export * from "./methods.js";
-export * from "./secret-files.js";
+export * from "./serve.js";
 export * from "./services.js";

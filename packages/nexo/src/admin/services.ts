@@ -1,13 +1,16 @@
 /**
- * What the admin domains may use: the daemon's real subsystems, handed in by the daemon (the
- * admin layer never imports daemon/, which sits above it). Each member is optional except the
- * audit log: a domain whose service is absent answers -32601 for its methods.
+ * What the admin domains may use: the daemon's real subsystems, filled in by ./serve.ts from the
+ * daemon's MicroappRuntime (admin/ sits above daemon/ and may use its types and its services
+ * facade; the daemon never imports admin/). Each member is optional except the audit log: a domain
+ * whose service is absent answers -32601 for its methods.
  *
- * A new domain that needs a daemon service adds a member here, typed by an interface the daemon's
- * services facade implements (declared in this folder, never imported from daemon/).
+ * A domain that needs more of the daemon than this adds a member here, and ./serve.ts fills it from
+ * the runtime.
  */
 
 import type { admin } from "@nexo/wire/schemas";
+import type { OperatorTokenControl } from "../daemon/components/microapps.js";
+import type { DaemonServices } from "../daemon/services/index.js";
 import type { LlmProvider } from "../engine/types.js";
 import type { AuditRepository, MemoryRepository } from "../store/index.js";
 
@@ -16,15 +19,8 @@ export interface AdminProviderLookup {
   get(id: string): LlmProvider | undefined;
 }
 
-/** The daemon's operator token (daemon.yaml `http.token`), which `auth/rotate_token` replaces. */
-export interface OperatorToken {
-  /** The token in force, or undefined when the daemon has none. */
-  current(): string | undefined;
-  /** Why `token` cannot be the operator token, or undefined when it can. */
-  problem(token: string): string | undefined;
-  /** Puts `token` in force at once (the listener checks it from the next request) and keeps it across restarts. */
-  replace(token: string): Promise<void>;
-}
+/** The daemon's operator token, which `auth/rotate_token` replaces. */
+export type OperatorToken = OperatorTokenControl;
 
 /** Where `secrets/write` puts a secret. */
 export interface SecretsTarget {
@@ -41,6 +37,13 @@ export interface SecretsTarget {
 
 export interface AdminServices {
   readonly audit: AuditRepository;
+  /**
+   * The daemon's services facade: agents (agents.yaml), providers (llm.yaml), MCP servers, plugins,
+   * channels, the config writer and reload — what the agents, llm_providers, mcp, plugins, channels
+   * and meta domains translate onto. Its typed errors (NotFoundError, InvalidConfigError,
+   * ProviderInUseError, …) are mapped to the admin codes by each domain.
+   */
+  readonly daemon?: DaemonServices;
   readonly memory?: MemoryRepository;
   readonly providers?: AdminProviderLookup;
   readonly secrets?: SecretsTarget;

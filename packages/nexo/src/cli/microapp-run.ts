@@ -16,7 +16,16 @@ import { MicroappHost } from "../extensions/microapps/host.js";
 import { resolveMicroappTarget } from "../extensions/microapps/target.js";
 import { Store } from "../store/index.js";
 import { cliLogger, describeFailure, formatCheckReport } from "./extension-cli.js";
-import type { MicroappRunOptions } from "./microapp.js";
+
+/** The options `nexo microapp check` and `call` share. */
+export interface MicroappRunOptions {
+  id?: string;
+  /** The initialize config, as JSON text. */
+  config?: string;
+  grant: string[];
+  timeout?: number;
+  json?: boolean;
+}
 
 /** The daemon's admin frame over an in-memory store and a temporary state dir, for one run. */
 function throwawayAdmin() {

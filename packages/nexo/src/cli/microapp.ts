@@ -4,6 +4,7 @@
  * do the work (loaded on use, like every command's implementation).
  */
 import type { Command } from "commander";
+import type { MicroappRunOptions } from "./microapp-run.js";
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
@@ -13,14 +14,6 @@ function positiveInteger(name: string) {
       throw new Error(`${name} expects a positive whole number, got "${value}"`);
     return Number(value);
   };
-}
-
-export interface MicroappRunOptions {
-  id?: string;
-  config?: string;
-  grant: string[];
-  timeout?: number;
-  json?: boolean;
 }
 
 export function registerMicroapp(program: Command): void {

@@ -11,6 +11,7 @@
  * component that cannot start (the state dir is locked, the health port is taken, NATS is
  * unreachable, …) stops the ones started before it, is named on stderr with a hint, and exits 1.
  */
+import { adminRpc } from "../admin/serve.js";
 import { ConfigError } from "../config/index.js";
 import { loadDaemonConfig } from "../daemon/config/index.js";
 import { Daemon } from "../daemon/daemon.js";
@@ -43,7 +44,8 @@ export async function runStart(
   let daemon: Daemon;
   const doors: Component[] = [];
   try {
-    daemon = await Daemon.start(spec);
+    // The admin RPC sits above the daemon; nexo start composes it into the microapps component.
+    daemon = await Daemon.start(spec, { microappRequests: adminRpc() });
   } catch (error) {
     removeHooks();
     if (!(error instanceof ComponentStartError)) throw error;

@@ -18,7 +18,7 @@ import type { McpManager } from "../extensions/mcp/manager.js";
 import type { PluginManager, PluginStatus } from "../extensions/plugins/manager.js";
 import type { Store } from "../store/index.js";
 import { NEXO_VERSION } from "../version.js";
-import { composeDaemon, type DaemonParts } from "./components/compose.js";
+import { composeDaemon, type DaemonExtras, type DaemonParts } from "./components/compose.js";
 import type { Microapps } from "./components/microapps.js";
 import { bindingTableOf } from "./components/routing.js";
 import { type Component, Lifecycle, Part } from "./lifecycle.js";
@@ -29,6 +29,7 @@ import { DaemonServices } from "./services/index.js";
 import type { DaemonSessions } from "./sessions.js";
 import type { DaemonSpec, DaemonSummary, ReloadReport } from "./types.js";
 
+export type { DaemonExtras } from "./components/compose.js";
 export type { DaemonAgent } from "./components/registries.js";
 export type { DaemonSpec, DaemonSummary, ReloadReport } from "./types.js";
 
@@ -44,9 +45,12 @@ export class Daemon {
   private changes: Promise<unknown> = Promise.resolve();
   private stopping: Promise<void> | undefined;
 
-  private constructor(public spec: DaemonSpec) {
+  private constructor(
+    public spec: DaemonSpec,
+    extras: DaemonExtras,
+  ) {
     this.metrics = spec.metrics ?? new Metrics();
-    this.parts = composeDaemon(spec, this.metrics, () => this.lifecycle.state);
+    this.parts = composeDaemon(spec, this.metrics, () => this.lifecycle.state, extras);
     const components: Component[] = [...this.parts.components];
     if (spec.source !== undefined) {
       const { dir, env, watch = true, debounceMs } = spec.source;
@@ -74,14 +78,15 @@ export class Daemon {
         adapters: () => this.channels.list().map(({ kind, owner }) => ({ kind, owner })),
       },
     });
+    this.parts.microapps.bindServices(this.services);
   }
 
   /**
    * Starts every component in order and logs one ready line. A component that fails stops the
    * ones already started and the returned promise rejects with a ComponentStartError naming it.
    */
-  static async start(spec: DaemonSpec): Promise<Daemon> {
-    const daemon = new Daemon(spec);
+  static async start(spec: DaemonSpec, extras: DaemonExtras = {}): Promise<Daemon> {
+    const daemon = new Daemon(spec, extras);
     await daemon.lifecycle.start();
     spec.logger.info({ ready: daemon.summary() }, "nexo daemon ready");
     return daemon;

@@ -10,7 +10,6 @@ import type { MicroappStatus } from "../extensions/microapps/manager.js";
 import type { PluginSettings, PluginStatus } from "../extensions/plugins/manager.js";
 import type { Logger } from "../log.js";
 import type { McpChanges } from "./components/mcp.js";
-import type { MicroappChanges } from "./components/microapps.js";
 import type { DaemonAgent } from "./components/registries.js";
 import type { LongTermMemorySettings } from "./long-term-memory.js";
 import type { Metrics } from "./metrics.js";
@@ -27,6 +26,7 @@ export interface DaemonSpec {
   memory?: LongTermMemorySettings;
   /** extensions.yaml's microapps; none when absent. */
   microapps?: MicroappDefinition[];
+
   /** How long in-flight turns may run on after a shutdown request. Default 10 s. */
   shutdownGraceMs?: number;
   env: NodeJS.ProcessEnv;
@@ -41,6 +41,14 @@ export interface DaemonSpec {
    * disk are reloaded as they happen, `debounceMs` (default 300) after the last one.
    */
   source?: { dir: string; env: NodeJS.ProcessEnv; watch?: boolean; debounceMs?: number };
+}
+
+/** What a reload changed among the microapps, by id. */
+export interface MicroappChanges {
+  added: string[];
+  removed: string[];
+  /** Restarted because their entry, executable or plugin.toml changed. */
+  restarted: string[];
 }
 
 /** What a reload changed, and what it could not change without a restart. */

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { adminRpc } from "../../src/admin/serve.js";
 import { loadDaemonConfig } from "../../src/daemon/config/index.js";
 import { Daemon } from "../../src/daemon/daemon.js";
 import { specFromConfig } from "../../src/daemon/spec.js";
@@ -43,11 +44,15 @@ export async function startFromDir(
   const env = { PATH: process.env.PATH, NEXO_PLUGIN_INIT_TIMEOUT_MS: SLOW_MACHINE_INIT_MS, ...options.env };
   const logger = createLogger({ level: "silent" });
   const spec = specFromConfig(await loadDaemonConfig(dir, { env }), env, logger);
-  const daemon = await Daemon.start({
-    ...spec,
-    shutdownGraceMs: 2000,
-    source: { dir, env, watch: options.watch ?? false, debounceMs: 100 },
-  });
+  const daemon = await Daemon.start(
+    {
+      ...spec,
+      shutdownGraceMs: 2000,
+      source: { dir, env, watch: options.watch ?? false, debounceMs: 100 },
+    },
+    // As nexo start composes it: the admin RPC serving the microapps.
+    { microappRequests: adminRpc() },
+  );
   return {
     dir,
     stateDir,

@@ -203,7 +203,7 @@ describe("upgrading a database written by an earlier nexo", () => {
     old.close();
 
     const store = Store.open(path);
-    assert.deepEqual(store.migration.applied, [4, 5, 6]);
+    assert.deepEqual(store.migration.applied, [4, 5, 6, 7]);
     assert.deepEqual(store.sessions.require("granted").alwaysAllow, [
       { kind: "category", category: "edit" },
       { kind: "category", category: "exec" },
@@ -224,7 +224,7 @@ describe("upgrading a database written by an earlier nexo", () => {
     old.close();
 
     const store = Store.open(path);
-    assert.deepEqual(store.migration.applied, [6]);
+    assert.deepEqual(store.migration.applied, [6, 7]);
     store.transcripts.append("s", { role: "assistant", content: "after", turnId: "t-2" });
     assert.deepEqual(
       store.transcripts.entries("s").map((e) => [e.text, e.turnId]),

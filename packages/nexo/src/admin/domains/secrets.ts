@@ -7,8 +7,8 @@
  * daemon's environment).
  */
 import { InvalidParamsError } from "@nexo/wire";
+import { secretNameProblem, writeSecretFile } from "../../config/secret-files.js";
 import { defineAdminDomain } from "../domain.js";
-import { secretNameProblem, writeSecretFile } from "../secret-files.js";
 
 export const secretsDomain = defineAdminDomain({
   domain: "secrets",

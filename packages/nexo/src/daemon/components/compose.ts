@@ -13,9 +13,9 @@
  * a single plugin is spawned.
  */
 import { join } from "node:path";
-import { readOperatorTokenFile } from "../../admin/secret-files.js";
 import { createBroker } from "../../broker/config.js";
 import type { Broker } from "../../broker/types.js";
+import { readOperatorTokenFile } from "../../config/secret-files.js";
 import { PluginManager } from "../../extensions/plugins/manager.js";
 import { DATABASE_FILE } from "../../paths.js";
 import { CHILD_LEDGER_DIR, type ChildLedger, openChildLedger } from "../../process/ledger.js";
@@ -29,7 +29,7 @@ import { daemonReadiness, type ReadinessCheck } from "../readiness.js";
 import type { DaemonSpec } from "../types.js";
 import { BoundChannels } from "./channels.js";
 import { McpServers } from "./mcp.js";
-import { Microapps } from "./microapps.js";
+import { type MicroappRequestServer, Microapps } from "./microapps.js";
 import { DaemonRegistries } from "./registries.js";
 import { type Routing, routingComponent } from "./routing.js";
 
@@ -54,10 +54,17 @@ export const HTTP_PORT_HINT =
   "another program (often another nexo daemon) listens there; give this daemon its own port in " +
   "daemon.yaml, e.g. `http: { bind: 127.0.0.1:0 }` to pick a free one, or `http: { enabled: false }`";
 
+/** What the composition root (the CLI) adds to the daemon's own components. */
+export interface DaemonExtras {
+  /** Serves the microapps' own requests: the admin RPC (admin/serve.ts). Absent: they get -32601. */
+  microappRequests?: MicroappRequestServer;
+}
+
 export function composeDaemon(
   spec: DaemonSpec,
   metrics: Metrics,
   lifecycleState: () => LifecycleState,
+  extras: DaemonExtras = {},
 ): DaemonParts {
   const { logger } = spec;
   const registries = new DaemonRegistries(spec.llm, spec.agents, logger, spec.memory);
@@ -184,7 +191,7 @@ export function composeDaemon(
     stop: (server) => server?.close(),
   });
 
-  const microapps = new Microapps(spec, store, http, registries, logger);
+  const microapps = new Microapps(spec, store, http, registries, logger, extras.microappRequests);
 
   return {
     registries,

@@ -1,44 +1,78 @@
 /**
  * The microapps component: the microapps of extensions.yaml on the microapp host, their tools and
- * hooks in the daemon's registries, and the admin RPC frame serving their own requests over the
- * daemon's real subsystems (the store's audit log and memory, the providers, the state dir's
- * secrets, the health listener's operator token). The audit log's retention is applied at start
- * and every hour.
+ * hooks in the daemon's registries, and their own requests served by a MicroappRequestServer — the
+ * admin RPC, which sits above the daemon and is composed in by the CLI (`nexo start`). Without
+ * it a microapp's requests are answered -32601. What the daemon offers whoever serves them is the
+ * MicroappRuntime: the store, the providers, the state dir, the operator token, notifications to
+ * the microapps, the services facade.
  *
  * A reload applies a new extensions.yaml (microapps added, removed or changed are started, stopped
  * or restarted) and, when agents.yaml changed, tells every microapp (`agents/updated`) and asks for
  * its tools again.
  */
 import { join } from "node:path";
-import {
-  AdminFrame,
-  auditRetentionFromEnv,
-  keepAuditBounded,
-  type OperatorToken,
-  writeOperatorTokenFile,
-} from "../../admin/index.js";
+import type { JsonRpcPeer } from "@nexo/wire";
+import type { microapp } from "@nexo/wire/schemas";
+import { writeOperatorTokenFile } from "../../config/secret-files.js";
+import type { ProviderRegistry } from "../../engine/providers/registry.js";
 import type { MicroappDefinition } from "../../extensions/microapps/definition.js";
 import type { MicroappHost } from "../../extensions/microapps/host.js";
-import { MicroappManager, type MicroappStatus } from "../../extensions/microapps/manager.js";
+import {
+  type MicroappIdentity,
+  MicroappManager,
+  type MicroappStatus,
+} from "../../extensions/microapps/manager.js";
 import type { OriginResolver } from "../../extensions/microapps/tool.js";
 import type { Logger } from "../../log.js";
 import type { Store } from "../../store/index.js";
 import type { HealthServer } from "../http.js";
 import { tokenProblem } from "../http-auth.js";
 import type { Component, Part } from "../lifecycle.js";
-import type { DaemonSpec } from "../types.js";
+import type { DaemonServices } from "../services/index.js";
+import type { DaemonSpec, MicroappChanges } from "../types.js";
 import type { DaemonAgent, DaemonRegistries } from "./registries.js";
 
-export interface MicroappChanges {
-  added: string[];
-  removed: string[];
-  restarted: string[];
+/** The daemon's operator token (daemon.yaml `http.token`, the health listener's bearer). */
+export interface OperatorTokenControl {
+  /** The token in force, or undefined when the daemon has none. */
+  current(): string | undefined;
+  /** Why `token` cannot be the operator token, or undefined when it can. */
+  problem(token: string): string | undefined;
+  /** Puts `token` in force at once (the next request needs it) and keeps it across restarts. */
+  replace(token: string): Promise<void>;
 }
+
+/** What the daemon offers whoever serves its microapps' own requests. */
+export interface MicroappRuntime {
+  readonly store: Store;
+  /** llm.yaml's global providers (and `scripted`, and plugins'). */
+  readonly providers: ProviderRegistry;
+  readonly stateDir: string;
+  /** The daemon's environment: knobs such as kill switches and retention. */
+  readonly env: NodeJS.ProcessEnv;
+  /** The environment the config's `${VAR}`s are read with. */
+  readonly configEnv: Readonly<Record<string, string | undefined>>;
+  readonly operatorToken: OperatorTokenControl;
+  /** The facade that manages the running daemon (agents, providers, MCP, plugins, reload). */
+  readonly services: DaemonServices;
+  /** Pushes a notification to the running microapps holding its capability; returns who got it. */
+  notify(method: microapp.MicroappNotificationName, params: unknown): string[];
+  readonly logger: Logger;
+}
+
+/** Serves the microapps' own requests on each of their peers; `close` when the daemon stops. */
+export interface MicroappRequests {
+  serve(identity: MicroappIdentity, peer: JsonRpcPeer): void;
+  close?(): void | Promise<void>;
+}
+
+export type MicroappRequestServer = (runtime: MicroappRuntime) => MicroappRequests;
 
 export class Microapps implements Component {
   readonly name = "microapps";
   private manager: MicroappManager | undefined;
-  private stopSweeping: (() => void) | undefined;
+  private requests: MicroappRequests | undefined;
+  private services: DaemonServices | undefined;
 
   constructor(
     private readonly spec: DaemonSpec,
@@ -46,37 +80,40 @@ export class Microapps implements Component {
     private readonly http: Part<HealthServer | undefined>,
     private readonly registries: DaemonRegistries,
     private readonly logger: Logger,
+    private readonly serveRequests: MicroappRequestServer | undefined,
   ) {}
+
+  /** The services facade, which the daemon makes after its components. */
+  bindServices(services: DaemonServices): void {
+    this.services = services;
+  }
 
   async start(): Promise<void> {
     const { spec, registries, logger } = this;
     const store = this.store.value;
-    this.stopSweeping = keepAuditBounded(store.audit, auditRetentionFromEnv(spec.env), logger);
-    if (spec.env.NEXO_MICROAPP_ADMIN_AUDIT_DB)
-      logger.warn(
-        { audit: store.path },
-        "NEXO_MICROAPP_ADMIN_AUDIT_DB is not read: the admin audit log lives in the daemon's database",
-      );
     let manager: MicroappManager | undefined;
-    const frame = new AdminFrame({
-      services: {
-        audit: store.audit,
-        memory: store.memory,
-        providers: registries.providers.global,
-        secrets: { stateDir: spec.stateDir, env: spec.source?.env ?? spec.env },
-        operatorToken: daemonOperatorToken(spec.stateDir, this.http),
-        notify: (method, params) => manager?.notify(method, params) ?? [],
-      },
+    const services = this.services;
+    if (this.serveRequests !== undefined && services === undefined)
+      throw new Error("the services facade was not bound before the microapps started");
+    this.requests = this.serveRequests?.({
+      store,
+      providers: registries.providers.global,
+      stateDir: spec.stateDir,
       env: spec.env,
+      configEnv: spec.source?.env ?? spec.env,
+      operatorToken: daemonOperatorToken(spec.stateDir, this.http),
+      services: services!,
+      notify: (method, params) => manager?.notify(method, params) ?? [],
       logger,
     });
+    const requests = this.requests;
     manager = new MicroappManager({
       definitions: spec.microapps ?? [],
       stateRoot: join(spec.stateDir, "extensions"),
       env: spec.env,
       registries: { tools: registries.tools, hooks: registries.hooks },
       origin: originFromSessions(store, () => registries.agents),
-      serve: (identity, peer) => frame.serve(identity, peer),
+      ...(requests === undefined ? {} : { serve: (identity, peer) => requests.serve(identity, peer) }),
       logger,
     });
     this.manager = manager;
@@ -85,8 +122,8 @@ export class Microapps implements Component {
   }
 
   async stop(reason: string): Promise<void> {
-    this.stopSweeping?.();
     await this.manager?.stop(reason);
+    await this.requests?.close?.();
   }
 
   /** The host of a running (or restarting) microapp, by id. */
@@ -114,7 +151,7 @@ export class Microapps implements Component {
  * new one) and kept in the state dir, where it wins over daemon.yaml's `http.token` at the next
  * start. No listener, or one without a token: nothing to rotate.
  */
-function daemonOperatorToken(stateDir: string, http: Part<HealthServer | undefined>): OperatorToken {
+function daemonOperatorToken(stateDir: string, http: Part<HealthServer | undefined>): OperatorTokenControl {
   const server = () => (http.ready ? http.value : undefined);
   return {
     current: () => server()?.token(),

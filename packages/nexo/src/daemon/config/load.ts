@@ -8,10 +8,10 @@
 import { stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { z } from "zod";
-import { readSecretFiles, secretsDir } from "../../admin/secret-files.js";
 import type { BrokerConfig } from "../../broker/config.js";
 import { sortIssues } from "../../config/errors.js";
 import { ConfigError, type ConfigIssue, type Env } from "../../config/index.js";
+import { readSecretFiles, secretsDir } from "../../config/secret-files.js";
 import { type LlmConfig, LlmConfigSchema } from "../../engine/providers/llm-config.js";
 import { type McpConfig, McpConfigSchema } from "../../extensions/mcp/config.js";
 import type { MicroappDefinition } from "../../extensions/microapps/definition.js";

@@ -47,7 +47,7 @@ export class MicroappTool implements Tool {
   constructor(
     private readonly host: ToolHost,
     def: microapp.MicroappToolDefinition,
-    private readonly origin: OriginResolver,
+    private readonly callOrigin: OriginResolver,
   ) {
     this.name = def.name;
     this.description = def.description ?? "";
@@ -64,7 +64,7 @@ export class MicroappTool implements Tool {
     const metadata = { microapp_id: this.host.id };
     try {
       const result = await this.host.callTool(
-        { tool: this.name, args, ...this.origin(ctx) },
+        { tool: this.name, args, ...this.callOrigin(ctx) },
         { signal: ctx.signal },
       );
       if (result.error !== undefined)

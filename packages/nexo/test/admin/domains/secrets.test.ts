@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, it } from "node:test";
-import { readSecretFiles } from "../../../src/admin/index.js";
+import { readSecretFiles } from "../../../src/config/secret-files.js";
 import { type AdminRig, adminRig } from "../../fixtures/microapps/admin-harness.js";
 import { cleanupMicroapps } from "../../fixtures/microapps/harness.js";
 

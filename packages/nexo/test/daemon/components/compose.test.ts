@@ -66,7 +66,17 @@ describe("the daemon's components", () => {
   it("start in boot order, serve, and stop in exactly the reverse order", async () => {
     const log = captureLog();
     const daemon = await Daemon.start(spec(log.logger));
-    const order = ["state-lock", "http", "store", "broker", "plugins", "mcp", "routing", "channels"];
+    const order = [
+      "state-lock",
+      "http",
+      "store",
+      "broker",
+      "plugins",
+      "microapps",
+      "mcp",
+      "routing",
+      "channels",
+    ];
     let stopped = false;
     try {
       assert.deepEqual(daemon.components, order);
