@@ -163,7 +163,9 @@ export async function inspectDaemonConfig(
   const memoryConfig = read(memory);
   const tenantsFile = read(tenants);
   const appServer =
-    read(appserver) !== undefined && appserver?.ok ? checkAppServer(appserver, agentsFile, withSecrets) : undefined;
+    read(appserver) !== undefined && appserver?.ok
+      ? checkAppServer(appserver, agentsFile, withSecrets)
+      : undefined;
   if (appServer !== undefined && !appServer.ok) issues.push(appServer.issue);
 
   let pluginsConfig: PluginsConfig | undefined =

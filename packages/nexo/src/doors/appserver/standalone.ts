@@ -21,6 +21,7 @@ export function standaloneManagement(dir: string, env: Env): AppServerManagement
           agents: { added: [], removed: [], changed: [] },
           plugins: { added: [], removed: [] },
           mcp: { added: [], removed: [], changed: [] },
+          microapps: { added: [], removed: [], restarted: [] },
           providersReloaded: false,
           needsRestart: [],
         },
