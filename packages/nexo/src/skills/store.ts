@@ -15,7 +15,7 @@
  * store run one at a time. The store knows nothing of agents or the daemon: the daemon's services,
  * the AppServer's skills methods and the prompt builder all use it as it is.
  */
-import { lstat, mkdir, readdir, readFile, rmdir, stat, unlink } from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile, rm, rmdir, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { admin } from "@nexo/wire/schemas";
 import { writeFileAtomicIn } from "../config/index.js";
@@ -184,6 +184,17 @@ export class SkillStore {
       if (!info.isFile() && !info.isSymbolicLink()) throw new SkillPathError(file, "not a file");
       await unlink(file);
       await rmdir(dir).catch(() => undefined); // not empty: the operator's other files stay
+      return true;
+    });
+  }
+
+  /** Removes a tenant's whole namespace (every skill in it). False when it had none. */
+  async deleteTenant(tenantId: string): Promise<boolean> {
+    checkTenant(tenantId);
+    return withPathLock(this.lockKey(), async () => {
+      const dir = await this.existingDirs(this.namespaceParts(tenantId));
+      if (dir === undefined) return false;
+      await rm(dir, { recursive: true });
       return true;
     });
   }

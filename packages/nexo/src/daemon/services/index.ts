@@ -9,6 +9,7 @@
  *   services.mcp        mcp.yaml servers with live state: list, get, upsert, delete, status
  *   services.channels   channel kinds served and bound
  *   services.skills     skills/<name>/SKILL.md: list, get, upsert, delete (refused while in use)
+ *   services.tenants    tenants.yaml: list, get, upsert, delete (refused while agents belong, or purge)
  *   services.config     the config writer: read and edit any config file, validated as a whole
  *   services.reload()   validate the config directory and swap it in
  */
@@ -22,6 +23,7 @@ import { McpService } from "./mcp.js";
 import { type PluginsRuntime, PluginsService } from "./plugins.js";
 import { ProvidersService } from "./providers.js";
 import { SkillsService } from "./skills.js";
+import { TenantsService } from "./tenants.js";
 
 export type { AgentDeleteResult, AgentEntry, AgentFilter, AgentPatch, AgentUpsertResult } from "./agents.js";
 export type { ChannelInfo } from "./channels.js";
@@ -51,6 +53,14 @@ export {
   type ProviderUpsertResult,
 } from "./providers.js";
 export type { SkillDeleteResult, SkillUpsert, SkillUpsertResult } from "./skills.js";
+export type {
+  TenantDeleteResult,
+  TenantEntry,
+  TenantFilter,
+  TenantPatch,
+  TenantRecord,
+  TenantUpsertResult,
+} from "./tenants.js";
 export type { Patch } from "./yaml-patch.js";
 
 /** What the services run on; the daemon provides it (daemon.ts). */
@@ -77,6 +87,7 @@ export class DaemonServices {
   readonly mcp: McpService;
   readonly channels: ChannelsService;
   readonly skills: SkillsService;
+  readonly tenants: TenantsService;
 
   constructor(deps: ServicesDeps) {
     this.config = new ConfigFiles(deps.config, () => deps.reload());
@@ -86,6 +97,7 @@ export class DaemonServices {
     this.mcp = new McpService(this.config, deps.mcp);
     this.channels = new ChannelsService(deps.channels);
     this.skills = new SkillsService(this.config);
+    this.tenants = new TenantsService(this.config);
   }
 
   /**

@@ -11,7 +11,8 @@ export const TenantKeySchema = z.string().regex(TENANT_ID_PATTERN, {
   message: "tenant ids are 1-64 chars of a-z, 0-9 and '-', not starting with '-'",
 });
 
-const CreatedAtSchema = z.iso.datetime({ offset: true });
+/** Set when the tenant is created through the admin RPC; absent for one written by hand without it. */
+const CreatedAtSchema = z.iso.datetime({ offset: true }).optional();
 
 export const TenantSummarySchema = z.looseObject({
   id: NonEmptyStringSchema,
