@@ -24,6 +24,7 @@ export const REDACTED = "<redacted>";
 const SECRET_PATHS: Readonly<Partial<Record<OutboundMethodName, readonly (readonly string[])[]>>> = {
   "nexo/admin/secrets/write": [["value"]],
   "nexo/admin/auth/rotate_token": [["new_token"]],
+  "nexo/admin/llm_providers/upsert": [["api_key_secret_value"]],
   "nexo/admin/credentials/register": [
     ["payload", "token"],
     ["payload", "password"],

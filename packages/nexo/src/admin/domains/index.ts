@@ -3,13 +3,27 @@
  * one line here.
  */
 import type { AdminDomainModule } from "../domain.js";
+import { agentsDomain } from "./agents.js";
 import { auditDomain } from "./audit.js";
 import { authDomain } from "./auth.js";
 import { llmDomain } from "./llm.js";
+import { llmProvidersDomain } from "./llm-providers.js";
+import { mcpDomain } from "./mcp.js";
 import { memoryDomain } from "./memory.js";
+import { metaDomain } from "./meta.js";
+import { pluginsDomain } from "./plugins.js";
 import { secretsDomain } from "./secrets.js";
+import { skillsDomain } from "./skills.js";
+import { tenantsDomain } from "./tenants.js";
 
 export const ADMIN_DOMAIN_MODULES: readonly AdminDomainModule[] = [
+  agentsDomain,
+  metaDomain,
+  llmProvidersDomain,
+  skillsDomain,
+  tenantsDomain,
+  mcpDomain,
+  pluginsDomain,
   auditDomain,
   llmDomain,
   memoryDomain,

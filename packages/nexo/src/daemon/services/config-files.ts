@@ -18,9 +18,11 @@ import type { Document } from "yaml";
 import type { z } from "zod";
 import { ConfigError, type Env, editYamlFile } from "../../config/index.js";
 import { withPathLock } from "../../config/path-lock.js";
+import { readSecretFiles } from "../../config/secret-files.js";
 import { parseTomlSource } from "../../config/toml-source.js";
 import { parseYamlSource } from "../../config/yaml-source.js";
-import { inspectDaemonConfig, type KnownFile } from "../config/index.js";
+import { resolveDaemonSettings } from "../config/daemon.js";
+import { DaemonFileSchema, inspectDaemonConfig, type KnownFile } from "../config/index.js";
 import { readConfigFile, scanConfigDir } from "../config/sources.js";
 import type { ReloadOutcome } from "../reload.js";
 import type { ReloadReport } from "../types.js";
@@ -65,7 +67,7 @@ export class ConfigFiles {
    * InvalidConfigError when it is not valid.
    */
   async read<S extends z.ZodType>(name: KnownFile, schema: S): Promise<z.input<S> | undefined> {
-    const { env } = this.requireSource();
+    const env = name === "daemon" ? this.requireSource().env : await this.substitutionEnv();
     const location = await this.locate(name);
     if (!location.exists) return undefined;
     const text = await readFile(location.path, "utf8").catch((error: Error) => {
@@ -149,6 +151,21 @@ export class ConfigFiles {
     const { dir, env } = this.requireSource();
     const report = await inspectDaemonConfig(dir, { env, overrides: { [name]: { path, text } } });
     if (report.config === undefined) throw new InvalidConfigError(report.issues);
+  }
+
+  /**
+   * What the files other than daemon.yaml are read with, as the loader does: the environment and
+   * the secrets stored in the state dir daemon.yaml names (`secrets/write`, an LLM key written
+   * through the admin RPC), so a file referencing a stored secret reads as valid here too.
+   */
+  private async substitutionEnv(): Promise<Env> {
+    const { dir, env } = this.requireSource();
+    const location = await this.locate("daemon");
+    const daemon = location.exists ? await readConfigFile(location.path, DaemonFileSchema, env) : undefined;
+    // An invalid daemon.yaml is reported where it is read; here it only means no stored secrets.
+    if (daemon !== undefined && !daemon.ok) return env;
+    const file = daemon?.value ?? DaemonFileSchema.parse({});
+    return { ...env, ...readSecretFiles(resolveDaemonSettings(file, dir, env).state_dir) };
   }
 
   private requireSource(): ConfigSource {

@@ -84,7 +84,8 @@ export class TenantsService {
     const edit = await this.files.edit("tenants", (doc) => {
       const index = indexById(doc, TENANTS, id);
       created = index < 0;
-      if (created) appendToList(doc, TENANTS, { id, ...withoutRemovals(fields), created_at: this.now().toISOString() });
+      if (created)
+        appendToList(doc, TENANTS, { id, ...withoutRemovals(fields), created_at: this.now().toISOString() });
       else patchMapping(doc, [...TENANTS, index], fields);
     });
     return { tenant: await this.get(id), created, reload: edit.reload };
@@ -124,7 +125,8 @@ export class TenantsService {
       );
       result.purgedAgents = members.sort();
     }
-    if (ownProviders) note((await this.files.edit("llm", (doc) => void doc.deleteIn(["tenants", id]))).reload);
+    if (ownProviders)
+      note((await this.files.edit("llm", (doc) => void doc.deleteIn(["tenants", id]))).reload);
     note(
       (
         await this.files.edit("tenants", (doc) => {

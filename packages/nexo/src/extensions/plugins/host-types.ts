@@ -70,6 +70,8 @@ export interface PluginHostStatus {
   version: string;
   state: SupervisorState;
   pid: number | undefined;
+  /** When the running process finished its handshake; undefined while none is running. */
+  startedAt: Date | undefined;
   /** How many times the child was started again after the first start. */
   restarts: number;
   sandboxed: boolean | undefined;

@@ -84,6 +84,8 @@ export class PluginHost extends EventEmitter<PluginHostEvents> {
   private newestPeer: JsonRpcPeer | undefined;
   private starting: PluginSession | undefined;
   private live: PluginSession | undefined;
+  /** When `live` finished its handshake: the start of the running process's uptime. */
+  private runningSince: Date | undefined;
   private startError: Error | undefined;
   private lastError: PluginErrorRecord | undefined;
   private lastExit: PluginExitRecord | undefined;
@@ -234,6 +236,7 @@ export class PluginHost extends EventEmitter<PluginHostEvents> {
       version: this.manifest.manifest.plugin.version,
       state: this.state,
       pid: this.supervisor.incarnation?.pid,
+      startedAt: this.state === "running" ? this.runningSince : undefined,
       restarts: Math.max(0, this.started - 1),
       sandboxed: this.launchSpec?.sandboxed,
       serverVersion: session?.serverVersion,
@@ -304,6 +307,7 @@ export class PluginHost extends EventEmitter<PluginHostEvents> {
     this.starting = undefined;
     this.live?.catalog.release();
     this.live = session;
+    this.runningSince = new Date();
     this.logger.info(
       {
         plugin: this.id,

@@ -88,6 +88,8 @@ export interface PluginStatus {
   state: SupervisorState | "invalid";
   version: string | undefined;
   pid: number | undefined;
+  /** When the running process became ready (for its uptime); undefined while none runs. */
+  startedAt: Date | undefined;
   restarts: number;
   sandboxed: boolean | undefined;
   tools: string[];
@@ -223,6 +225,7 @@ export class PluginManager extends EventEmitter<PluginManagerEvents> {
         state: host?.state ?? (slot.manifest === undefined ? "invalid" : "failed"),
         version: slot.manifest?.manifest.plugin.version,
         pid: host?.pid,
+        startedAt: host?.startedAt,
         restarts: host?.restarts ?? 0,
         sandboxed: host?.sandboxed,
         tools: host?.tools ?? [],
