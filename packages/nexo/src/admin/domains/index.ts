@@ -6,6 +6,7 @@ import type { AdminDomainModule } from "../domain.js";
 import { agentsDomain } from "./agents.js";
 import { auditDomain } from "./audit.js";
 import { authDomain } from "./auth.js";
+import { channelsDomain } from "./channels.js";
 import { llmDomain } from "./llm.js";
 import { llmProvidersDomain } from "./llm-providers.js";
 import { mcpDomain } from "./mcp.js";
@@ -20,6 +21,7 @@ export const ADMIN_DOMAIN_MODULES: readonly AdminDomainModule[] = [
   agentsDomain,
   metaDomain,
   llmProvidersDomain,
+  channelsDomain,
   skillsDomain,
   tenantsDomain,
   mcpDomain,

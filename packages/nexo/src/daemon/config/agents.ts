@@ -87,6 +87,26 @@ export const AgentSchema = z.strictObject({
   allowed_tools: z.array(ToolPatternSchema).optional(),
   /** A strict allowlist: an agent receives channel traffic only through these. */
   inbound_bindings: z.array(InboundBindingSchema).default([]),
+  /**
+   * MCP servers (by their mcp.yaml name) the operator approved as channels into this agent, each
+   * optionally for some of its inbound bindings only (`allowlist`: binding indices). Managed by the
+   * admin RPC's channels/*; `nexo/admin/channels/doctor` checks them against mcp.yaml.
+   */
+  channels: z
+    .strictObject({
+      approved: z
+        .array(
+          z.strictObject({
+            server_name: z.string().min(1, { error: "must not be empty" }),
+            allowlist: z.array(z.int().min(0)).optional(),
+          }),
+        )
+        .refine((entries) => new Set(entries.map((entry) => entry.server_name)).size === entries.length, {
+          error: "a server is approved twice",
+        })
+        .default([]),
+    })
+    .optional(),
   /** Where file tools work; relative to the config dir. Default `<state_dir>/workspaces/<id>`. */
   workspace: z.string().min(1).optional(),
   approval: AgentApprovalSchema.default({ mode: "default", allow: [] }),

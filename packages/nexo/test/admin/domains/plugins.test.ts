@@ -29,6 +29,7 @@ interface DoctorEntry {
   state: string;
   pid?: number;
   started_at_ms?: number;
+  tools: string[];
 }
 
 describe("admin plugins/*", () => {
