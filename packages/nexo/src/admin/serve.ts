@@ -5,11 +5,16 @@
  * daemon's notifications — and keeps the audit log within its retention (at start, then hourly).
  */
 
+import { join } from "node:path";
 import type { MicroappRequestServer } from "../daemon/components/microapps.js";
+import { MemorySnapshots } from "../memory/snapshots.js";
 import { rememberSecret } from "../secrets/index.js";
 import { auditRetentionFromEnv, keepAuditBounded } from "./audit.js";
 import type { AdminDomainModule } from "./domain.js";
 import { AdminFrame } from "./frame.js";
+
+/** Where memory snapshots are kept, under the state dir. */
+export const MEMORY_SNAPSHOTS_DIR = "memory-snapshots";
 
 export interface AdminRpcOptions {
   /** Default: every domain nexo has. */
@@ -34,6 +39,7 @@ export function adminRpc(options: AdminRpcOptions = {}): MicroappRequestServer {
         audit: store.audit,
         daemon: runtime.services,
         memory: store.memory,
+        memorySnapshots: new MemorySnapshots(store.memory, join(runtime.stateDir, MEMORY_SNAPSHOTS_DIR)),
         providers: runtime.providers,
         secrets: {
           stateDir: runtime.stateDir,

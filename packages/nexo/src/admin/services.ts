@@ -12,6 +12,7 @@ import type { admin } from "@nexo/wire/schemas";
 import type { OperatorTokenControl } from "../daemon/components/microapps.js";
 import type { DaemonServices } from "../daemon/services/index.js";
 import type { LlmProvider } from "../engine/types.js";
+import type { MemorySnapshots } from "../memory/snapshots.js";
 import type { AuditRepository, MemoryRepository } from "../store/index.js";
 
 /** How a provider is found by name (llm.yaml's global providers); the engine's registry fits. */
@@ -45,6 +46,8 @@ export interface AdminServices {
    */
   readonly daemon?: DaemonServices;
   readonly memory?: MemoryRepository;
+  /** Bundles of agents' memories (memory/*_snapshot). */
+  readonly memorySnapshots?: MemorySnapshots;
   readonly providers?: AdminProviderLookup;
   readonly secrets?: SecretsTarget;
   readonly operatorToken?: OperatorToken;

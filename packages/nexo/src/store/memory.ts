@@ -203,6 +203,45 @@ export class MemoryRepository {
     return row.n;
   }
 
+  /** Every memory of the agent, oldest first, without a limit (snapshots). */
+  all(agentId: string): MemoryEntry[] {
+    const rows = this.#db
+      .prepare(`SELECT ${COLUMNS} FROM memories m WHERE m.agent_id = ? ORDER BY m.pk`)
+      .all(requireId("agentId", agentId)) as MemoryRow[];
+    return rows.map(toEntry);
+  }
+
+  /**
+   * Replaces every memory of the agent with `entries` (ids and times kept, content redacted again),
+   * in one transaction: a failure leaves the agent's memories as they were. Returns how many are
+   * stored.
+   */
+  replaceAll(agentId: string, entries: readonly MemoryEntry[]): number {
+    requireId("agentId", agentId);
+    const insert = this.#db.prepare(
+      `INSERT INTO memories (id, agent_id, content, tags, concept_tags, memory_type, created_at)
+       VALUES (@id, @agent_id, @content, @tags, @concept_tags, @memory_type, @created_at)`,
+    );
+    return this.#db
+      .transaction(() => {
+        this.#db.prepare("DELETE FROM memories WHERE agent_id = ?").run(agentId);
+        for (const entry of entries) {
+          const content = redact(entry.content).text;
+          insert.run({
+            id: requireId("id", entry.id),
+            agent_id: agentId,
+            content,
+            tags: JSON.stringify(normalizeTags(entry.tags)),
+            concept_tags: JSON.stringify(normalizeConcepts(entry.conceptTags)),
+            memory_type: optionalString("memoryType", entry.memoryType),
+            created_at: timestamp("createdAt", entry.createdAt, this.#now),
+          });
+        }
+        return entries.length;
+      })
+      .immediate();
+  }
+
   /** Deletes one of the agent's memories; returns whether it existed. */
   forget(agentId: string, id: string): boolean {
     const result = this.#db

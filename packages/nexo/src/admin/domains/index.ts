@@ -11,6 +11,7 @@ import { llmDomain } from "./llm.js";
 import { llmProvidersDomain } from "./llm-providers.js";
 import { mcpDomain } from "./mcp.js";
 import { memoryDomain } from "./memory.js";
+import { memorySnapshotsDomain } from "./memory-snapshots.js";
 import { metaDomain } from "./meta.js";
 import { pluginsDomain } from "./plugins.js";
 import { secretsDomain } from "./secrets.js";
@@ -29,6 +30,7 @@ export const ADMIN_DOMAIN_MODULES: readonly AdminDomainModule[] = [
   auditDomain,
   llmDomain,
   memoryDomain,
+  memorySnapshotsDomain,
   secretsDomain,
   authDomain,
 ];
