@@ -7,12 +7,14 @@
  * - `not_found` is -32603 `not_found: …` with `data {reason, subject, id}` — the reference's code
  *   for a missing record (methods whose answer has a `null` for "absent" never throw it);
  * - `unavailable` (no config directory, a file nexo will not rewrite) is -32603 with
- *   `data.reason: "unavailable"`.
+ *   `data.reason: "unavailable"`; a channel no plugin serves is -32603 `channel_unavailable: …`
+ *   with `data {reason: "channel_unavailable", channel}`.
  *
  * Anything else is left to the frame, which answers -32603 with the error's message.
  */
 import { InternalError, InvalidParamsError } from "@nexo/wire";
 import { formatIssue } from "../config/index.js";
+import { ChannelUnavailableError } from "../daemon/services/channels.js";
 import {
   ConflictError,
   InvalidConfigError,
@@ -62,6 +64,11 @@ export function adminErrorOf(error: unknown): unknown {
       reason: "not_found",
       subject: error.subject,
       id: error.id,
+    });
+  if (error instanceof ChannelUnavailableError)
+    return new InternalError(`channel_unavailable: ${error.message}`, {
+      reason: "channel_unavailable",
+      channel: error.channel,
     });
   if (error instanceof UnavailableError)
     return new InternalError(`internal: ${error.message}`, { reason: "unavailable" });

@@ -76,6 +76,7 @@ export class Daemon {
       channels: {
         bound: () => this.parts.channels.list(),
         adapters: () => this.channels.list().map(({ kind, owner }) => ({ kind, owner })),
+        send: (kind, message) => this.channels.get(kind)?.sendOutbound(message),
       },
     });
     this.parts.microapps.bindServices(this.services);

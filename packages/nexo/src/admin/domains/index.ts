@@ -7,6 +7,7 @@ import { agentsDomain } from "./agents.js";
 import { auditDomain } from "./audit.js";
 import { authDomain } from "./auth.js";
 import { channelsDomain } from "./channels.js";
+import { dispatchDomain } from "./dispatch.js";
 import { llmDomain } from "./llm.js";
 import { llmProvidersDomain } from "./llm-providers.js";
 import { mcpDomain } from "./mcp.js";
@@ -23,6 +24,7 @@ export const ADMIN_DOMAIN_MODULES: readonly AdminDomainModule[] = [
   metaDomain,
   llmProvidersDomain,
   channelsDomain,
+  dispatchDomain,
   skillsDomain,
   tenantsDomain,
   mcpDomain,

@@ -3,11 +3,23 @@
  * ones its agents are bound to, with which agents and whether `channel.start` succeeded. A kind
  * bound but served by no local plugin is expected through the broker (another daemon's plugin).
  */
+import type { OutboundMessage, OutboundReceipt } from "../../channels/registry.js";
 import type { BoundChannel } from "../components/channels.js";
+import { UnavailableError } from "./errors.js";
 
 export interface ChannelsRuntime {
   bound(): BoundChannel[];
   adapters(): Array<{ kind: string; owner: string }>;
+  /** Sends through the kind's adapter; undefined when no adapter serves the kind here. */
+  send(kind: string, message: OutboundMessage): Promise<OutboundReceipt> | undefined;
+}
+
+/** No plugin of this daemon serves the channel kind (not configured, or its plugin is down). */
+export class ChannelUnavailableError extends UnavailableError {
+  override readonly name = "ChannelUnavailableError";
+  constructor(readonly channel: string) {
+    super(`no channel plugin serves "${channel}" here (not configured, or its plugin is not running)`);
+  }
 }
 
 export interface ChannelInfo {
@@ -20,6 +32,17 @@ export interface ChannelInfo {
 
 export class ChannelsService {
   constructor(private readonly runtime: ChannelsRuntime) {}
+
+  /**
+   * Sends one message through the channel plugin serving `kind` (what the router does with an
+   * agent's reply). ChannelUnavailableError when none does; the plugin's own refusals (recipient,
+   * rate limit, …) are its typed channel errors.
+   */
+  send(kind: string, message: OutboundMessage): Promise<OutboundReceipt> {
+    const sent = this.runtime.send(kind, message);
+    if (sent === undefined) return Promise.reject(new ChannelUnavailableError(kind));
+    return sent;
+  }
 
   /** Every kind served here or bound to, sorted by kind. */
   list(): ChannelInfo[] {

@@ -94,6 +94,6 @@ export class InvalidConfigError extends ServiceError {
 }
 
 export class UnavailableError extends ServiceError {
-  override readonly name = "UnavailableError";
+  override readonly name: string = "UnavailableError";
   readonly kind = "unavailable" as const;
 }

@@ -26,7 +26,7 @@ import { SkillsService } from "./skills.js";
 import { TenantsService } from "./tenants.js";
 
 export type { AgentDeleteResult, AgentEntry, AgentFilter, AgentPatch, AgentUpsertResult } from "./agents.js";
-export type { ChannelInfo } from "./channels.js";
+export { type ChannelInfo, ChannelUnavailableError } from "./channels.js";
 export type { ConfigEditResult, ConfigFileLocation, ConfigSource } from "./config-files.js";
 export {
   ConflictError,
