@@ -7,6 +7,7 @@ import { agentsDomain } from "./agents.js";
 import { auditDomain } from "./audit.js";
 import { authDomain } from "./auth.js";
 import { channelsDomain } from "./channels.js";
+import { credentialsDomain } from "./credentials.js";
 import { dispatchDomain } from "./dispatch.js";
 import { llmDomain } from "./llm.js";
 import { llmProvidersDomain } from "./llm-providers.js";
@@ -24,6 +25,7 @@ export const ADMIN_DOMAIN_MODULES: readonly AdminDomainModule[] = [
   metaDomain,
   llmProvidersDomain,
   channelsDomain,
+  credentialsDomain,
   dispatchDomain,
   skillsDomain,
   tenantsDomain,

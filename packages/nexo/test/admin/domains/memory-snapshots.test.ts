@@ -61,7 +61,7 @@ describe("admin memory snapshots", () => {
         snapshot_id: "x",
       });
       assert.equal(reply.error?.code, -32004, method);
-      assert.equal((reply.error?.data as { capability: string }).capability, "memory_snapshot");
+      assert.equal((reply.error?.data as { capability?: string } | undefined)?.capability, "memory_snapshot");
     }
   });
 
