@@ -21,7 +21,7 @@ import {
 } from "@nexo/wire";
 import { plugin } from "@nexo/wire/schemas";
 import { type OneShotResult, oneShotRequest, runOneShot } from "../../engine/providers/one-shot.js";
-import type { AgentMemory, LlmProvider, StopReason, Usage } from "../../engine/types.js";
+import type { AgentMemory, LlmProvider, StopReason } from "../../engine/types.js";
 import { checkMemoryGrant, checkProviderGrant, NO_GRANTS, type PluginGrants } from "./grants.js";
 import type { PluginHost } from "./host.js";
 

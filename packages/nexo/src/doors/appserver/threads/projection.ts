@@ -55,6 +55,8 @@ export class TurnProjector {
   readonly turn: Turn & { items: Item[]; status: TurnStatus };
   private open: Item | undefined;
   private readonly calls = new Map<string, OpenCall>();
+  /** toolCall items started by argument fragments, completed when the call is requested whole. */
+  private readonly streamingCalls = new Map<string, Item>();
   private failure: string | undefined;
 
   constructor(
@@ -140,15 +142,39 @@ export class TurnProjector {
         }
         return;
       }
+      case "tool_args_delta": {
+        // The item starts with the first fragment so the fragments can name it; the name and
+        // call id ride only on that first one (as DotCraft's clients expect).
+        let item = this.streamingCalls.get(event.callId);
+        const first = item === undefined;
+        if (item === undefined) {
+          this.closeOpen();
+          item = this.startItem({
+            type: "toolCall",
+            payload: { toolName: event.name, arguments: {}, callId: event.callId },
+          });
+          this.streamingCalls.set(event.callId, item);
+        }
+        if (event.delta === "") return;
+        this.emit("item/toolCall/argumentsDelta", {
+          threadId,
+          turnId,
+          itemId: item.id,
+          deltaKind: "toolCallArguments",
+          delta: event.delta,
+          ...(first ? { toolName: event.name, callId: event.callId } : {}),
+        });
+        return;
+      }
       case "tool_requested": {
         this.closeOpen();
         const call: OpenCall = { name: event.name, args: event.args };
         this.calls.set(event.callId, call);
-        const toolCall = this.startItem({
-          type: "toolCall",
-          payload: { toolName: event.name, arguments: event.args, callId: event.callId },
-        });
-        this.complete(toolCall, toolCall.payload);
+        const payload = { toolName: event.name, arguments: event.args, callId: event.callId };
+        const toolCall =
+          this.streamingCalls.get(event.callId) ?? this.startItem({ type: "toolCall", payload });
+        this.streamingCalls.delete(event.callId);
+        this.complete(toolCall, payload);
         const planned = plannedFileChange(event.name, event.args);
         if (planned) {
           call.fileChange = this.startItem({
@@ -296,7 +322,6 @@ export class TurnProjector {
       case "message_end":
       case "reasoning_start":
       case "reasoning_end":
-      case "tool_args_delta":
       case "approval_resolved":
       case "compaction":
       case "step_usage":

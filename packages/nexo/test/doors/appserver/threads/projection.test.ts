@@ -80,6 +80,51 @@ describe("TurnProjector over the engine's typed events", () => {
     });
   });
 
+  test("argument fragments stream into the toolCall item that the whole request then completes", () => {
+    const fragment = (delta: string): TurnEvent => ({
+      type: "tool_args_delta",
+      turnId: "x",
+      callId: "r1",
+      name: "Read",
+      delta,
+    });
+    const { sent, projector } = project([
+      fragment('{"file_'),
+      fragment('path":"a.txt"}'),
+      requested("r1", "Read", { file_path: "a.txt" }),
+    ]);
+    const toolCalls = projector.turn.items.filter((item) => item.type === "toolCall");
+    assert.equal(toolCalls.length, 1, "one item for the call, not one per event");
+    const [toolCall] = toolCalls;
+    assert.equal(toolCall!.status, "completed");
+    assert.deepEqual(toolCall!.payload, {
+      toolName: "Read",
+      arguments: { file_path: "a.txt" },
+      callId: "r1",
+    });
+    assert.deepEqual(
+      sent.map((m) => m.method),
+      ["item/started", "item/toolCall/argumentsDelta", "item/toolCall/argumentsDelta", "item/completed"],
+    );
+    const deltas = sent.filter((m) => m.method === "item/toolCall/argumentsDelta").map((m) => m.params);
+    assert.deepEqual(deltas[0], {
+      threadId: "t1",
+      turnId: "turn_1",
+      itemId: toolCall!.id,
+      deltaKind: "toolCallArguments",
+      delta: '{"file_',
+      toolName: "Read",
+      callId: "r1",
+    });
+    assert.deepEqual(deltas[1], {
+      threadId: "t1",
+      turnId: "turn_1",
+      itemId: toolCall!.id,
+      deltaKind: "toolCallArguments",
+      delta: 'path":"a.txt"}',
+    });
+  });
+
   test("a Write's file change comes from its typed result", () => {
     const diff = "--- a/new.txt\n+++ b/new.txt\n@@ -0,0 +1,1 @@\n+hi\n";
     const { projector } = project([
