@@ -19,6 +19,7 @@ import {
 import type { microapp } from "@nexo/wire/schemas";
 import type { ToolRegistry } from "../../engine/tools/registry.js";
 import type { Tool, ToolContext, ToolOutput } from "../../engine/types.js";
+import { keepCatalogToolsRegistered } from "../catalog-tools.js";
 import type { SupervisorLogger } from "../supervisor.js";
 import { MicroappUnavailableError } from "./errors.js";
 import type { MicroappHost } from "./host.js";
@@ -104,33 +105,22 @@ export function registerMicroappTools(
   origin: OriginResolver,
   logger: SupervisorLogger,
 ): () => void {
-  let registered: string[] = [];
-  const unregisterAll = () => {
-    for (const name of registered) if (registry.get(name)?.source === "microapp") registry.unregister(name);
-    registered = [];
-  };
-  const sync = () => {
-    const session = host.session;
-    if (session === undefined) return;
-    unregisterAll();
-    for (const def of session.catalog.tools.values()) {
-      try {
-        registry.register(new MicroappTool(host, def, origin));
-        registered.push(def.name);
-      } catch (error) {
-        logger.warn(
-          { microapp: host.id, tool: def.name, err: (error as Error).message },
-          "microapp tool not registered",
-        );
-      }
-    }
-  };
-  sync();
-  host.on("ready", sync);
-  host.on("tools", sync);
-  return () => {
-    host.off("ready", sync);
-    host.off("tools", sync);
-    unregisterAll();
-  };
+  return keepCatalogToolsRegistered(
+    {
+      kind: "microapp",
+      id: host.id,
+      current: () => host.session?.catalog.tools.values(),
+      toTool: (def) => new MicroappTool(host, def, origin),
+      subscribe: (sync) => {
+        host.on("ready", sync);
+        host.on("tools", sync);
+        return () => {
+          host.off("ready", sync);
+          host.off("tools", sync);
+        };
+      },
+    },
+    registry,
+    logger,
+  );
 }

@@ -19,6 +19,7 @@ import {
 import { plugin } from "@nexo/wire/schemas";
 import type { ToolRegistry } from "../../engine/tools/registry.js";
 import type { Tool, ToolContext, ToolOutput } from "../../engine/types.js";
+import { keepCatalogToolsRegistered } from "../catalog-tools.js";
 import type { SupervisorLogger } from "../supervisor.js";
 import type { CatalogTool } from "./catalog.js";
 import { PluginUnavailableError } from "./errors.js";
@@ -105,35 +106,20 @@ export function registerPluginTools(
   registry: ToolRegistry,
   logger: SupervisorLogger,
 ): () => void {
-  let registered: string[] = [];
-  const unregisterAll = () => {
-    for (const name of registered) {
-      if (registry.get(name)?.source === "plugin") registry.unregister(name);
-    }
-    registered = [];
-  };
-  const sync = () => {
-    const session = host.session;
-    if (session === undefined) return;
-    unregisterAll();
-    for (const def of session.catalog.tools.values()) {
-      try {
-        registry.register(new PluginTool(host, def));
-        registered.push(def.name);
-      } catch (error) {
-        logger.warn(
-          { plugin: host.id, tool: def.name, err: (error as Error).message },
-          "plugin tool not registered",
-        );
-      }
-    }
-  };
-  sync();
-  host.on("ready", sync);
-  return () => {
-    host.off("ready", sync);
-    unregisterAll();
-  };
+  return keepCatalogToolsRegistered(
+    {
+      kind: "plugin",
+      id: host.id,
+      current: () => host.session?.catalog.tools.values(),
+      toTool: (def) => new PluginTool(host, def),
+      subscribe: (sync) => {
+        host.on("ready", sync);
+        return () => host.off("ready", sync);
+      },
+    },
+    registry,
+    logger,
+  );
 }
 
 /** The conventional `{content: [...], is_error}` result as a tool output; anything else as JSON. */
