@@ -12,3 +12,9 @@ export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 export const DATABASE_FILE = "nexo.db";
+
+/**
+ * Written in the state dir by a daemon that serves the AppServer (`{url, pid, agent, startedAt}`,
+ * no token), so `nexo chat --config DIR` can find a running daemon's AppServer.
+ */
+export const APPSERVER_ENDPOINT_FILE = "appserver.json";

@@ -28,7 +28,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["daemon"],
   ["admin"],
   ["doors"],
-  ["doctor"],
+  ["doctor", "chat"],
   ["cli", "index.ts"],
 ];
 

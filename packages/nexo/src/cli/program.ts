@@ -6,6 +6,7 @@ import { Command } from "commander";
 import { NEXO_VERSION } from "../version.js";
 import { registerAgent } from "./agent.js";
 import { registerAppServer } from "./app-server.js";
+import { registerChat } from "./chat.js";
 import { registerConfig } from "./config.js";
 import { registerDevMockLlm } from "./dev-mock-llm.js";
 import { registerDoctor } from "./doctor.js";
@@ -28,6 +29,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     // instead of commander calling process.exit itself. Set before the subcommands, which inherit it.
     .exitOverride();
   registerStart(program, env);
+  registerChat(program, env);
   registerAgent(program, env);
   registerAppServer(program, env);
   registerHub(program, env);

@@ -13,6 +13,7 @@
  */
 import { adminRpc } from "../admin/serve.js";
 import { ConfigError } from "../config/index.js";
+import { appServerOverride } from "../daemon/config/appserver.js";
 import { loadDaemonConfig } from "../daemon/config/index.js";
 import { Daemon } from "../daemon/daemon.js";
 import { type Component, ComponentStartError } from "../daemon/lifecycle.js";
@@ -20,9 +21,17 @@ import { specFromConfig } from "../daemon/spec.js";
 import { installExitHooks } from "../extensions/reaper.js";
 import { createLogger, type Logger } from "../log.js";
 
+export interface StartFlags {
+  config?: string;
+  stateDir?: string;
+  /** Serve the AppServer here (ws://HOST:PORT), overriding appserver.yaml's `listen`. */
+  appserver?: string;
+  appserverAgent?: string;
+}
+
 /** `startupEnv` is the CLI's start-up view of the environment (secrets included, see secrets/capture.ts). */
 export async function runStart(
-  options: { config: string; stateDir?: string },
+  options: StartFlags & { config: string },
   startupEnv: NodeJS.ProcessEnv,
 ): Promise<number> {
   const logger = createLogger({ base: { component: "daemon" } });
@@ -36,6 +45,16 @@ export async function runStart(
     return 2;
   }
   for (const warning of config.warnings) logger.warn({ warning }, "config warning");
+  let appServer = config.appserver;
+  if (options.appserver !== undefined) {
+    const ids = config.agents.map((agent) => agent.id);
+    const override = appServerOverride(appServer, options.appserver, options.appserverAgent, ids, env);
+    if (!override.ok) {
+      process.stderr.write(`nexo start: ${override.problem}\n`);
+      return 2;
+    }
+    appServer = override.value;
+  }
   const spec = specFromConfig(config, env, logger);
   if (options.stateDir) spec.stateDir = options.stateDir;
 
@@ -53,9 +72,9 @@ export async function runStart(
     process.stderr.write(`nexo start: ${error.message}\n`);
     return 1;
   }
-  if (config.appserver !== undefined) {
+  if (appServer !== undefined) {
     const { appServerDoor } = await import("../doors/appserver/daemon-door.js");
-    const door = appServerDoor(daemon, config.appserver, logger.child({ component: "appserver" }));
+    const door = appServerDoor(daemon, appServer, logger.child({ component: "appserver" }));
     try {
       await door.start();
       doors.push(door);

@@ -3,6 +3,7 @@
  * cli/start-run.ts does the work (loaded on use).
  */
 import type { Command } from "commander";
+import type { StartFlags } from "./start-run.js";
 
 export function registerStart(program: Command, env: NodeJS.ProcessEnv): void {
   program
@@ -12,7 +13,9 @@ export function registerStart(program: Command, env: NodeJS.ProcessEnv): void {
     // before unknown ones, so `nexo start --confg x` would blame a missing --config (issue 14.10).
     .option("--config <dir>", "the config directory (agents.yaml, llm.yaml, plugins.yaml, …) (required)")
     .option("--state-dir <dir>", "overrides daemon.yaml state_dir and $NEXO_STATE_DIR")
-    .action(async (options: { config?: string; stateDir?: string }, command: Command) => {
+    .option("--appserver <url>", "serve the AppServer at ws://HOST:PORT, whatever appserver.yaml says")
+    .option("--appserver-agent <id>", "the agent that answers AppServer threads (with --appserver)")
+    .action(async (options: StartFlags, command: Command) => {
       if (options.config === undefined) {
         command.error("error: required option '--config <dir>' not specified", {
           code: "commander.missingMandatoryOptionValue",

@@ -1,7 +1,9 @@
 /**
- * `npm start` (scripts/quickstart.mjs) as a newcomer runs it twice: the second run must fail
- * loudly — exit 1 with the daemon's reason — and must not disturb the first (issue 14.8: it used
- * to exit 0, hide the state-dir lock behind "see the log", and delete the first run's endpoint).
+ * `npm start` (scripts/quickstart.mjs: `nexo chat` on examples/quickstart) as a newcomer runs it,
+ * twice: the second run joins the first run's daemon. When the state dir is held by a daemon the
+ * chat cannot join, the run fails loudly — exit 1 with the daemon's reason — and disturbs nothing
+ * (issue 14.8: it used to exit 0, hide the state-dir lock behind "see the log", and delete the
+ * running daemon's endpoint file).
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -11,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { CLI_PATH } from "../helpers/cli.js";
 import { waitFor } from "../helpers/wait.js";
 
 const REPO = fileURLToPath(new URL("../../../..", import.meta.url));
@@ -26,27 +29,69 @@ function quickstart(stateDir: string): ChildProcess & { output: () => string } {
 }
 
 describe("npm start", () => {
-  it("a second run fails with the daemon's reason and leaves the first run alone", {
+  it("chats with the quickstart agent and a second run joins the first run's daemon", {
+    timeout: 180_000,
+  }, async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "nexo-quickstart-"));
+    after(() => rmSync(stateDir, { recursive: true, force: true }));
+
+    const first = quickstart(stateDir);
+    after(() => first.kill("SIGKILL"));
+    await waitFor(
+      "the first run's AppServer",
+      () => existsSync(join(stateDir, "appserver.json")) || undefined,
+      120_000,
+    );
+
+    const second = quickstart(stateDir);
+    second.stdin?.end("weather in Bern\n");
+    const [code] = (await once(second, "exit")) as [number | null];
+    assert.equal(code, 0, second.output());
+    assert.match(second.output(), /the running daemon \(pid \d+/);
+    assert.match(second.output(), /Forecast for Bern/);
+    assert.ok(
+      existsSync(join(stateDir, "appserver.json")),
+      "the second run leaves the first run's daemon up",
+    );
+
+    // Ctrl-D in the first run's chat ends it and stops the daemon it started.
+    first.stdin?.end("weather in Paris\n");
+    const [firstCode] = (await once(first, "exit")) as [number | null];
+    assert.equal(firstCode, 0, first.output());
+    assert.match(first.output(), /Forecast for Paris/);
+    assert.equal(existsSync(join(stateDir, "appserver.json")), false);
+  });
+
+  it("fails with the daemon's reason when another daemon holds the state dir", {
     timeout: 180_000,
   }, async () => {
     const stateDir = mkdtempSync(join(tmpdir(), "nexo-quickstart-"));
     after(() => rmSync(stateDir, { recursive: true, force: true }));
     const endpointFile = join(stateDir, "plugins", "loopback", "endpoint.json");
-
-    const first = quickstart(stateDir);
-    after(() => first.kill("SIGKILL"));
-    await waitFor("the first run's loopback endpoint", () => existsSync(endpointFile) || undefined, 120_000);
+    // A daemon started by hand on the same state dir, without an AppServer to join.
+    const daemon = spawn(
+      process.execPath,
+      [CLI_PATH, "start", "--config", join(REPO, "examples", "quickstart")],
+      {
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, NEXO_STATE_DIR: stateDir },
+        stdio: "ignore",
+      },
+    );
+    after(() => daemon.kill("SIGKILL"));
+    await waitFor("the daemon's loopback endpoint", () => existsSync(endpointFile) || undefined, 120_000);
     const endpoint = readFileSync(endpointFile, "utf8");
 
-    const second = quickstart(stateDir);
-    const [code] = (await once(second, "exit")) as [number | null];
-    assert.equal(code, 1, second.output());
-    assert.match(second.output(), /nexo start: .*in use by another nexo daemon/);
-    assert.equal(readFileSync(endpointFile, "utf8"), endpoint, "the first run's endpoint was not touched");
-
-    // Ctrl-D in the first run's chat ends it cleanly.
-    first.stdin?.end();
-    const [firstCode] = (await once(first, "exit")) as [number | null];
-    assert.equal(firstCode, 0, first.output());
+    const run = quickstart(stateDir);
+    run.stdin?.end();
+    const [code] = (await once(run, "exit")) as [number | null];
+    assert.equal(code, 1, run.output());
+    assert.match(run.output(), /nexo start: .*in use by another nexo daemon/);
+    assert.equal(
+      readFileSync(endpointFile, "utf8"),
+      endpoint,
+      "the running daemon's endpoint was not touched",
+    );
+    daemon.kill("SIGTERM");
+    await once(daemon, "exit");
   });
 });

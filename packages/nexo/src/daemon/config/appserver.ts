@@ -73,3 +73,39 @@ export function daemonAppServer(
     },
   };
 }
+
+/**
+ * `nexo start --appserver URL [--appserver-agent ID]` (what `nexo chat --config DIR` starts): serve
+ * the AppServer at URL whatever appserver.yaml says about `listen`, keeping the file's token and
+ * timeout. The agent is the flag's, else the file's, else the only agent of agents.yaml.
+ */
+export function appServerOverride(
+  served: DaemonAppServer | undefined,
+  listen: string,
+  agent: string | undefined,
+  agentIds: readonly string[],
+  env: Env,
+): { ok: true; value: DaemonAppServer } | { ok: false; problem: string } {
+  const token = served?.websocket.token ?? (env.NEXO_APPSERVER_TOKEN || undefined);
+  const read = daemonAppServer({ listen, ...(token === undefined ? {} : { token }) }, env);
+  if (!read.ok) return { ok: false, problem: `--appserver: ${read.problem}` };
+  const chosen = agent ?? served?.agent ?? (agentIds.length === 1 ? agentIds[0] : undefined);
+  if (chosen === undefined || !agentIds.includes(chosen)) {
+    const known = agentIds.join(", ") || "none";
+    return {
+      ok: false,
+      problem:
+        chosen === undefined
+          ? `agents.yaml has ${agentIds.length} agents: name the one that answers with --appserver-agent (one of: ${known})`
+          : `--appserver-agent: unknown agent "${chosen}" (agents.yaml has: ${known})`,
+    };
+  }
+  return {
+    ok: true,
+    value: {
+      websocket: read.value!.websocket,
+      agent: chosen,
+      approvalTimeoutMs: served?.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_S * 1000,
+    },
+  };
+}

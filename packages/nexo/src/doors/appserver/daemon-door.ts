@@ -10,10 +10,14 @@
  * Stopping (SIGTERM to the daemon): the listener closes, running turns are cancelled and
  * persisted within `graceMs`, then the daemon's components stop.
  */
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { writeFileAtomic } from "../../config/index.js";
 import type { DaemonAppServer } from "../../daemon/config/appserver.js";
 import type { Daemon } from "../../daemon/daemon.js";
 import { type Component, Part } from "../../daemon/lifecycle.js";
 import type { Logger } from "../../log.js";
+import { APPSERVER_ENDPOINT_FILE } from "../../paths.js";
 import type { Store } from "../../store/index.js";
 import { NEXO_VERSION } from "../../version.js";
 import type { AppServerHost } from "./host.js";
@@ -54,13 +58,23 @@ export function appServerDoor(
       });
       const listener = await listenWebSocket({ ...settings.websocket, server: host, logger });
       logger.info({ url: listener.url, agent: agentId }, "AppServer listening");
+      await publishEndpoint(daemon.spec.stateDir, listener.url, agentId);
       return { host, listener };
     },
     stop: async ({ host, listener }, reason) => {
+      rmSync(join(daemon.spec.stateDir, APPSERVER_ENDPOINT_FILE), { force: true });
       host.close(reason);
       await listener.close();
       await host.threads.shutdown(true, STOP_GRACE_MS);
     },
+  });
+}
+
+/** Where local clients (`nexo chat --config DIR`) find this AppServer; the token is not written. */
+async function publishEndpoint(stateDir: string, url: string, agent: string): Promise<void> {
+  const endpoint = { url, pid: process.pid, agent, startedAt: new Date().toISOString() };
+  await writeFileAtomic(join(stateDir, APPSERVER_ENDPOINT_FILE), `${JSON.stringify(endpoint)}\n`, {
+    mode: 0o600,
   });
 }
 
