@@ -3,6 +3,8 @@
  * runs only when the files it compares are valid themselves, so one typo is reported once rather
  * than again as the failures it causes elsewhere.
  */
+import { readFileSync } from "node:fs";
+import { parseDocument } from "yaml";
 import type { ConfigIssue } from "../../config/index.js";
 import type { LlmConfig } from "../../engine/providers/llm-config.js";
 import type { AgentsFile } from "./agents.js";
@@ -136,7 +138,73 @@ export function crossCheck(input: CrossCheckInput): { issues: ConfigIssue[]; war
 
   issues.push(...grantProblems(input, agents, providers));
   warnings.push(...unservedBindings(input, agents));
+  warnings.push(...nobodyAnswers(agents));
+  warnings.push(...keylessProviders(input, agents));
   return { issues, warnings };
+}
+
+/** A directory whose agents.yaml lists no active agent starts a daemon that answers nobody. */
+function nobodyAnswers(agents: Extract<FileResult<AgentsFile>, { ok: true }> | undefined): ConfigWarning[] {
+  if (agents === undefined) return [];
+  const list = agents.value.agents;
+  if (list.some((agent) => agent.active)) return [];
+  const problem =
+    list.length === 0
+      ? "no agents: the daemon starts, but no message is ever answered (add one under agents:)"
+      : `none of the ${list.length} agents is active: no message is ever answered (set active: true on one)`;
+  return [warningAt(agents.file, agents.locate, ["agents"], problem)];
+}
+
+/** The vendors whose API needs a key, and the variable their examples read it from. */
+const KEY_VARIABLES: Record<string, string> = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" };
+
+/**
+ * An active agent whose provider has no API key boots fine and then fails every turn: say so
+ * before, naming the environment variable llm.yaml reads the key from (issue 14.2).
+ */
+function keylessProviders(
+  input: CrossCheckInput,
+  agents: Extract<FileResult<AgentsFile>, { ok: true }> | undefined,
+): ConfigWarning[] {
+  const llm = input.llm;
+  if (agents === undefined || llm === undefined) return [];
+  const warnings: ConfigWarning[] = [];
+  agents.value.agents.forEach((agent, index) => {
+    if (!agent.active) return;
+    const name = agent.model.provider;
+    const tenantOwn =
+      agent.tenant_id === undefined ? undefined : llm.config.tenants[agent.tenant_id]?.providers[name];
+    const provider = tenantOwn ?? llm.config.providers[name];
+    if (provider === undefined || !(provider.type in KEY_VARIABLES) || provider.api_key) return;
+    const path =
+      tenantOwn === undefined
+        ? ["providers", name, "api_key"]
+        : ["tenants", agent.tenant_id!, "providers", name, "api_key"];
+    const variable = llm.source?.ok ? referencedVariable(llm.source.file, path) : undefined;
+    const fix =
+      variable === undefined
+        ? `set api_key for "${name}" in llm.yaml, e.g. api_key: \${${KEY_VARIABLES[provider.type]}}`
+        : `set ${variable} in the daemon's environment (llm.yaml reads the key from it)`;
+    warnings.push(
+      warningAt(
+        agents.file,
+        agents.locate,
+        ["agents", index, "model", "provider"],
+        `provider "${name}" has no API key, so every turn of agent "${agent.id}" will fail: ${fix}`,
+      ),
+    );
+  });
+  return warnings;
+}
+
+/** The variable a `${VAR}` / `${VAR:-default}` reference at `path` of a YAML file names, if any. */
+function referencedVariable(file: string, path: readonly (string | number)[]): string | undefined {
+  try {
+    const raw = parseDocument(readFileSync(file, "utf8")).getIn(path);
+    return typeof raw === "string" ? /\$\{([A-Za-z_][A-Za-z0-9_]*)/.exec(raw)?.[1] : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Grants must name agents and providers that exist; a typo there reads as "no grant" at run time. */

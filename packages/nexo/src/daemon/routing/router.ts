@@ -67,6 +67,10 @@ interface Work {
 const keyString = (k: SessionKey) =>
   `${k.agentId}\u0000${k.channel}\u0000${k.account ?? ""}\u0000${k.contact}`;
 
+/** Sent on the channel when a turn fails before the agent said anything (issue 14.2). */
+export const FAILED_TURN_REPLY =
+  "Sorry, I could not answer this message: something went wrong on my side. Please try again later.";
+
 export class Router {
   private bindings: BindingTable;
   private readonly queues = new Map<string, SessionQueue<Work>>();
@@ -212,7 +216,12 @@ export class Router {
         }
       }
       this.options.onTurn?.(key.agentId, reason, (performance.now() - started) / 1000);
-      if (reason === "error") this.counters.turnsFailed++;
+      if (reason === "error") {
+        this.counters.turnsFailed++;
+        // Silence reads as "ignored" to the person on the channel: tell them, without the details
+        // (those are the operator's, in the log).
+        if (!reply?.trim()) reply = FAILED_TURN_REPLY;
+      }
       if (!reply?.trim()) return;
       try {
         await this.options.replies.send(

@@ -32,12 +32,23 @@ export interface AttemptSpec<Client, Chunk> {
   decoder(): StreamDecoder<Chunk>;
 }
 
+/** Most keys come from the environment (`api_key: ${ANTHROPIC_API_KEY}`): name the variable, not only the file. */
+function missingKeyHint(provider: string): string {
+  const variable = /anthropic/i.test(provider)
+    ? "ANTHROPIC_API_KEY"
+    : /openai/i.test(provider)
+      ? "OPENAI_API_KEY"
+      : undefined;
+  const usual = variable === undefined ? "" : ` (usually ${variable})`;
+  return `llm.yaml's api_key for it is empty: set the environment variable its \${…} reference names${usual} for the daemon, or write the key there`;
+}
+
 export async function* runAttempt<Client, Chunk>(
   spec: AttemptSpec<Client, Chunk>,
 ): AsyncGenerator<ProviderEvent, void, undefined> {
   const { provider, baseUrl, request } = spec;
   if (!spec.client) {
-    throw new LlmAuthenticationError(`${provider}: no API key configured (set api_key in llm.yaml)`, {
+    throw new LlmAuthenticationError(`${provider}: no API key configured (${missingKeyHint(provider)})`, {
       provider,
     });
   }

@@ -243,4 +243,52 @@ describe("bindings", () => {
     });
     assert.deepEqual(nats.warnings, []);
   });
+
+  it("warns when no agent would answer (issue 14.12)", async () => {
+    const none = await report({ "agents.yaml": "agents: []\n" });
+    assert.deepEqual(none.problems, []);
+    assert.deepEqual(none.warnings, [
+      "warning: agents.yaml:1:1: agents: no agents: the daemon starts, but no message is ever answered (add one under agents:)",
+    ]);
+    const inactive = await report({
+      "agents.yaml": "agents:\n  - id: ana\n    active: false\n    model: { provider: scripted, model: m }\n",
+    });
+    assert.equal(inactive.warnings.length, 1);
+    assert.match(inactive.warnings[0]!, /none of the 1 agents is active: no message is ever answered/);
+  });
+
+  it("warns when an active agent's provider has no API key, naming the variable (issue 14.2)", async () => {
+    const agents = "agents:\n  - id: ana\n    model: { provider: anthropic, model: claude-sonnet-4-5 }\n";
+    const keyless = await report(
+      { "agents.yaml": agents, "llm.yaml": LLM },
+      { ANTHROPIC_API_KEY: undefined },
+    );
+    assert.deepEqual(keyless.problems, []);
+    assert.deepEqual(keyless.warnings, [
+      'warning: agents.yaml:3:14: agents[0].model.provider: provider "anthropic" has no API key, so every turn of agent "ana" will fail: set ANTHROPIC_API_KEY in the daemon\'s environment (llm.yaml reads the key from it)',
+    ]);
+    const ownVariable = await report({
+      "agents.yaml": agents,
+      "llm.yaml": 'providers:\n  anthropic: { type: anthropic, api_key: "${TEAM_CLAUDE_KEY:-}" }\n',
+    });
+    assert.match(ownVariable.warnings.join("\n"), /set TEAM_CLAUDE_KEY in the daemon's environment/);
+    const literalEmpty = await report({
+      "agents.yaml": agents,
+      "llm.yaml": "providers:\n  anthropic: { type: anthropic }\n",
+    });
+    assert.match(
+      literalEmpty.warnings.join("\n"),
+      /set api_key for "anthropic" in llm\.yaml, e\.g\. api_key: \$\{ANTHROPIC_API_KEY\}/,
+    );
+    const withKey = await report(
+      { "agents.yaml": agents, "llm.yaml": LLM },
+      { ANTHROPIC_API_KEY: "sk-test" },
+    );
+    assert.deepEqual(withKey.warnings, []);
+    const local = await report({
+      "agents.yaml": "agents:\n  - id: ana\n    model: { provider: local, model: llama3 }\n",
+      "llm.yaml": "providers:\n  local: { type: openai_compatible, base_url: http://127.0.0.1:11434 }\n",
+    });
+    assert.deepEqual(local.warnings, [], "a local server needs no key");
+  });
 });

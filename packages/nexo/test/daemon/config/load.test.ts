@@ -263,7 +263,12 @@ describe("loadDaemonConfig on a full directory", () => {
     const config = await loadDaemonConfig(dir, { env: {} });
     assert.deepEqual(
       config.warnings.map((warning) => warning.file),
-      [join(dir, "agent.yaml")],
+      [join(dir, "agent.yaml"), join(dir, "agents.yaml")],
+    );
+    // The second one: an empty agents list answers nobody (issue 14.12).
+    assert.match(
+      config.warnings[1]?.message ?? "",
+      /no agents: the daemon starts, but no message is ever answered/,
     );
     assert.match(
       config.warnings[0]?.message ?? "",
