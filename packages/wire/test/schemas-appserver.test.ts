@@ -581,6 +581,9 @@ const notificationExamples: Record<AppServerNotificationName, unknown> = {
   "thread/runtimeChanged": { threadId, runtime: { ...runtime, running: true, waitingOnApproval: true } },
   "thread/queue/updated": { threadId, queuedInputs: [queuedInput] },
   "workspace/configChanged": { source: "plugin/install", regions: ["plugins", "skills"], changedAt: T1 },
+  "mcp/status/updated": {
+    server: { name: "sqlite", enabled: true, startupState: "ready", toolCount: 3, transport: "stdio" },
+  },
 };
 
 // Every complete JSON example of specs/appserver-protocol.txt, verbatim.

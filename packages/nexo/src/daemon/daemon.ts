@@ -72,7 +72,10 @@ export class Daemon {
         status: () => this.plugins.status(),
         restart: (id) => this.restartPlugin(id),
       },
-      mcp: { statuses: () => this.parts.mcp.statuses() },
+      mcp: {
+        statuses: () => this.parts.mcp.statuses(),
+        watch: (listener) => this.parts.mcp.watch(listener),
+      },
       channels: {
         bound: () => this.parts.channels.list(),
         adapters: () => this.channels.list().map(({ kind, owner }) => ({ kind, owner })),

@@ -26,6 +26,7 @@ export class McpServers implements Component {
   private current: McpManager | undefined;
   private unsync: (() => void) | undefined;
   private config: McpConfig | undefined;
+  private readonly watchers = new Set<(status: McpServerStatus) => void>();
 
   constructor(
     config: McpConfig | undefined,
@@ -54,6 +55,12 @@ export class McpServers implements Component {
 
   statuses(): McpServerStatus[] {
     return this.current?.statuses() ?? [];
+  }
+
+  /** Calls `listener` on every state change of a server (connecting, connected, restarting, failed). */
+  watch(listener: (status: McpServerStatus) => void): () => void {
+    this.watchers.add(listener);
+    return () => this.watchers.delete(listener);
   }
 
   /** Applies a new mcp.yaml: closes, connects and reconnects what changed; waits for the connects. */
@@ -85,6 +92,10 @@ export class McpServers implements Component {
       const { McpManager: Manager, syncMcpTools } = await import("../../extensions/mcp/index.js");
       this.current = new Manager({ logger: this.logger, hostEnv: this.hostEnv });
       this.unsync = syncMcpTools(this.current, this.tools);
+      // The manager is created lazily, so watchers subscribe here rather than to it directly.
+      this.current.on("serverState", (status) => {
+        for (const watcher of this.watchers) watcher(status);
+      });
     }
     return this.current;
   }

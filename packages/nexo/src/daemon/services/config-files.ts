@@ -158,7 +158,7 @@ export class ConfigFiles {
    * the secrets stored in the state dir daemon.yaml names (`secrets/write`, an LLM key written
    * through the admin RPC), so a file referencing a stored secret reads as valid here too.
    */
-  private async substitutionEnv(): Promise<Env> {
+  async substitutionEnv(): Promise<Env> {
     const { dir, env } = this.requireSource();
     const location = await this.locate("daemon");
     const daemon = location.exists ? await readConfigFile(location.path, DaemonFileSchema, env) : undefined;

@@ -6,20 +6,19 @@
  *   services.agents     agents.yaml: list, get, upsert, delete (each change hot-reloaded)
  *   services.providers  llm.yaml providers: list, get, upsert, delete (refused while in use)
  *   services.plugins    the running plugins: list, get, restart
- *   services.mcp        mcp.yaml servers with live state: list, get, upsert, delete, status
+ *   services.mcp        mcp.yaml servers with live state: list, get, upsert, delete, status, watch, test
  *   services.channels   channel kinds served and bound
  *   services.skills     skills/<name>/SKILL.md: list, get, upsert, delete (refused while in use)
  *   services.tenants    tenants.yaml: list, get, upsert, delete (refused while agents belong, or purge)
  *   services.config     the config writer: read and edit any config file, validated as a whole
  *   services.reload()   validate the config directory and swap it in
  */
-import type { McpServerStatus } from "../../extensions/mcp/manager.js";
 import type { ReloadOutcome } from "../reload.js";
 import type { ReloadReport } from "../types.js";
 import { AgentsService } from "./agents.js";
 import { type ChannelsRuntime, ChannelsService } from "./channels.js";
 import { ConfigFiles, type ConfigSource } from "./config-files.js";
-import { McpService } from "./mcp.js";
+import { type McpRuntime, McpService } from "./mcp.js";
 import { type PluginsRuntime, PluginsService } from "./plugins.js";
 import { ProvidersService } from "./providers.js";
 import { SkillsService } from "./skills.js";
@@ -40,7 +39,14 @@ export {
   SkillInUseError,
   UnavailableError,
 } from "./errors.js";
-export type { McpDeleteResult, McpServerEntry, McpServerRecord, McpUpsertResult } from "./mcp.js";
+export type {
+  McpDeleteResult,
+  McpProbeResult,
+  McpRuntime,
+  McpServerEntry,
+  McpServerRecord,
+  McpUpsertResult,
+} from "./mcp.js";
 export type { PluginRestartResult } from "./plugins.js";
 export {
   type ApiKeySource,
@@ -61,7 +67,7 @@ export type {
   TenantRecord,
   TenantUpsertResult,
 } from "./tenants.js";
-export type { Patch } from "./yaml-patch.js";
+export { type Patch, withoutRemovals } from "./yaml-patch.js";
 
 /** What the services run on; the daemon provides it (daemon.ts). */
 export interface ServicesDeps {
@@ -70,7 +76,7 @@ export interface ServicesDeps {
   /** Reads the config directory again and applies it (the daemon's hot reload). */
   reload(): Promise<ReloadOutcome>;
   plugins: PluginsRuntime;
-  mcp: { statuses(): McpServerStatus[] };
+  mcp: McpRuntime;
   channels: ChannelsRuntime;
 }
 

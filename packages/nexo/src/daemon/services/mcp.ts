@@ -4,7 +4,8 @@
  * waits for them (each within its startup timeout), so the status returned is the new one.
  */
 import type { z } from "zod";
-import { McpConfigSchema, type McpServerConfigSchema } from "../../extensions/mcp/config.js";
+import { substituteValues } from "../../config/index.js";
+import { McpConfigSchema, McpServerConfigSchema, serverNameProblem } from "../../extensions/mcp/config.js";
 import type { McpServerStatus } from "../../extensions/mcp/manager.js";
 import type { ReloadReport } from "../types.js";
 import type { ConfigFiles } from "./config-files.js";
@@ -33,6 +34,18 @@ export interface McpUpsertResult {
   reload: ReloadReport | undefined;
 }
 
+/** What `test` found: the tools the server offered, or why it could not be reached. */
+export type McpProbeResult =
+  | { ok: true; tools: string[] }
+  | { ok: false; reason: string; failure: "invalid_config" | "connect" };
+
+/** What the services need of the running MCP servers. */
+export interface McpRuntime {
+  statuses(): McpServerStatus[];
+  /** Calls `listener` on every change of a running server's state; returns the unsubscribe. */
+  watch?(listener: (status: McpServerStatus) => void): () => void;
+}
+
 export interface McpDeleteResult {
   removed: boolean;
   reload: ReloadReport | undefined;
@@ -41,7 +54,7 @@ export interface McpDeleteResult {
 export class McpService {
   constructor(
     private readonly files: ConfigFiles,
-    private readonly live: { statuses(): McpServerStatus[] },
+    private readonly live: McpRuntime,
   ) {}
 
   /** The servers of mcp.yaml by name, each with its live state. */
@@ -99,5 +112,46 @@ export class McpService {
   /** The live state of every server the daemon started (disabled ones are not listed). */
   status(): McpServerStatus[] {
     return this.live.statuses();
+  }
+
+  /** Calls `listener` whenever a running server's state changes; a no-op where nothing runs. */
+  watch(listener: (status: McpServerStatus) => void): () => void {
+    return this.live.watch?.(listener) ?? (() => {});
+  }
+
+  /**
+   * Connects `entry` (placeholders expanded as the daemon would, relative paths from the config
+   * directory) under a throwaway manager, lists its tools and disconnects. Nothing is written and
+   * nothing the daemon runs is touched; a server that cannot be reached is a result, not an error.
+   */
+  async test(name: string, entry: McpServerEntry): Promise<McpProbeResult> {
+    const problem = serverNameProblem(name);
+    if (problem !== undefined) return { ok: false, failure: "invalid_config", reason: `name ${problem}` };
+    const env = await this.files.substitutionEnv();
+    const dir = this.files.dir;
+    const expanded = substituteValues(entry, { env, baseDir: dir });
+    if (expanded.failures.length > 0) {
+      const messages = expanded.failures.flatMap((failure) => failure.messages);
+      return { ok: false, failure: "invalid_config", reason: messages.join("; ") };
+    }
+    const parsed = McpServerConfigSchema.safeParse(expanded.value);
+    if (!parsed.success) {
+      const reason = parsed.error.issues.map((issue) => issue.message).join("; ");
+      return { ok: false, failure: "invalid_config", reason };
+    }
+    const { McpManager } = await import("../../extensions/mcp/index.js");
+    const probe = new McpManager({ configDir: dir, hostEnv: env });
+    try {
+      const status = await probe.connect(name, parsed.data, { restart: { respawn: false } });
+      return { ok: true, tools: status.tools };
+    } catch (error) {
+      return {
+        ok: false,
+        failure: "connect",
+        reason: error instanceof Error ? error.message : String(error),
+      };
+    } finally {
+      await probe.close();
+    }
   }
 }

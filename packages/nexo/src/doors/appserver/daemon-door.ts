@@ -20,6 +20,7 @@ import type { Logger } from "../../log.js";
 import { APPSERVER_ENDPOINT_FILE } from "../../paths.js";
 import type { Store } from "../../store/index.js";
 import { NEXO_VERSION } from "../../version.js";
+import { announceMcpStatus } from "./families/mcp.js";
 import type { AppServerHost } from "./host.js";
 import { createThreadedAppServer } from "./server.js";
 import { listenWebSocket, type WebSocketListener } from "./websocket-listener.js";
@@ -30,6 +31,8 @@ const STOP_GRACE_MS = 1500;
 export interface AppServerDoor {
   readonly host: AppServerHost;
   readonly listener: WebSocketListener;
+  /** Stops the daemon-wide announcements (MCP server states) to this door's clients. */
+  readonly unwatch: () => void;
 }
 
 export function appServerDoor(
@@ -57,11 +60,13 @@ export function appServerDoor(
         management: { services: daemon.services, live: true },
       });
       const listener = await listenWebSocket({ ...settings.websocket, server: host, logger });
+      const unwatch = announceMcpStatus(host);
       logger.info({ url: listener.url, agent: agentId }, "AppServer listening");
       await publishEndpoint(daemon.spec.stateDir, listener.url, agentId);
-      return { host, listener };
+      return { host, listener, unwatch };
     },
-    stop: async ({ host, listener }, reason) => {
+    stop: async ({ host, listener, unwatch }, reason) => {
+      unwatch();
       rmSync(join(daemon.spec.stateDir, APPSERVER_ENDPOINT_FILE), { force: true });
       host.close(reason);
       await listener.close();

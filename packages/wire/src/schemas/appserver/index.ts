@@ -18,6 +18,7 @@ import {
 } from "./commands.js";
 import { ThreadIdParamsSchema } from "./common.js";
 import { InitializedParamsSchema, InitializeParamsSchema, InitializeResultSchema } from "./initialize.js";
+import { McpStatusUpdatedParamsSchema } from "./mcp.js";
 import {
   AgentMessageDeltaParamsSchema,
   ApprovalResolvedParamsSchema,
@@ -175,6 +176,7 @@ export const appServerNotifications = {
   "thread/queue/updated": notification(ThreadQueueUpdatedParamsSchema),
 
   "workspace/configChanged": notification(WorkspaceConfigChangedParamsSchema),
+  "mcp/status/updated": notification(McpStatusUpdatedParamsSchema),
 } as const;
 export type AppServerNotificationName = keyof typeof appServerNotifications;
 

@@ -55,11 +55,25 @@ export type McpRemoveResult = z.infer<typeof McpRemoveResultSchema>;
 export const McpStatusListResultSchema = z.looseObject({ servers: z.array(McpServerStatusSchema) });
 export type McpStatusListResult = z.infer<typeof McpStatusListResultSchema>;
 
+/** `mcp/test`: a probe of a configuration that is not saved; a failed probe is a result, not an error. */
+export const McpTestResultSchema = z.looseObject({
+  success: z.boolean(),
+  toolCount: z.number().int().nonnegative().optional(),
+  errorCode: z.string().optional(),
+  errorMessage: z.string().optional(),
+});
+export type McpTestResult = z.infer<typeof McpTestResultSchema>;
+
+/** Broadcast when one server's live state changes (only where the servers run). */
+export const McpStatusUpdatedParamsSchema = z.looseObject({ server: McpServerStatusSchema });
+export type McpStatusUpdatedParams = z.infer<typeof McpStatusUpdatedParamsSchema>;
+
 export const mcpMethods = {
   "mcp/list": method(EmptyObjectSchema, McpListResultSchema),
   "mcp/get": method(McpNameParamsSchema, McpServerResultSchema),
   "mcp/upsert": method(McpUpsertParamsSchema, McpServerResultSchema),
   "mcp/remove": method(McpNameParamsSchema, McpRemoveResultSchema),
+  "mcp/test": method(McpUpsertParamsSchema, McpTestResultSchema),
 } as const;
 
 /** Served only where the servers run in the same process (the daemon). */

@@ -1,12 +1,18 @@
 /**
- * `mcp/list|get|upsert|remove` (`mcpManagement`) over the servers of mcp.yaml, and
- * `mcp/status/list` (`mcpStatus`) with their live state where the daemon runs them.
+ * `mcp/list|get|upsert|remove|test` (`mcpManagement`) over the servers of mcp.yaml, and
+ * `mcp/status/list` plus the `mcp/status/updated` broadcast (`mcpStatus`) with their live state
+ * where the daemon runs them.
  *
  * The wire names fields the protocol's way (camelCase, `streamableHttp`, seconds); mcp.yaml keeps
  * nexo's (snake_case, `streamable_http`, milliseconds). `mcp/upsert` replaces the whole entry: a
  * field the client leaves out is removed from the file; every other line of mcp.yaml, comments
  * included, stays as it was. The edit is validated with the whole config directory before it is
  * written, and the daemon reconnects the server before the reply.
+ *
+ * `mcp/test` connects the entry the client sent under a throwaway client, counts its tools and
+ * disconnects: nothing is written and nothing running is touched. It works wherever the config
+ * directory is (the standalone server too), so it is served with the configuration methods; a
+ * server that cannot be reached is `success: false`, as the protocol wants, not an RPC error.
  */
 import {
   AppServerErrorCode as Code,
@@ -15,9 +21,17 @@ import {
   mcpMethods,
   mcpStatusMethods,
 } from "@nexo/wire/schemas/appserver";
-import type { McpServerEntry, McpServerRecord, Patch } from "../../../daemon/services/index.js";
+import type {
+  DaemonServices,
+  McpServerEntry,
+  McpServerRecord,
+  Patch,
+} from "../../../daemon/services/index.js";
+import { withoutRemovals } from "../../../daemon/services/index.js";
 import { serverNameProblem } from "../../../extensions/mcp/config.js";
+import type { McpServerStatus as LiveStatus } from "../../../extensions/mcp/manager.js";
 import { type Call, defineFamily } from "../family.js";
+import type { AppServerHost } from "../host.js";
 import { familyError, viaServices } from "../management.js";
 import { announceConfigChange, managesConfig, managesLive, servicesOf } from "./managed.js";
 
@@ -125,28 +139,69 @@ async function upsert(server: McpServerConfig, call: Call): Promise<{ server: Mc
   }
   const result = await viaServices(CODES, () => services.mcp.upsert(server.name, patch));
   announceConfigChange(call.host, "mcp/upsert", ["mcp"]);
+  // Where the servers run, the state after the change (a disabled server's too: the manager
+  // reports nothing for a server it merely closed).
+  if (managesLive(call.host)) {
+    call.host.broadcast("mcp/status/updated", { server: toStatus(result.server) });
+  }
   return { server: toWire(result.server) };
+}
+
+async function probe(server: McpServerConfig, services: DaemonServices) {
+  const entry = toPatch(server);
+  const result = await viaServices(CODES, () =>
+    services.mcp.test(server.name, withoutRemovals(entry) as McpServerEntry),
+  );
+  if (result.ok) return { success: true, toolCount: result.tools.length };
+  // A configuration the file would refuse is a validation error; a server that does not answer is a result.
+  if (result.failure === "invalid_config") {
+    throw familyError(Code.mcpServerValidationFailed, "MCP server validation failed", result.reason);
+  }
+  return { success: false, errorCode: "McpServerTestFailed", errorMessage: result.reason };
+}
+
+function startupState(enabled: boolean, live: LiveStatus | undefined): McpServerStatus["startupState"] {
+  if (!enabled) return "disabled";
+  if (live?.state === "connected") return "ready";
+  if (live?.state === "failed") return "error";
+  return "starting";
 }
 
 /** The live state in the protocol's words; a server not started yet (or disabled) has none. */
 export function toStatus(record: McpServerRecord): McpServerStatus {
   const wire = toWire(record);
-  const state = record.status?.state;
+  const enabled = wire.enabled ?? true;
   return {
     name: record.name,
-    enabled: wire.enabled ?? true,
-    startupState:
-      wire.enabled === false
-        ? "disabled"
-        : state === "connected"
-          ? "ready"
-          : state === "failed"
-            ? "error"
-            : "starting",
+    enabled,
+    startupState: startupState(enabled, record.status),
     toolCount: record.status?.tools.length ?? 0,
     lastError: record.status?.error ?? null,
     transport: wire.transport,
   };
+}
+
+/** A running server's state change, as `mcp/status/updated` shows it (a running server is enabled). */
+function liveToStatus(live: LiveStatus): McpServerStatus {
+  return {
+    name: live.name,
+    enabled: true,
+    startupState: startupState(true, live),
+    toolCount: live.tools.length,
+    lastError: live.error ?? null,
+    transport: live.transport === "stdio" ? "stdio" : "streamableHttp",
+  };
+}
+
+/**
+ * Broadcasts `mcp/status/updated` on every state change of a server the daemon runs (connecting,
+ * ready, restarting, failed), until the returned function is called. Only where the servers run.
+ */
+export function announceMcpStatus(host: AppServerHost): () => void {
+  if (!managesLive(host) || host.management === undefined) return () => {};
+  return host.management.services.mcp.watch((live) =>
+    host.broadcast("mcp/status/updated", { server: liveToStatus(live) }),
+  );
 }
 
 export const mcpFamily = defineFamily({
@@ -163,6 +218,7 @@ export const mcpFamily = defineFamily({
       server: toWire(await viaServices(CODES, () => servicesOf(call).mcp.get(name))),
     }),
     "mcp/upsert": ({ server }, call) => upsert(server, call),
+    "mcp/test": ({ server }, call) => probe(server, servicesOf(call)),
     "mcp/remove": async ({ name }, call) => {
       const services = servicesOf(call);
       await viaServices(CODES, () => services.mcp.get(name));

@@ -89,5 +89,26 @@ describe("AppServer mcp/status/list in the daemon", () => {
       after.servers.map((s) => [s.name, s.startupState]),
       [["echo", "disabled"]],
     );
+    // mcp/status/updated: the disabled state, then, enabled again, the manager's own transitions.
+    const updates = () => client.notifications("mcp/status/updated").map((m) => m.params?.server as Status);
+    assert.deepEqual(
+      updates().map((s) => [s.name, s.startupState, s.enabled]),
+      [["echo", "disabled", false]],
+    );
+    const mark = client.received.length;
+    await client.request("mcp/upsert", { server: { ...server, enabled: true } });
+    await client.waitFor(
+      (m) => {
+        const status = m.params?.server as Status | undefined;
+        return m.method === "mcp/status/updated" && status?.startupState === "ready" && status.toolCount > 0;
+      },
+      "mcp/status/updated ready",
+      mark,
+    );
+    const states = updates()
+      .slice(1)
+      .map((s) => s.startupState);
+    assert.equal(states[0], "starting", JSON.stringify(states));
+    assert.ok(states.includes("ready"), JSON.stringify(states));
   });
 });

@@ -6,6 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { echoServerConfig } from "../../../fixtures/mcp-helpers.js";
 import type { AppServerProcess } from "../../../helpers/appserver-client.js";
 import { AGENTS_YAML, configDir, LLM_YAML, MCP_YAML, managedServer } from "./management-helpers.js";
 
@@ -118,5 +120,47 @@ describe("AppServer mcp/*", () => {
       -32602,
     );
     assert.equal(config.read("mcp.yaml"), MCP_YAML);
+  });
+
+  test("mcp/test probes an entry without saving it: tools counted, a dead server is success false", async () => {
+    const config = configDir({ "agents.yaml": AGENTS_YAML, "llm.yaml": LLM_YAML, "mcp.yaml": MCP_YAML });
+    const { server } = await managedServer(config, processes);
+    const echo = echoServerConfig() as { command: string; args: string[] };
+    const ok = await server.request<{ success: boolean; toolCount?: number }>("mcp/test", {
+      server: {
+        name: "echo",
+        transport: "stdio",
+        command: echo.command,
+        args: echo.args,
+        // Where `--import tsx` resolves (the config directory is a temporary one).
+        cwd: fileURLToPath(new URL("../../../..", import.meta.url)),
+        startupTimeoutSec: 20,
+      },
+    });
+    assert.equal(ok.success, true, JSON.stringify(ok));
+    assert.ok((ok.toolCount ?? 0) > 0, JSON.stringify(ok));
+
+    const dead = await server.request<{ success: boolean; errorCode?: string; errorMessage?: string }>(
+      "mcp/test",
+      { server: { name: "dead", transport: "stdio", command: "/nonexistent/mcp-server-binary" } },
+    );
+    assert.equal(dead.success, false);
+    assert.equal(dead.errorCode, "McpServerTestFailed");
+    assert.match(dead.errorMessage ?? "", /\S/);
+
+    // A placeholder that cannot be expanded, or a misplaced key, is a validation error.
+    const unset = await server.call("mcp/test", {
+      server: { name: "x", transport: "stdio", command: "${NEXO_TEST_UNSET_VARIABLE}" },
+    });
+    assert.equal(unset.error?.code, -32072, JSON.stringify(unset));
+    assert.match(unset.error?.data?.detail ?? "", /NEXO_TEST_UNSET_VARIABLE/);
+    const misplaced = await server.call("mcp/test", {
+      server: { name: "x", transport: "stdio", command: "node", url: "http://a" },
+    });
+    assert.equal(misplaced.error?.code, -32072);
+
+    // Nothing was written, and no workspace/configChanged was sent.
+    assert.equal(config.read("mcp.yaml"), MCP_YAML);
+    assert.equal(server.notifications("workspace/configChanged").length, 0);
   });
 });
