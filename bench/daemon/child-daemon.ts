@@ -104,7 +104,7 @@ class DaemonLog {
     if (entry.msg === "health and metrics listening" && typeof entry.url === "string") {
       this.metricsUrl = entry.url;
     }
-    if (entry.msg === "nexo daemon ready") this.ready = true;
+    if (entry.msg?.startsWith("nexo daemon ready")) this.ready = true;
     if ((entry.level ?? 0) >= WARN) {
       this.problemCount++;
       if (this.problems.length < 20) this.problems.push({ level: entry.level ?? WARN, msg: line });

@@ -2,7 +2,12 @@
  * Logging: pino, always to stderr, because stdout belongs to the protocols (json-stream, AppServer
  * stdio, plugin children). The level comes from NEXO_LOG. Secrets under well-known keys are
  * redacted before a line is written.
+ *
+ * The format: JSON lines for machines (stderr piped or redirected, or NEXO_LOG_FORMAT=json /
+ * `--log-format json`), short coloured lines for people when stderr is a terminal (pino-pretty,
+ * loaded only then, so JSON runs never pay for it).
  */
+import { createRequire } from "node:module";
 import pino from "pino";
 
 type LevelWithSilent = pino.LevelWithSilent;
@@ -34,6 +39,30 @@ export interface LoggerOptions {
   /** Bound to every line, e.g. {component: "plugin-host"}. */
   base?: Record<string, unknown>;
   env?: NodeJS.ProcessEnv;
+  /** Overrides NEXO_LOG_FORMAT; `auto` is pretty on a terminal, JSON otherwise. */
+  format?: LogFormat;
+}
+
+export type LogFormat = "json" | "pretty" | "auto";
+export const LOG_FORMATS: readonly LogFormat[] = ["json", "pretty", "auto"];
+
+/** What NEXO_LOG_FORMAT asks for; anything else (unset included) is `auto`. */
+function formatOf(raw: string | undefined): LogFormat {
+  const lower = raw?.toLowerCase();
+  return lower === "json" || lower === "pretty" ? lower : "auto";
+}
+
+/** stderr as people read it: time, level and message on one line, then the fields, coloured. */
+function prettyStderr(): NodeJS.WritableStream {
+  const pretty = createRequire(import.meta.url)("pino-pretty") as typeof import("pino-pretty");
+  return pretty.build({
+    destination: 2,
+    sync: true,
+    colorize: process.stderr.isTTY === true && !process.env.NO_COLOR,
+    translateTime: "SYS:HH:MM:ss",
+    ignore: "pid,hostname",
+    singleLine: true,
+  });
 }
 
 /** Resolves a level name; an unknown name falls back to "info" and says so in `warning`. */
@@ -47,6 +76,10 @@ export function resolveLevel(raw: string | undefined): { level: LevelWithSilent;
 export function createLogger(options: LoggerOptions = {}): Logger {
   const env = options.env ?? process.env;
   const { level, warning } = resolveLevel(options.level ?? env.NEXO_LOG);
+  const format = options.format ?? formatOf(env.NEXO_LOG_FORMAT);
+  const pretty =
+    options.destination === undefined &&
+    (format === "pretty" || (format === "auto" && process.stderr.isTTY === true));
   const logger = pino(
     {
       level,
@@ -54,7 +87,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       redact: { paths: REDACTED_PATHS, censor: "[REDACTED]" },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    options.destination ?? pino.destination({ fd: 2, sync: true }),
+    options.destination ?? (pretty ? prettyStderr() : pino.destination({ fd: 2, sync: true })),
   );
   if (warning) logger.warn(warning);
   return logger;

@@ -3,6 +3,7 @@
  * this file only assembles them. Output for humans goes to stdout, logs to stderr.
  */
 import { Command } from "commander";
+import { LOG_FORMATS } from "../log.js";
 import { NEXO_VERSION } from "../version.js";
 import { registerAgent } from "./agent.js";
 import { registerAppServer } from "./app-server.js";
@@ -27,7 +28,27 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     .version(NEXO_VERSION, "-V, --version", "print the nexo version")
     // Failures throw a CommanderError that cli/main.ts maps to an exit code (usage errors are 2),
     // instead of commander calling process.exit itself. Set before the subcommands, which inherit it.
-    .exitOverride();
+    .exitOverride()
+    .option(
+      "--log-format <format>",
+      "json | pretty | auto: pretty lines on a terminal, JSON when piped (default: auto)",
+    )
+    // Logs are created by the commands (and by the processes they start), which all read
+    // NEXO_LOG_FORMAT: the flag is passed on through it.
+    .hook("preAction", () => {
+      const format = program.opts<{ logFormat?: string }>().logFormat;
+      if (format === undefined) return;
+      if (!(LOG_FORMATS as readonly string[]).includes(format)) {
+        program.error(
+          `error: option '--log-format <format>' must be one of ${LOG_FORMATS.join(", ")} (got "${format}")`,
+          {
+            code: "commander.invalidArgument",
+          },
+        );
+      }
+      process.env.NEXO_LOG_FORMAT = format;
+      env.NEXO_LOG_FORMAT = format;
+    });
   registerStart(program, env);
   registerChat(program, env);
   registerAgent(program, env);

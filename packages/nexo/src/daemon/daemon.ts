@@ -92,7 +92,8 @@ export class Daemon {
   static async start(spec: DaemonSpec, extras: DaemonExtras = {}): Promise<Daemon> {
     const daemon = new Daemon(spec, extras);
     await daemon.lifecycle.start();
-    spec.logger.info({ ready: daemon.summary() }, "nexo daemon ready");
+    const summary = daemon.summary();
+    spec.logger.info({ ready: summary }, readyLine(summary));
     return daemon;
   }
 
@@ -247,4 +248,18 @@ export class Daemon {
     logger.info({ reload: report }, "configuration reloaded");
     return report;
   }
+}
+
+/** The ready line's message: what runs and the URL that matters, readable without the fields. */
+function readyLine(summary: DaemonSummary): string {
+  const count = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
+  const parts = [
+    count(summary.agents.length, "agent"),
+    count(summary.plugins.length, "plugin"),
+    ...(summary.microapps.length > 0 ? [count(summary.microapps.length, "microapp")] : []),
+    ...(summary.mcpServers > 0 ? [count(summary.mcpServers, "MCP server")] : []),
+  ];
+  const http =
+    summary.http === undefined ? "" : `; health ${summary.http}/readyz, metrics ${summary.http}/metrics`;
+  return `nexo daemon ready: ${parts.join(", ")}${http}`;
 }

@@ -96,7 +96,11 @@ async function startDaemon(config: string, stateDir: string): Promise<Daemon> {
       .map((line) => JSON.parse(line) as Record<string, unknown>);
   const exited = once(child, "exit");
   await Promise.race([
-    waitUntil(() => log().some((entry) => entry.msg === "nexo daemon ready"), 30_000, "nexo daemon ready"),
+    waitUntil(
+      () => log().some((entry) => String(entry.msg).startsWith("nexo daemon ready")),
+      30_000,
+      "nexo daemon ready",
+    ),
     exited.then(() => {
       throw new Error(`the daemon exited: ${text}`);
     }),

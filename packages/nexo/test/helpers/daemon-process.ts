@@ -83,7 +83,7 @@ export async function startDaemonProcess(options: DaemonProcessOptions): Promise
   const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
   let ready: LogLine | undefined;
   while (!ready) {
-    ready = log().find((line) => line.msg === "nexo daemon ready");
+    ready = log().find((line) => line.msg?.startsWith("nexo daemon ready"));
     if (ready) break;
     if (exitedEarly) throw new Error(`the daemon exited before it was ready:\n${text}`);
     if (Date.now() > deadline) {
