@@ -5,7 +5,7 @@
  *
  *   services.agents     agents.yaml: list, get, upsert, delete (each change hot-reloaded)
  *   services.providers  llm.yaml providers: list, get, upsert, delete (refused while in use)
- *   services.plugins    the running plugins: list, get, restart
+ *   services.plugins    the running plugins: list, get, restart; plugins.yaml: configured, setEnabled
  *   services.mcp        mcp.yaml servers with live state: list, get, upsert, delete, status, watch, test
  *   services.channels   channel kinds served and bound
  *   services.skills     skills/<name>/SKILL.md: list, get, upsert, delete (refused while in use)
@@ -47,7 +47,7 @@ export type {
   McpServerRecord,
   McpUpsertResult,
 } from "./mcp.js";
-export type { PluginRestartResult } from "./plugins.js";
+export type { ConfiguredPlugin, PluginRestartResult, PluginSetEnabledResult } from "./plugins.js";
 export {
   type ApiKeySource,
   envReference,
@@ -99,7 +99,7 @@ export class DaemonServices {
     this.config = new ConfigFiles(deps.config, () => deps.reload());
     this.agents = new AgentsService(this.config);
     this.providers = new ProvidersService(this.config);
-    this.plugins = new PluginsService(deps.plugins);
+    this.plugins = new PluginsService(deps.plugins, this.config);
     this.mcp = new McpService(this.config, deps.mcp);
     this.channels = new ChannelsService(deps.channels);
     this.skills = new SkillsService(this.config);

@@ -93,6 +93,7 @@ export * from "./items.js";
 export * from "./mcp.js";
 export * from "./models.js";
 export * from "./notifications.js";
+export * from "./plugins.js";
 export * from "./skills.js";
 export * from "./subagents.js";
 export * from "./threads.js";

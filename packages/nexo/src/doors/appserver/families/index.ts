@@ -7,6 +7,7 @@ import type { MethodFamily } from "../family.js";
 import { commandFamily } from "./commands.js";
 import { mcpFamily, mcpStatusFamily } from "./mcp.js";
 import { modelFamily } from "./models.js";
+import { pluginFamily } from "./plugins.js";
 import { skillsFamily } from "./skills.js";
 import { subAgentFamily } from "./subagents.js";
 import { threadFamily } from "./threads.js";
@@ -21,4 +22,5 @@ export const FAMILIES: readonly MethodFamily[] = [
   mcpStatusFamily,
   subAgentFamily,
   skillsFamily,
+  pluginFamily,
 ];

@@ -5,17 +5,11 @@
  * disables it is applied (the server stopped) before the reply.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { stringify } from "yaml";
 import { echoServerConfig } from "../../../fixtures/mcp-helpers.js";
-import { WsClient } from "../../../helpers/appserver-client.js";
-import { CLI_PATH } from "../../../helpers/cli.js";
+import { daemonServer } from "./management-helpers.js";
 
-const TOKEN = "mcp-live-token-0123456789";
 const cleanups: Array<() => void | Promise<void>> = [];
 after(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
@@ -25,49 +19,14 @@ type Status = { name: string; startupState: string; toolCount: number; enabled: 
 
 describe("AppServer mcp/status/list in the daemon", () => {
   test("live status of mcp.yaml's servers, and a change applied before the reply", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "nexo-mcp-live-cfg-"));
-    const stateDir = mkdtempSync(join(tmpdir(), "nexo-mcp-live-state-"));
-    const files = {
-      "daemon.yaml": `state_dir: ${stateDir}\nhttp: { enabled: false }\n`,
-      "agents.yaml": "agents:\n  - id: ana\n    model: { provider: scripted, model: s }\n",
-      "mcp.yaml": `# tools\n${stringify({ servers: { echo: echoServerConfig() } })}`,
-      "appserver.yaml": `listen: ws://127.0.0.1:0\ntoken: ${TOKEN}\nagent: ana\n`,
-    };
-    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-    const child = spawn(process.execPath, [CLI_PATH, "start", "--config", dir], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, NEXO_LOG: "info" },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    // SIGTERM, so the daemon stops its MCP server too (SIGKILL only if it hangs).
-    const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
-    cleanups.push(async () => {
-      child.kill("SIGTERM");
-      const killer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-      await closed;
-      clearTimeout(killer);
-    });
-    let stderr = "";
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no AppServer line:\n${stderr}`)), 60_000);
-      child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-        stderr += chunk;
-        const match =
-          /"msg":"AppServer listening"[^\n]*"url":"([^"]+)"|"url":"([^"]+)"[^\n]*"msg":"AppServer listening"/.exec(
-            stderr,
-          );
-        if (match) {
-          clearTimeout(timer);
-          resolve((match[1] ?? match[2])!);
-        }
-      });
-      child.once("close", () => reject(new Error(`nexo start exited:\n${stderr}`)));
-    });
-
-    const client = new WsClient(`${url}?token=${TOKEN}`);
-    cleanups.push(() => client.close());
-    await client.opened;
-    const init = await client.initialize();
-    const capabilities = (init.result as { capabilities: Record<string, unknown> }).capabilities;
+    const { client, capabilities } = await daemonServer(
+      {
+        "agents.yaml": "agents:\n  - id: ana\n    model: { provider: scripted, model: s }\n",
+        "mcp.yaml": `# tools\n${stringify({ servers: { echo: echoServerConfig() } })}`,
+      },
+      "ana",
+      cleanups,
+    );
     assert.equal(capabilities.mcpStatus, true);
     assert.equal(capabilities.mcpManagement, true);
 
