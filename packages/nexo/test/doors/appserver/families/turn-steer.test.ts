@@ -64,7 +64,8 @@ describe("turn/steer", () => {
       ],
     );
     const updated = server.notifications("thread/queue/updated", threadId).at(-1);
-    assert.equal((updated?.params?.queuedInputs as Queued[])[0]?.status, "guidancePending");
+    const queue = (updated?.params?.queuedInputs ?? []) as Queued[];
+    assert.equal(queue[0]?.status, "guidancePending");
 
     await server.waitFor(
       () => server.notifications("turn/completed", threadId).length === 3,
