@@ -200,25 +200,61 @@ function conversationTranscript(messages: readonly ChatMessage[]): string {
   return lines.join("\n");
 }
 
+/** `mcp__files__read_text` → `read_text`: what a person calls an MCP server's tool. */
+function bareName(name: string): string | undefined {
+  const match = /^mcp__.+?__(.+)$/.exec(name);
+  return match?.[1];
+}
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** Where the message names `tool` in full (or by its bare MCP name) as a word: the end of it, or -1. */
+function fullNameEnd(tool: ToolSpec, lower: string): number {
+  for (const name of [tool.name, bareName(tool.name)]) {
+    if (name === undefined) continue;
+    const match = new RegExp(`(?:^|[^a-z0-9_])(${escapeRegExp(name.toLowerCase())})(?![a-z0-9_])`).exec(
+      lower,
+    );
+    if (match) return match.index + match[0].length;
+  }
+  return -1;
+}
+
+/** Where the message names a distinctive part of `tool`'s name ("weather" for demo_weather), or -1. */
+function partialNameEnd(tool: ToolSpec, lower: string): number {
+  for (const part of tool.name.toLowerCase().split(/[_\-.]+/)) {
+    if (part.length < 4 || GENERIC_NAME_PARTS.has(part)) continue;
+    const match = new RegExp(`\\b${escapeRegExp(part)}\\b`).exec(lower);
+    if (match) return match.index + part.length;
+  }
+  return -1;
+}
+
+/**
+ * The tool the message names: a full name (or an MCP tool's bare name) anywhere in the sentence wins
+ * over a tool only partly named — the longest full name first, so `demo_weather_alerts` is not
+ * taken for `demo_weather` — then the first tool a distinctive part of whose name appears.
+ */
+function namedTool(request: ChatRequest, lower: string): { tool: ToolSpec; end: number } | undefined {
+  const candidates = (request.tools ?? []).filter((tool) => !BUILTIN_TOOLS.has(tool.name));
+  const full = candidates
+    .map((tool) => ({ tool, end: fullNameEnd(tool, lower) }))
+    .filter((found) => found.end >= 0)
+    .sort((a, b) => b.tool.name.length - a.tool.name.length);
+  if (full[0] !== undefined) return full[0];
+  for (const tool of candidates) {
+    const end = partialNameEnd(tool, lower);
+    if (end >= 0) return { tool, end };
+  }
+  return undefined;
+}
+
 /** A plugin or MCP tool the message names, with arguments built from the rest of the sentence. */
 function mentionedTool(request: ChatRequest, text: string): ReplyPlan | undefined {
   const lower = text.toLowerCase();
-  for (const tool of request.tools ?? []) {
-    if (BUILTIN_TOOLS.has(tool.name)) continue;
-    let end = -1;
-    const full = lower.indexOf(tool.name.toLowerCase());
-    if (full >= 0) end = full + tool.name.length;
-    else {
-      for (const part of tool.name.toLowerCase().split(/[_\-.]+/)) {
-        if (part.length < 4 || GENERIC_NAME_PARTS.has(part)) continue;
-        const match = new RegExp(`\\b${part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`).exec(lower);
-        if (match) {
-          end = match.index + part.length;
-          break;
-        }
-      }
-    }
-    if (end < 0) continue;
+  const named = namedTool(request, lower);
+  if (named !== undefined) {
+    const { tool, end } = named;
     const props = Object.keys(schemaProperties(tool));
     if (props.length === 0) return { text: `Calling ${tool.name}.`, calls: [{ name: tool.name, input: {} }] };
     const strings = stringProperties(tool);
@@ -244,6 +280,21 @@ function mentionedTool(request: ChatRequest, text: string): ReplyPlan | undefine
   return undefined;
 }
 
+/**
+ * A sentence that really calls `tool` (the help must offer only what works): its name, then a
+ * placeholder for the one string argument mentionedTool can fill, if it takes one.
+ */
+function exampleCall(tool: ToolSpec): string {
+  const name = bareName(tool.name) ?? tool.name;
+  const props = Object.keys(schemaProperties(tool));
+  if (props.length === 0) return name;
+  const strings = stringProperties(tool);
+  const required = Array.isArray(tool.inputSchema.required) ? (tool.inputSchema.required as unknown[]) : [];
+  const fillable =
+    props.length === 1 && strings.length === 1 ? strings : strings.filter((s) => required.includes(s));
+  return fillable.length === 1 ? `${name} for ${fillable[0]!.toUpperCase()}` : name;
+}
+
 function help(request: ChatRequest): ReplyPlan {
   const can: string[] = [];
   const has = (name: string) => offered(request, name) !== undefined;
@@ -254,9 +305,9 @@ function help(request: ChatRequest): ReplyPlan {
   if (has("Write")) can.push('"write FILE: TEXT" (Write)');
   if (has("memory_store")) can.push('"remember FACT" (memory_store)');
   if (has("memory_recall")) can.push('"what do you remember about TOPIC" (memory_recall)');
-  const others = (request.tools ?? []).filter((t) => !BUILTIN_TOOLS.has(t.name)).map((t) => t.name);
+  const others = (request.tools ?? []).filter((t) => !BUILTIN_TOOLS.has(t.name));
   if (others.length)
-    can.push(`name a tool (${others.join(", ")}) and what it is for, e.g. "${others[0]} for Paris"`);
+    can.push(`name a tool and what it is for: ${others.map((tool) => `"${exampleCall(tool)}"`).join(", ")}`);
   can.push('"think about TOPIC" (shows a thinking stream)');
   return {
     text: `${SCRIPTED_INTRO}: I run without a network and only follow a few simple commands, so I can't answer free-form questions. ${CONFIGURE_HINT}\nTry: ${can.join("; ")}.`,

@@ -129,6 +129,49 @@ describe("scripted provider", () => {
     assert.match(refused.reply, /demo_booking/);
   });
 
+  it("lets a tool's full name win over another tool's partial match (issue 14.9)", async () => {
+    const report = spec("weather_report", { city: { type: "string" } }, ["city"]);
+    const time = spec("demo_time", { zone: { type: "string" } }, ["zone"]);
+    const first = await run("use demo_time for Europe/Oslo, not the weather", [report, time]);
+    assert.deepEqual(
+      first.calls.map((c) => [c.name, c.input]),
+      [["demo_time", { zone: "Europe/Oslo, not the weather" }]],
+    );
+    const alerts = spec("demo_weather_alerts", { region: { type: "string" } }, ["region"]);
+    const weather = spec("demo_weather", { city: { type: "string" } }, ["city"]);
+    const longest = await run("demo_weather_alerts for Norway", [weather, alerts]);
+    assert.deepEqual(longest.calls[0]?.input, { region: "Norway" });
+    assert.equal(longest.calls[0]?.name, "demo_weather_alerts");
+  });
+
+  it("matches an MCP tool by its bare name (issue 14.9)", async () => {
+    const add = spec("mcp__calc__add", { expression: { type: "string" } }, ["expression"]);
+    const { calls } = await run("add 2+3", [...BUILTINS, add]);
+    assert.deepEqual(
+      calls.map((c) => [c.name, c.input]),
+      [["mcp__calc__add", { expression: "2+3" }]],
+    );
+  });
+
+  it("offers in its help only examples it can run (issue 14.9)", async () => {
+    const tools = [
+      ...BUILTINS,
+      spec("demo_weather", { city: { type: "string" } }, ["city"]),
+      spec("demo_dice", {}),
+      spec("mcp__files__read_text", { path: { type: "string" } }, ["path"]),
+    ];
+    const { reply } = await run("hello", tools);
+    const examples = [
+      ...(/name a tool and what it is for: (.*?)(?:;|\.$)/m.exec(reply)?.[1] ?? "").matchAll(/"([^"]+)"/g),
+    ].map((m) => m[1]!);
+    assert.deepEqual(examples, ["demo_weather for CITY", "demo_dice", "read_text for PATH"]);
+    const expected = ["demo_weather", "demo_dice", "mcp__files__read_text"];
+    for (const [i, example] of examples.entries()) {
+      const { calls } = await run(example, tools);
+      assert.equal(calls[0]?.name, expected[i], `"${example}" must call ${expected[i]}`);
+    }
+  });
+
   it("streams thinking deltas before the text for 'think about X'", async () => {
     const { events, thinking, reply, calls } = await run("think about the meaning of life");
     assert.match(thinking, /meaning of life/);
