@@ -1,6 +1,17 @@
 /** Storage: the only module that opens the database. See docs/storage.md. */
 
 export {
+  type AgentEventListener,
+  type AgentEventListFilter,
+  type AgentEventReadOptions,
+  AgentEventRepository,
+  DEFAULT_AGENT_EVENTS_READ_LIMIT,
+  MAX_AGENT_EVENTS_LIMIT,
+  type NewAgentEvent,
+  type StoredAgentEvent,
+  scopeStreamId,
+} from "./agent-events.js";
+export {
   AuditRepository,
   type AuditRetention,
   type AuditRow,

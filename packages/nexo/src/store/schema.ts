@@ -160,6 +160,29 @@ CREATE INDEX microapp_admin_audit_by_method ON microapp_admin_audit (method, sta
 CREATE INDEX microapp_admin_audit_by_tenant ON microapp_admin_audit (tenant_id, started_at_ms);
 `;
 
+/**
+ * The agent event log (store/agent-events.ts): `seq` counts per stream (a session, or a scope
+ * without one), assigned by the INSERT; append-only so a seq is never reused.
+ */
+const AGENT_EVENTS = `
+CREATE TABLE agent_events (
+  id         INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  seq        INTEGER NOT NULL CHECK (seq > 0),
+  kind       TEXT NOT NULL,
+  agent_id   TEXT NOT NULL,
+  tenant_id  TEXT,
+  at_ms      INTEGER NOT NULL,
+  fields     TEXT NOT NULL,
+  UNIQUE (session_id, seq)
+) STRICT;
+CREATE INDEX agent_events_by_agent ON agent_events (agent_id, at_ms);
+
+CREATE TRIGGER agent_events_append_only BEFORE UPDATE ON agent_events BEGIN
+  SELECT RAISE (ABORT, 'agent events are append-only');
+END;
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "sessions", up: SESSIONS },
   { version: 2, name: "transcripts", up: TRANSCRIPTS },
@@ -168,4 +191,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 5, name: "readable files", up: READABLE_FILES },
   { version: 6, name: "transcript turn ids", up: TRANSCRIPT_TURNS },
   { version: 7, name: "microapp_admin_audit", up: MICROAPP_ADMIN_AUDIT },
+  { version: 8, name: "agent_events", up: AGENT_EVENTS },
 ];

@@ -2,6 +2,7 @@
  * The store: the one owner of the SQLite connection. Opening it migrates the schema; everything
  * else reaches the database through its repositories, which redact before they write.
  */
+import { AgentEventRepository } from "./agent-events.js";
 import { AuditRepository } from "./audit.js";
 import { type Connection, type ConnectionOptions, IN_MEMORY, openConnection } from "./db.js";
 import { StoreError } from "./errors.js";
@@ -28,6 +29,8 @@ export class Store {
   readonly memory: MemoryRepository;
   /** The microapp admin audit log. */
   readonly audit: AuditRepository;
+  /** The agent event log (transcript appends feed it themselves). */
+  readonly agentEvents: AgentEventRepository;
   readonly #db: Connection;
 
   private constructor(path: string, db: Connection, migration: MigrationReport, now: () => Date) {
@@ -35,7 +38,8 @@ export class Store {
     this.#db = db;
     this.migration = migration;
     this.sessions = new SessionRepository(db, now);
-    this.transcripts = new TranscriptRepository(db, now);
+    this.agentEvents = new AgentEventRepository(db);
+    this.transcripts = new TranscriptRepository(db, now, this.agentEvents);
     this.memory = new MemoryRepository(db, now);
     this.audit = new AuditRepository(db);
   }

@@ -8,8 +8,13 @@
  *
  * Content is redacted before it is written; the plain text indexed for search is derived from the
  * redacted content, so a secret can reach neither the table nor the index.
+ *
+ * Every appended entry is also a `transcript_appended` agent event (./agent-events.ts), written in
+ * the same transaction and published once it committed: whichever door or helper appends, the
+ * firehose hears it, and a line that was rolled back was never announced.
  */
 
+import type { AgentEventRepository, StoredAgentEvent } from "./agent-events.js";
 import {
   type ChatMessage,
   type ContentBlock,
@@ -144,14 +149,16 @@ const TOUCH_SESSION = "UPDATE sessions SET updated_at = MAX(updated_at, @at) WHE
 export class TranscriptRepository {
   readonly #db: Connection;
   readonly #now: () => Date;
+  readonly #events: AgentEventRepository | undefined;
 
   /** Prepared once: re-preparing per append was a tenth of the daemon's CPU under load. */
   #insert: ReturnType<Connection["prepare"]> | undefined;
   #touch: ReturnType<Connection["prepare"]> | undefined;
 
-  constructor(db: Connection, now: () => Date) {
+  constructor(db: Connection, now: () => Date, events?: AgentEventRepository) {
     this.#db = db;
     this.#now = now;
+    this.#events = events;
   }
 
   /** Appends one entry and returns it as stored (redacted, with its seq). */
@@ -169,20 +176,27 @@ export class TranscriptRepository {
     this.#touch ??= this.#db.prepare(TOUCH_SESSION);
     const insert = this.#insert;
     const touch = this.#touch;
-    return this.#db
+    const eventLog = this.#events;
+    const events: StoredAgentEvent[] = [];
+    const stored = this.#db
       .transaction(() => {
+        events.length = 0;
         const stored = rows.map((row) => {
           const result = insert.get(row) as
             | Pick<EntryRow, "id" | "seq" | "agent_id" | "tenant_id">
             | undefined;
           if (result === undefined) throw new StoreError("not_found", `session ${sessionId} does not exist`);
-          return toEntry({ ...row, ...result } as EntryRow);
+          const entry = toEntry({ ...row, ...result } as EntryRow);
+          if (eventLog !== undefined) events.push(eventLog.insert(appendedEvent(entry), { redacted: true }));
+          return entry;
         });
         const newest = rows.reduce((at, row) => (row.created_at > at ? row.created_at : at), "");
         touch.run({ session_id: sessionId, at: newest });
         return stored;
       })
       .immediate();
+    eventLog?.publish(events);
+    return stored;
   }
 
   /** The session's entries in seq order. */
@@ -363,4 +377,24 @@ export class TranscriptRepository {
       created_at: timestamp(`${where}.createdAt`, entry.createdAt, this.#now),
     };
   }
+}
+
+/** The `transcript_appended` event of a stored (so already redacted) entry. */
+function appendedEvent(entry: TranscriptEntry) {
+  const sentAtMs = Date.parse(entry.createdAt);
+  return {
+    kind: "transcript_appended",
+    agentId: entry.agentId,
+    sessionId: entry.sessionId,
+    tenantId: entry.tenantId,
+    atMs: sentAtMs,
+    fields: {
+      role: entry.role,
+      body: entry.text,
+      sent_at_ms: sentAtMs,
+      ...(entry.senderId === null ? {} : { sender_id: entry.senderId }),
+      // The daemon's own lines (no channel) are "internal", as the firehose has always called them.
+      source_plugin: entry.sourcePlugin ?? "internal",
+    },
+  };
 }

@@ -1,0 +1,172 @@
+/**
+ * The agent event log on a real SQLite file: transcript appends become transcript_appended events
+ * in the same write (redacted, seq per session, published after commit, none for a failed write),
+ * other kinds are appended with their own per-stream seq, a transcript rollback never reuses a seq,
+ * reads are exclusive of since_seq, lists newest first, and everything survives a reopen.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { isStoreError, Store, type StoredAgentEvent, scopeStreamId } from "../../src/store/index.js";
+
+let root: string;
+before(() => {
+  root = mkdtempSync(join(tmpdir(), "nexo-store-events-"));
+});
+after(() => rmSync(root, { recursive: true, force: true }));
+
+const scope = {
+  kind: "conversation",
+  agent_id: "ana",
+  channel: "whatsapp",
+  account_id: "acme",
+  contact_id: "+573001112233",
+};
+
+describe("agent event log", () => {
+  it("turns each transcript append into a redacted transcript_appended event with a per-session seq", () => {
+    const store = Store.open(join(root, "appends.db"));
+    const heard: StoredAgentEvent[] = [];
+    store.agentEvents.subscribe((event) => heard.push(event));
+    const a = store.sessions.create({ agentId: "ana", tenantId: "acme", channel: "whatsapp" });
+    const b = store.sessions.create({ agentId: "ana" });
+    store.transcripts.append(a.id, {
+      role: "user",
+      content: "call me at +57 300 111 2233",
+      sourcePlugin: "whatsapp",
+      senderId: "wa.55",
+    });
+    store.transcripts.appendMany(a.id, [
+      { role: "assistant", content: "sure" },
+      { role: "user", content: "thanks" },
+    ]);
+    store.transcripts.append(b.id, { role: "user", content: "other session" });
+
+    const events = store.agentEvents.read(a.id);
+    assert.deepEqual(
+      events.map((e) => e.seq),
+      [1, 2, 3],
+    );
+    const first = events[0]!;
+    assert.equal(first.kind, "transcript_appended");
+    assert.equal(first.agent_id, "ana");
+    assert.equal(first.tenant_id, "acme");
+    assert.equal(first.source_plugin, "whatsapp");
+    assert.equal(first.sender_id, "wa.55");
+    assert.match(String(first.body), /\[REDACTED:phone\]/);
+    assert.doesNotMatch(String(first.body), /111/);
+    assert.equal(events[1]!.source_plugin, "internal");
+    assert.equal(store.agentEvents.read(b.id)[0]!.seq, 1, "seq counts per session");
+    // Live listeners heard exactly what was stored, in order.
+    assert.deepEqual(
+      heard.filter((e) => e.session_id === a.id),
+      events,
+    );
+    store.close();
+  });
+
+  it("announces nothing and stores nothing for a failed append", () => {
+    const store = Store.open(join(root, "failed.db"));
+    const heard: StoredAgentEvent[] = [];
+    store.agentEvents.subscribe((event) => heard.push(event));
+    assert.throws(
+      () => store.transcripts.append("no-such-session", { role: "user", content: "x" }),
+      isStoreError,
+    );
+    assert.equal(heard.length, 0);
+    assert.deepEqual(store.agentEvents.read("no-such-session"), []);
+    store.close();
+  });
+
+  it("appends other kinds on their own stream, redacting text but keeping the scope ids", () => {
+    const store = Store.open(join(root, "kinds.db"));
+    const stream = scopeStreamId(scope);
+    const first = store.agentEvents.append({
+      kind: "escalation_requested",
+      agentId: "ana",
+      sessionId: stream,
+      atMs: 1000,
+      fields: {
+        scope,
+        summary: "customer key sk-ant-abcdefghijklmnopqrstuvwxyz0123456789",
+        reason: "other",
+        urgency: "high",
+        requested_at_ms: 1000,
+        seq: 99,
+      },
+    });
+    const second = store.agentEvents.append({
+      kind: "processing_state_changed",
+      agentId: "ana",
+      sessionId: stream,
+      atMs: 2000,
+      fields: {
+        scope,
+        prev_state: { state: "agent_active" },
+        new_state: { state: "agent_active" },
+        at_ms: 2000,
+      },
+    });
+    assert.equal(first.seq, 1, "a caller cannot forge the seq");
+    assert.equal(second.seq, 2);
+    assert.deepEqual(first.scope, scope);
+    assert.doesNotMatch(String(first.summary), /abcdefghijklmnop/);
+    assert.deepEqual(
+      store.agentEvents.read(stream, { sinceSeq: 1 }).map((e) => e.kind),
+      ["processing_state_changed"],
+    );
+    assert.deepEqual(
+      store.agentEvents.list({ agentId: "ana" }).map((e) => e.seq),
+      [2, 1],
+      "newest first",
+    );
+    assert.deepEqual(store.agentEvents.list({ agentId: "ana", kind: "escalation_requested" }).length, 1);
+    assert.deepEqual(store.agentEvents.list({ agentId: "ana", sinceMs: 1500 }).length, 1);
+    assert.deepEqual(store.agentEvents.list({ agentId: "ana", tenantId: "other" }), []);
+    const dropped = store.agentEvents.appendScopeEvent(
+      "pending_inbounds_dropped",
+      scope,
+      { dropped: 2, at_ms: 3000 },
+      { atMs: 3000 },
+    );
+    assert.equal(dropped.session_id, stream, "scope events share the scope's stream");
+    assert.equal(dropped.seq, 3);
+    assert.deepEqual(dropped.scope, scope);
+    assert.throws(() => store.agentEvents.read(stream, { sinceSeq: -1 }), isStoreError);
+    assert.throws(
+      () => store.agentEvents.append({ kind: "", agentId: "ana", sessionId: stream, fields: {} }),
+      isStoreError,
+    );
+    store.close();
+  });
+
+  it("never reuses a seq after a transcript rollback and keeps events across a reopen", () => {
+    const path = join(root, "durable.db");
+    let store = Store.open(path);
+    const session = store.sessions.create({ agentId: "ana" });
+    store.transcripts.appendMany(session.id, [
+      { role: "user", content: "one" },
+      { role: "assistant", content: "two" },
+    ]);
+    store.transcripts.truncate(session.id, 1);
+    store.transcripts.append(session.id, { role: "assistant", content: "two again" });
+    store.close();
+
+    store = Store.open(path);
+    const events = store.agentEvents.read(session.id);
+    assert.deepEqual(
+      events.map((e) => [e.seq, e.body]),
+      [
+        [1, "one"],
+        [2, "two"],
+        [3, "two again"],
+      ],
+    );
+    assert.equal(store.agentEvents.lastSeq(session.id), 3);
+    store.transcripts.append(session.id, { role: "user", content: "after reopen" });
+    assert.equal(store.agentEvents.lastSeq(session.id), 4);
+    store.close();
+  });
+});
