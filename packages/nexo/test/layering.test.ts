@@ -22,7 +22,7 @@ const NEXO_SRC = join(PACKAGES, "nexo/src");
  */
 const LAYERS: readonly (readonly string[])[] = [
   ["version.ts", "paths.ts", "log.ts", "conversation.ts", "permissions.ts", "secrets", "process"],
-  ["config", "store", "broker", "channels", "memory", "skills"],
+  ["config", "store", "broker", "channels", "memory", "skills", "scaffold"],
   ["engine"],
   ["extensions"],
   ["daemon"],

@@ -12,6 +12,7 @@ import { registerConfig } from "./config.js";
 import { registerDevMockLlm } from "./dev-mock-llm.js";
 import { registerDoctor } from "./doctor.js";
 import { registerHub } from "./hub.js";
+import { registerInit } from "./init.js";
 import { registerMicroapp } from "./microapp.js";
 import { registerPlugin } from "./plugin.js";
 import { registerStart } from "./start.js";
@@ -50,6 +51,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
       env.NEXO_LOG_FORMAT = format;
     });
   registerStart(program, env);
+  registerInit(program, env);
   registerChat(program, env);
   registerAgent(program, env);
   registerAppServer(program, env);
