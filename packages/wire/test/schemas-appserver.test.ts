@@ -489,6 +489,22 @@ const serverRequestExamples: Record<AppServerServerRequestName, { params: unknow
       structuredResult: { line: 1 },
     },
   },
+  "ext/channel/heartbeat": { params: {}, result: {} },
+  "ext/channel/send": {
+    params: { target: "group:1", message: { kind: "text", text: "hello" }, metadata: { origin: "cron" } },
+    result: { delivered: true, remoteMessageId: "msg_1", errorCode: null, errorMessage: null },
+  },
+  "ext/channel/toolCall": {
+    params: {
+      threadId,
+      turnId: "turn_001",
+      callId: "exttool_1",
+      tool: "SendDocument",
+      arguments: { fileName: "a.pdf" },
+      context: { channelName: "telegram", channelContext: "-100", senderId: "u1", groupId: "-100" },
+    },
+    result: { success: true, contentItems: [{ type: "text", text: "sent" }] },
+  },
 };
 
 const notificationExamples: Record<AppServerNotificationName, unknown> = {

@@ -87,6 +87,8 @@ export async function runAppServer(flags: AppServerFlags, env: NodeJS.ProcessEnv
     sessions: standaloneSessions({ flags, env, logger }),
     // With a config directory the management families edit its files (nothing of it runs here).
     management: flags.config === undefined ? undefined : standaloneManagement(resolve(flags.config), env),
+    // A tuning knob for channel adapters' liveness probe (and for tests); default 30 s.
+    channelHeartbeatMs: positiveNumber(env.NEXO_APPSERVER_ADAPTER_HEARTBEAT_MS),
   });
   const { threads } = server;
   let listener: WebSocketListener | undefined;
@@ -147,4 +149,9 @@ export async function runAppServer(flags: AppServerFlags, env: NodeJS.ProcessEnv
     );
     stdio.onClose(() => void finishAndLeave());
   }
+}
+
+function positiveNumber(text: string | undefined): number | undefined {
+  const value = Number(text);
+  return text && Number.isFinite(value) && value > 0 ? value : undefined;
 }

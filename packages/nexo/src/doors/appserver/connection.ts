@@ -80,6 +80,7 @@ export class AppServerConnection {
   private readonly calls: Caller<typeof appServerServerRequests>;
   private readonly logger: Logger;
   private readonly closeListeners: Array<(reason: string) => void> = [];
+  private readonly readyListeners: Array<() => void> = [];
 
   constructor(private readonly options: ConnectionOptions) {
     this.id = options.id;
@@ -96,7 +97,9 @@ export class AppServerConnection {
     ).handle("initialize", (params) => this.initialize(params));
     // `initialized` carries nothing the server reads; some clients send it without params.
     this.peer.onNotification("initialized", () => {
-      if (this.phaseNow === "awaitingInitialized") this.phaseNow = "ready";
+      if (this.phaseNow !== "awaitingInitialized") return;
+      this.phaseNow = "ready";
+      for (const listener of this.readyListeners.splice(0)) listener();
     });
     this.peer.setFallbackRequestHandler((method) => {
       if (this.phaseNow === "new") throw appServerErrors.notInitialized(method);
@@ -129,6 +132,12 @@ export class AppServerConnection {
   /** Deltas this connection missed because it read too slowly (outbox.ts). */
   get droppedDeltas(): number {
     return this.outbox.droppedDeltas;
+  }
+
+  /** Calls `listener` once the handshake is done (`initialized` received); at once if it is. */
+  onReady(listener: () => void): void {
+    if (this.phaseNow === "ready") listener();
+    else if (this.phaseNow !== "closed") this.readyListeners.push(listener);
   }
 
   /** Calls `listener` once when the connection has closed. */

@@ -58,6 +58,8 @@ export function appServerDoor(
         sessions: ({ record }) => daemon.sessions.openFor(agentId, record),
         // The management families act on the running daemon: its plugins, MCP servers and channels.
         management: { services: daemon.services, live: true },
+        // Channel adapter connections serve their channel kind through the daemon's registry.
+        channels: daemon.channels,
       });
       const listener = await listenWebSocket({ ...settings.websocket, server: host, logger });
       const unwatch = announceMcpStatus(host);

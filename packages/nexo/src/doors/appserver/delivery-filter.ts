@@ -8,7 +8,7 @@
  * Items a connection did not ask for are also left out of the turns it reads (`turn/completed`,
  * `thread/read`), so each connection sees one consistent view.
  */
-import type { ClientCapabilities } from "@nexo/wire/schemas/appserver";
+import type { ChannelAdapterCapability, ClientCapabilities } from "@nexo/wire/schemas/appserver";
 
 /** Deltas: previews of what a later `item/completed` carries whole (see outbox.ts). */
 export function isStreamingDelta(method: string): boolean {
@@ -28,6 +28,8 @@ export interface EffectiveClientCapabilities {
   toolExecutionLifecycle: boolean;
   configChange: boolean;
   optOut: ReadonlySet<string>;
+  /** Present when the client is an external channel adapter (channel-adapters.ts). */
+  channelAdapter: ChannelAdapterCapability | undefined;
 }
 
 export function effectiveCapabilities(declared: ClientCapabilities | undefined): EffectiveClientCapabilities {
@@ -38,6 +40,7 @@ export function effectiveCapabilities(declared: ClientCapabilities | undefined):
     toolExecutionLifecycle: declared?.toolExecutionLifecycle ?? false,
     configChange: declared?.configChange ?? true,
     optOut: new Set(declared?.optOutNotificationMethods ?? []),
+    channelAdapter: declared?.channelAdapter,
   };
 }
 

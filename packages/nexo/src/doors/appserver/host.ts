@@ -11,6 +11,12 @@ import type {
   ServerCapabilities,
 } from "@nexo/wire/schemas/appserver";
 import type { Logger } from "../../log.js";
+import {
+  ChannelAdapterConnections,
+  type ChannelSink,
+  DEFAULT_HEARTBEAT_MS,
+  DEFAULT_HEARTBEAT_TIMEOUT_MS,
+} from "./channel-adapters.js";
 import { AppServerConnection, type ConnectionKind } from "./connection.js";
 import type { AppServerManagement } from "./management.js";
 import type { OutboxLimits } from "./outbox.js";
@@ -41,6 +47,10 @@ export interface AppServerHostOptions {
   capabilities: () => ServerCapabilities;
   outbox?: OutboxLimits;
   maxConcurrentRequests?: number;
+  /** Where channel adapter connections are registered as channels (the daemon's registry). */
+  channels?: ChannelSink | undefined;
+  /** How often adapter connections are probed with `ext/channel/heartbeat` (timeout: a third, ≤ 10 s). */
+  channelHeartbeatMs?: number | undefined;
 }
 
 export interface AcceptOptions {
@@ -55,6 +65,8 @@ export class AppServerHost {
   readonly logger: Logger;
   readonly threads: ThreadService;
   readonly management: AppServerManagement | undefined;
+  /** Connections that declared `channelAdapter`, by channel name. */
+  readonly channelAdapters: ChannelAdapterConnections;
   private readonly live = new Set<AppServerConnection>();
   private nextConnectionId = 1;
   private closing = false;
@@ -65,6 +77,13 @@ export class AppServerHost {
     this.logger = options.logger;
     this.threads = options.threads;
     this.management = options.management;
+    const heartbeatMs = options.channelHeartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+    this.channelAdapters = new ChannelAdapterConnections({
+      logger: options.logger,
+      sink: options.channels,
+      heartbeatMs,
+      heartbeatTimeoutMs: Math.min(DEFAULT_HEARTBEAT_TIMEOUT_MS, Math.max(1, Math.floor(heartbeatMs / 3))),
+    });
   }
 
   /** Connections open now, in the order they came. */
@@ -99,6 +118,7 @@ export class AppServerHost {
         : { maxConcurrentRequests: this.options.maxConcurrentRequests }),
     });
     this.options.serve(connection);
+    this.channelAdapters.attach(connection);
     this.live.add(connection);
     connection.onClose((reason) => {
       this.live.delete(connection);

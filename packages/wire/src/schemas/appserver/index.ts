@@ -11,6 +11,13 @@ import type { z } from "zod";
 import { method, notification } from "../jsonrpc.js";
 import { ApprovalRequestParamsSchema, ApprovalRequestResultSchema } from "./approvals.js";
 import {
+  ExtChannelHeartbeatParamsSchema,
+  ExtChannelHeartbeatResultSchema,
+  ExtChannelSendParamsSchema,
+  ExtChannelSendResultSchema,
+  ExtChannelToolCallParamsSchema,
+} from "./channels.js";
+import {
   CommandExecuteParamsSchema,
   CommandExecuteResultSchema,
   CommandListParamsSchema,
@@ -84,6 +91,7 @@ import {
 } from "./workspace.js";
 
 export * from "./approvals.js";
+export * from "./channels.js";
 export * from "./commands.js";
 export * from "./common.js";
 export * from "./errors.js";
@@ -143,6 +151,10 @@ export type AppServerMethodName = keyof typeof appServerMethods;
 export const appServerServerRequests = {
   "item/approval/request": method(ApprovalRequestParamsSchema, ApprovalRequestResultSchema),
   "item/tool/call": method(ToolCallParamsSchema, ToolCallResultSchema),
+  /** Only to connections that declared `channelAdapter`. */
+  "ext/channel/heartbeat": method(ExtChannelHeartbeatParamsSchema, ExtChannelHeartbeatResultSchema),
+  "ext/channel/send": method(ExtChannelSendParamsSchema, ExtChannelSendResultSchema),
+  "ext/channel/toolCall": method(ExtChannelToolCallParamsSchema, ToolCallResultSchema),
 } as const;
 export type AppServerServerRequestName = keyof typeof appServerServerRequests;
 

@@ -4,6 +4,7 @@
  * available on this server (the management families need the daemon's services).
  */
 import type { MethodFamily } from "../family.js";
+import { channelListFamily, channelStatusFamily } from "./channels.js";
 import { commandFamily } from "./commands.js";
 import { mcpFamily, mcpStatusFamily } from "./mcp.js";
 import { modelFamily } from "./models.js";
@@ -23,4 +24,6 @@ export const FAMILIES: readonly MethodFamily[] = [
   subAgentFamily,
   skillsFamily,
   pluginFamily,
+  channelListFamily,
+  channelStatusFamily,
 ];
