@@ -2,7 +2,9 @@
  * `nexo plugin check` and `nexo plugin call`, for plugin authors. This file declares the commands;
  * cli/plugin-run.ts does the work (loaded on use, like every command's implementation).
  */
-import { type Command, InvalidArgumentError } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
+import { PLUGIN_LANGUAGES } from "../scaffold/plugin.js";
+import type { PluginNewFlags } from "./plugin-new.js";
 
 /**
  * Operator env for the plugin: repeatable `--env KEY=VALUE`. No default value is given to
@@ -16,6 +18,17 @@ function collectEnv(value: string, previous: Record<string, string> | undefined)
 
 export function registerPlugin(program: Command): void {
   const command = program.command("plugin").description("develop and test nexo plugins (nexo-plugin.toml)");
+
+  command
+    .command("new")
+    .description("write a working plugin with one tool and its test, ready for plugin check")
+    .argument("<name>", "the plugin's name (its id: lowercase, - becomes _)")
+    .addOption(new Option("--lang <language>", "the language").choices(PLUGIN_LANGUAGES).default("python"))
+    .option("--dir <parent>", "where the plugin's directory is made (default: here)")
+    .action(async (name: string, options: PluginNewFlags) => {
+      const { runPluginNew } = await import("./plugin-new.js");
+      process.exitCode = await runPluginNew(name, options);
+    });
 
   command
     .command("check")
