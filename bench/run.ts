@@ -1,9 +1,11 @@
 /**
  * `npm run bench`: runs every bench/*.bench.ts (or those whose name contains an argument), prints a
- * table and writes bench/results/latest.json.
+ * table and writes bench/results/latest.json. A filtered run replaces only the results of the
+ * benchmarks it ran and keeps the others' from the file, so one benchmark can be re-measured
+ * without losing the rest (each result keeps its own `measuredAt`).
  *   BENCH_REPS=5 BENCH_SECONDS=1 npm run bench -- wire
  */
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { basename, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -47,12 +49,30 @@ const table = results.map((r) => ({
 console.table(table);
 
 mkdirSync(join(here, "results"), { recursive: true });
+const latestPath = join(here, "results", "latest.json");
+const measuredAt = new Date().toISOString();
+const ran = new Set(files.map((file) => basename(file, ".bench.ts")));
+const fresh = results.map((r) => ({ ...r, measuredAt }));
+/** Results of the benchmarks this run did not include, kept from the file as they were. */
+function keptResults(): Array<BenchResult & { measuredAt?: string }> {
+  if (filters.length === 0 || !existsSync(latestPath)) return [];
+  const previous = JSON.parse(readFileSync(latestPath, "utf8")) as {
+    generatedAt?: string;
+    results?: Array<BenchResult & { measuredAt?: string }>;
+  };
+  return (previous.results ?? [])
+    .filter((r) => !ran.has(r.benchmark))
+    .map((r) => ({ ...r, measuredAt: r.measuredAt ?? previous.generatedAt ?? "unknown" }));
+}
+const kept = keptResults();
 const out = {
-  generatedAt: new Date().toISOString(),
+  generatedAt: measuredAt,
   node: process.version,
   machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown", memoryBytes: totalmem() },
   settings: { reps: ctx.reps, seconds: ctx.seconds },
-  results,
+  results: [...kept, ...fresh].sort((a, b) => a.benchmark.localeCompare(b.benchmark)),
 };
-writeFileSync(join(here, "results", "latest.json"), `${JSON.stringify(out, null, 2)}\n`);
-console.log(`wrote bench/results/latest.json (${results.length} results)`);
+writeFileSync(latestPath, `${JSON.stringify(out, null, 2)}\n`);
+console.log(
+  `wrote bench/results/latest.json (${fresh.length} results measured now${kept.length > 0 ? `, ${kept.length} kept from earlier runs` : ""})`,
+);

@@ -1,19 +1,20 @@
 /**
  * The daemon's sessions: one engine session per (agent, channel, account, contact), created on the
- * first message and resumed from the store afterwards (across restarts too). Transcript entries
- * carry their turn, and the user message the channel, the sender and the channel's message id (they
- * travel with the turn's input). Sessions kept in memory are bounded:
- * idle ones beyond the cap are dropped and reloaded from the store when their contact writes again.
+ * first message and resumed from the store afterwards (across restarts too), through the engine's
+ * session service (engine/sessions/) like every door's. What is the daemon's own here: the agent's
+ * settings from agents.yaml (provider, tools with plugins and MCP servers, hooks, approval allow
+ * list), channels refusing approvals (nobody is there to answer), and the bound on sessions kept
+ * in memory: idle ones beyond the cap are dropped and reloaded when their contact writes again.
  */
 
-import { buildToolRegistry, createAgentSession } from "../engine/assemble.js";
+import { buildToolRegistry } from "../engine/assemble.js";
 import type { HookRunner } from "../engine/hooks.js";
 import type { TenantProviders } from "../engine/providers/llm-config.js";
 import type { AgentSession } from "../engine/session.js";
 import type { MinimalLogger } from "../engine/session-types.js";
+import { SessionService } from "../engine/sessions/service.js";
 import { LayeredTools } from "../engine/tools/layered.js";
 import type { ToolRegistry } from "../engine/tools/registry.js";
-import { storeTranscriptSink } from "../engine/transcript-sink.js";
 import type { ApprovalMode, LlmProvider } from "../engine/types.js";
 import type { Session, Store } from "../store/index.js";
 import { LongTermMemory } from "./long-term-memory.js";
@@ -61,7 +62,12 @@ export class DaemonSessions implements SessionOpener {
   /** Each agent's own tools (built-ins, Spawn), built once: compiling their schemas is not free. */
   private readonly ownTools = new Map<string, ToolRegistry>();
 
-  constructor(private readonly options: DaemonSessionsOptions) {}
+  /** Records, transcripts and approval state in the store, the same for every door. */
+  private readonly service: SessionService;
+
+  constructor(private readonly options: DaemonSessionsOptions) {
+    this.service = new SessionService(options.store);
+  }
 
   open(key: SessionKey): AgentSession {
     const agent = this.options.agents().get(key.agentId);
@@ -102,20 +108,10 @@ export class DaemonSessions implements SessionOpener {
   }
 
   private load(key: SessionKey, agent: AgentRuntimeSettings): AgentSession {
-    const { store } = this.options;
-    const lookup = {
-      agentId: key.agentId,
-      channel: key.channel,
-      account: key.account ?? null,
-      contact: key.contact,
-    };
-    const record =
-      store.sessions.findByKey(lookup) ??
-      store.sessions.create({
-        ...lookup,
-        ...(agent.tenantId ? { tenantId: agent.tenantId } : {}),
-        approvalMode: agent.mode,
-      });
+    const record = this.service.findOrCreate(
+      { agentId: key.agentId, channel: key.channel, account: key.account ?? null, contact: key.contact },
+      { ...(agent.tenantId ? { tenantId: agent.tenantId } : {}), approvalMode: agent.mode },
+    );
     return this.build(agent, record, true);
   }
 
@@ -136,32 +132,17 @@ export class DaemonSessions implements SessionOpener {
       builtins: { memory: longTerm.toolOptions() },
       mode: agent.mode,
       allowList: agent.allow,
-      approvalsUnavailable: CHANNEL_APPROVAL_REFUSAL,
     };
-    const session = createAgentSession({
-      sessionId: record.id,
-      agentId: agent.id,
+    return this.service.open(record, {
+      ...settings,
       ...(agent.tenantId ? { tenantId: agent.tenantId } : {}),
-      provider,
-      model: agent.model,
       ...(agent.systemPrompt ? { system: agent.systemPrompt } : {}),
-      maxTokens: agent.maxTokens,
-      maxTurns: agent.maxTurns,
-      workspace: agent.workspace,
-      ...(memory ? { memory } : {}),
-      history: store.transcripts.messages(record.id),
-      // The turn's input carries the channel, sender and message id of the user message.
-      sink: storeTranscriptSink(store.transcripts),
       registry: new LayeredTools([this.toolsOf(agent.id, settings), this.options.shared]),
       ...(this.options.hooks ? { hooks: this.options.hooks } : {}),
-      mode: agent.mode,
-      allowList: agent.allow,
-      grants: record.alwaysAllow,
       ...(agent.allowedTools ? { toolAllowList: agent.allowedTools } : {}),
       ...(channel ? { approvalsUnavailable: CHANNEL_APPROVAL_REFUSAL } : {}),
       ...(this.options.logger ? { logger: this.options.logger } : {}),
     });
-    return session;
   }
 
   private toolsOf(agentId: string, settings: Parameters<typeof buildToolRegistry>[0]): ToolRegistry {

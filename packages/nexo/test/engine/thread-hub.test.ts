@@ -101,8 +101,16 @@ describe("thread hub", () => {
     assert.deepEqual(late.find((e) => e.type === "tool_requested")?.source, { kind: "builtin" });
     assert.equal(text(late), Array.from({ length: 400 }, (_, i) => `w${i} `).join(""));
 
-    // The stalled reader gets everything too once it reads: its queue merged the deltas.
-    stalled.close();
+    // The stalled reader gets everything too once it reads, each event once: its queue merged the
+    // deltas instead of growing with them.
+    assert.ok(stalled.queued < all.length, `${stalled.queued} queued for ${all.length} events`);
+    const held: TurnEvent[] = [];
+    for await (const event of stalled) {
+      assert.notEqual(event.type, "lagged");
+      held.push(event as TurnEvent);
+      if (event.type === "turn_end") break;
+    }
+    assert.deepEqual(joined(held), joined(all));
     assert.equal(s.hub.subscriberCount, 0);
   });
 

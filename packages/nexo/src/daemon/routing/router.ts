@@ -8,10 +8,10 @@ import { setMaxListeners } from "node:events";
 import type { BrokerEvent } from "../../broker/types.js";
 import type { TurnEndReason, TurnEvent } from "../../engine/events.js";
 import type { AgentSession } from "../../engine/session.js";
+import { SessionQueue } from "../../engine/sessions/queue.js";
 import type { BindingTable } from "./bindings.js";
 import { type InboundMessage, InboundMessageError, parseInboundEvent } from "./inbound.js";
 import type { ReplySender } from "./outbound.js";
-import { SessionQueue } from "./session-queue.js";
 
 export interface SessionKey {
   agentId: string;

@@ -14,8 +14,7 @@
  */
 import type { ThreadConfiguration } from "@nexo/wire/schemas/appserver";
 import type { AgentSession } from "../../engine/session.js";
-import { storeTranscriptSink } from "../../engine/transcript-sink.js";
-import type { Tool } from "../../engine/types.js";
+import { applySessionConfig } from "../../engine/sessions/config.js";
 import type { Logger } from "../../log.js";
 import type { AgentFlags } from "../jsonstream/bootstrap.js";
 import type { OpenSessionRequest } from "./threads/service.js";
@@ -26,11 +25,8 @@ export interface AgentOptions {
   logger: Logger;
 }
 
-/** Builds a thread's engine session; the policy and plan-mode handling is added by agentFactory. */
+/** Builds a thread's engine session, through the request's session service. */
 export type SessionSource = (request: OpenSessionRequest) => AgentSession | Promise<AgentSession>;
-
-/** Tools a plan-mode thread keeps. */
-const readOnly = (tool: Tool): boolean => tool.category === "info";
 
 /**
  * `nexo app-server`'s own sessions: the provider from the flags and the environment (resolved on
@@ -38,24 +34,19 @@ const readOnly = (tool: Tool): boolean => tool.category === "info";
  */
 export function standaloneSessions(options: AgentOptions): SessionSource {
   let resolved: ReturnType<typeof import("../jsonstream/bootstrap.js")["resolveProvider"]> | undefined;
-  return async (request) => {
-    const [{ resolveProvider, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS }, { createAgentSession }] =
-      await Promise.all([import("../jsonstream/bootstrap.js"), import("../../engine/assemble.js")]);
+  return async ({ record, sessions, workspace }) => {
+    const { resolveProvider, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } = await import(
+      "../jsonstream/bootstrap.js"
+    );
     resolved ??= resolveProvider(options.flags, options.env);
-    const { record, store, history, workspace } = request;
-    return createAgentSession({
-      sessionId: record.id,
+    return sessions.open(record, {
       agentId: record.agentId,
       provider: resolved.provider,
       model: resolved.model,
       maxTokens: DEFAULT_MAX_TOKENS,
       maxTurns: DEFAULT_MAX_TURNS,
       workspace,
-      memory: store.memory,
-      history,
-      sink: storeTranscriptSink(store.transcripts),
-      mode: record.approvalMode,
-      grants: record.alwaysAllow,
+      memory: sessions.store.memory,
       allowList: ["info"],
       logger: options.logger,
     });
@@ -63,42 +54,19 @@ export function standaloneSessions(options: AgentOptions): SessionSource {
 }
 
 /**
- * The thread side of every session, whatever built it: "always" grants and mode changes are saved
- * with the thread's record, and a thread's configuration (model, approval policy, plan mode) is
- * applied to it.
+ * Applies a thread's configuration (model, approval policy, plan mode) to its loaded session, in
+ * the engine's words, from the next model request on. Grants and mode changes are saved with the
+ * thread's record by the session service that opened it.
  */
-export function agentFactory(source: SessionSource) {
-  /** The configured tool filter of each session, before plan mode narrows it. */
-  const baseFilters = new WeakMap<AgentSession, ((tool: Tool) => boolean) | undefined>();
-
-  const openSession = async (request: OpenSessionRequest): Promise<AgentSession> => {
-    const session = await source(request);
-    const { record, store } = request;
-    session.policy.onChange = () => {
-      store.sessions.update(record.id, {
-        approvalMode: session.policy.mode,
-        alwaysAllow: session.policy.grants,
-      });
-    };
-    baseFilters.set(session, session.config.toolFilter);
-    return session;
-  };
-
-  /** Applies a thread's configuration to its loaded session (from the next model request on). */
-  const configure = (session: AgentSession, configuration: ThreadConfiguration | undefined): void => {
-    if (configuration?.model) session.config.model = configuration.model;
-    const policy = configuration?.approvalPolicy;
-    if (policy === "autoApprove") session.policy.mode = "yolo";
-    else if (policy !== undefined && session.policy.mode === "yolo") session.policy.mode = "default";
-    const base = baseFilters.get(session);
-    if (configuration?.mode === "plan") {
-      session.config.toolFilter = base ? (tool) => readOnly(tool) && base(tool) : readOnly;
-    } else if (base) {
-      session.config.toolFilter = base;
-    } else {
-      delete session.config.toolFilter;
-    }
-  };
-
-  return { openSession, configure };
+export function configureThread(session: AgentSession, configuration: ThreadConfiguration | undefined): void {
+  const policy = configuration?.approvalPolicy;
+  applySessionConfig(session, {
+    ...(configuration?.model ? { model: configuration.model } : {}),
+    ...(policy === "autoApprove"
+      ? { mode: "yolo" as const }
+      : policy !== undefined && session.policy.mode === "yolo"
+        ? { mode: "default" as const }
+        : {}),
+    readOnly: configuration?.mode === "plan",
+  });
 }

@@ -18,7 +18,6 @@ import type { Daemon } from "../../daemon/daemon.js";
 import { type Component, Part } from "../../daemon/lifecycle.js";
 import type { Logger } from "../../log.js";
 import { APPSERVER_ENDPOINT_FILE } from "../../paths.js";
-import type { Store } from "../../store/index.js";
 import { NEXO_VERSION } from "../../version.js";
 import { announceMcpStatus } from "./families/mcp.js";
 import type { AppServerHost } from "./host.js";
@@ -47,14 +46,15 @@ export function appServerDoor(
       if (agentId === undefined || agent === undefined) {
         throw new Error(`appserver.yaml: agent ${agentId ?? "(none)"} is not in agents.yaml`);
       }
-      const store = borrowed(daemon.store);
       const host = createThreadedAppServer({
         version: NEXO_VERSION,
         workspace: agent.workspace,
         logger,
         approvalTimeoutMs: settings.approvalTimeoutMs,
         agentId,
-        openStore: () => Promise.resolve(store),
+        // The daemon's store: the door uses it but leaves closing it to the daemon.
+        openStore: () => Promise.resolve(daemon.store),
+        closeStore: false,
         sessions: ({ record }) => daemon.sessions.openFor(agentId, record),
         // The management families act on the running daemon: its plugins, MCP servers and channels.
         management: { services: daemon.services, live: true },
@@ -82,16 +82,5 @@ async function publishEndpoint(stateDir: string, url: string, agent: string): Pr
   const endpoint = { url, pid: process.pid, agent, startedAt: new Date().toISOString() };
   await writeFileAtomic(join(stateDir, APPSERVER_ENDPOINT_FILE), `${JSON.stringify(endpoint)}\n`, {
     mode: 0o600,
-  });
-}
-
-/** The daemon's store, which the door uses but must not close when its threads shut down. */
-function borrowed(store: Store): Store {
-  return new Proxy(store, {
-    get(target, key) {
-      if (key === "close") return () => {};
-      const value: unknown = Reflect.get(target, key, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
   });
 }

@@ -7,7 +7,7 @@
 
 import type { Logger } from "../../log.js";
 import type { Store } from "../../store/index.js";
-import { agentFactory, type SessionSource } from "./agent.js";
+import { configureThread, type SessionSource } from "./agent.js";
 import { FAMILIES } from "./families/index.js";
 import { familyCapabilities, type MethodFamily, serveFamily } from "./family.js";
 import { AppServerHost, type AppServerHostOptions } from "./host.js";
@@ -37,14 +37,15 @@ export interface ThreadedAppServerOptions extends Omit<AppServerOptions, "thread
   agentId?: string;
   /** Opened on first use, so `initialize` never waits for a database. */
   openStore: () => Promise<Store>;
+  /** Whether shutting the threads down closes the store; false for a borrowed one. Default true. */
+  closeStore?: boolean;
   /** Where a thread's engine session comes from. */
   sessions: SessionSource;
 }
 
 /** An AppServer whose threads are sessions of `openStore`'s store, run by `sessions`' agents. */
 export function createThreadedAppServer(options: ThreadedAppServerOptions): AppServerHost {
-  const { approvalTimeoutMs, agentId, openStore, sessions, ...rest } = options;
-  const agent = agentFactory(sessions);
+  const { approvalTimeoutMs, agentId, openStore, closeStore, sessions, ...rest } = options;
   let host: AppServerHost | undefined;
   const threads = new ThreadService({
     workspace: options.workspace,
@@ -52,8 +53,9 @@ export function createThreadedAppServer(options: ThreadedAppServerOptions): AppS
     approvalTimeoutMs,
     ...(agentId === undefined ? {} : { agentId }),
     openStore,
-    openSession: agent.openSession,
-    configure: agent.configure,
+    ...(closeStore === undefined ? {} : { closeStore }),
+    openSession: async (request) => sessions(request),
+    configure: configureThread,
     onRuntimeChanged: (threadId, runtime) => host?.broadcast("thread/runtimeChanged", { threadId, runtime }),
   });
   host = createAppServer({ ...rest, threads });

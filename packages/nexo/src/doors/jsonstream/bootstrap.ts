@@ -8,11 +8,12 @@ import { mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatIssues } from "@nexo/wire";
 import type * as jsonstream from "@nexo/wire/schemas/jsonstream";
-import { buildToolRegistry, createAgentSession } from "../../engine/assemble.js";
+import { buildToolRegistry } from "../../engine/assemble.js";
 import { createProvider, ProviderConfigSchema } from "../../engine/providers/index.js";
 import type { AgentSession } from "../../engine/session.js";
-import { storeTranscriptSink } from "../../engine/transcript-sink.js";
-import type { ApprovalMode, LlmProvider } from "../../engine/types.js";
+import { applySessionConfig } from "../../engine/sessions/config.js";
+import { SessionService } from "../../engine/sessions/service.js";
+import type { LlmProvider } from "../../engine/types.js";
 import type { McpManager } from "../../extensions/mcp/index.js";
 import type { Logger } from "../../log.js";
 import { DATABASE_FILE, defaultStateDir } from "../../paths.js";
@@ -48,8 +49,6 @@ export const DEFAULT_MODELS: Record<string, string> = {
 };
 
 export const DEFAULT_MAX_TOKENS = 8192;
-/** What `set_config {thinking: "enabled"}` grants when no budget is given (as the reference). */
-export const DEFAULT_THINKING_BUDGET = 10_000;
 export const DEFAULT_MAX_TURNS = 30;
 
 /** The provider the flags and environment describe. */
@@ -142,13 +141,14 @@ export function bootstrap(flags: AgentFlags, env: NodeJS.ProcessEnv, logger: Log
   }
 
   try {
+    const sessions = new SessionService(store);
     const agentId = flags.agentId ?? "default";
     let record: Session;
-    let history: ChatMessage[] = [];
+    let history: ChatMessage[] | undefined;
     let resumed = false;
     if (flags.resume) {
-      const found =
-        flags.resume === "latest" ? store.sessions.latest({ agentId }) : store.sessions.get(flags.resume);
+      const id = flags.resume === "latest" ? sessions.latest(agentId)?.id : flags.resume;
+      const found = id === undefined ? undefined : sessions.resume(id);
       if (!found) {
         throw new StartupError(
           flags.resume === "latest"
@@ -156,20 +156,19 @@ export function bootstrap(flags: AgentFlags, env: NodeJS.ProcessEnv, logger: Log
             : `--resume: no session ${flags.resume}`,
         );
       }
-      record = found;
-      history = store.transcripts.messages(record.id);
+      ({ record, history } = found);
       resumed = true;
-    } else if (flags.sessionId && store.sessions.get(flags.sessionId)) {
+    } else if (flags.sessionId && sessions.get(flags.sessionId)) {
       // AionUi re-opens a conversation it created but never used with the same --session-id;
       // one that already holds messages must be continued with --resume, never silently reused.
-      if (store.transcripts.count(flags.sessionId) > 0) {
+      if (sessions.hasMessages(flags.sessionId)) {
         throw new StartupError(
           `--session-id ${flags.sessionId}: this session already has messages; use --resume ${flags.sessionId} to continue it`,
         );
       }
       record = store.sessions.require(flags.sessionId);
     } else {
-      record = store.sessions.create({
+      record = sessions.create({
         ...(flags.sessionId ? { id: flags.sessionId } : {}),
         agentId,
         channel: "json-stream",
@@ -179,7 +178,6 @@ export function bootstrap(flags: AgentFlags, env: NodeJS.ProcessEnv, logger: Log
     }
 
     const settings = {
-      sessionId: record.id,
       agentId: record.agentId,
       provider,
       model,
@@ -192,22 +190,11 @@ export function bootstrap(flags: AgentFlags, env: NodeJS.ProcessEnv, logger: Log
       logger,
     };
     const registry = buildToolRegistry(settings);
-    const mode: ApprovalMode = flags.autoApprove ? "yolo" : record.approvalMode;
-    const session = createAgentSession({
-      ...settings,
-      registry,
+    const session = sessions.open(
+      record,
+      { ...settings, registry, ...(flags.autoApprove ? { mode: "yolo" as const } : {}) },
       history,
-      readableFiles: record.readableFiles,
-      sink: storeTranscriptSink(store.transcripts),
-      mode,
-      grants: record.alwaysAllow,
-    });
-    session.policy.onChange = () => {
-      store.sessions.update(record.id, {
-        approvalMode: session.policy.mode,
-        alwaysAllow: session.policy.grants,
-      });
-    };
+    );
     let mcp: McpManager | undefined;
     const addMcpServer = async (command: jsonstream.JsonStreamAddMcpServerCommand): Promise<string[]> => {
       // Loaded on first use: most sessions never add a server, and start-up time matters here.
@@ -231,20 +218,20 @@ export function bootstrap(flags: AgentFlags, env: NodeJS.ProcessEnv, logger: Log
       current_model: session.config.model,
     });
     const applyConfig = (command: jsonstream.JsonStreamSetConfigCommand): string => {
-      const changed: string[] = [];
+      const changed = applySessionConfig(session, {
+        ...(command.model === undefined ? {} : { model: command.model }),
+        ...(command.thinking === "disabled"
+          ? { thinking: { enabled: false } }
+          : command.thinking === "enabled" || command.thinking_budget !== undefined
+            ? {
+                thinking: {
+                  enabled: true,
+                  ...(command.thinking_budget === undefined ? {} : { budget: command.thinking_budget }),
+                },
+              }
+            : {}),
+      });
       const unsupported: string[] = [];
-      if (command.model !== undefined && command.model !== session.config.model) {
-        session.config.model = command.model;
-        changed.push(`model ${command.model}`);
-      }
-      if (command.thinking === "disabled") {
-        if (session.config.thinkingBudget !== undefined) changed.push("thinking off");
-        delete session.config.thinkingBudget;
-      } else if (command.thinking === "enabled" || command.thinking_budget !== undefined) {
-        const budget = command.thinking_budget ?? session.config.thinkingBudget ?? DEFAULT_THINKING_BUDGET;
-        session.config.thinkingBudget = budget;
-        changed.push(`thinking on (budget ${budget} tokens)`);
-      }
       if (command.effort !== undefined) unsupported.push("effort");
       if (command.image_input !== undefined) unsupported.push("image_input");
       if (command.compaction !== undefined) unsupported.push("compaction");
@@ -252,11 +239,7 @@ export function bootstrap(flags: AgentFlags, env: NodeJS.ProcessEnv, logger: Log
       if (unsupported.length > 0) parts.push(`not supported by this agent: ${unsupported.join(", ")}`);
       return parts.join("; ");
     };
-    const attach = (realPaths: string[]) => {
-      if (session.allowReading(realPaths).length > 0) {
-        store.sessions.update(record.id, { readableFiles: [...session.readableFiles] });
-      }
-    };
+    const attach = (realPaths: string[]) => sessions.attach(session, realPaths);
     const close = async () => {
       await mcp?.close();
     };

@@ -3,6 +3,10 @@
  * read (rebuilt from the transcript, without loading the agent), change status, rename, roll back,
  * configure — and the live threads that run turns (live-thread.ts), loaded on first use.
  *
+ * Records are the engine's sessions (engine/sessions/): a thread is created, listed and opened
+ * through the session service, which also keeps its approval grants; what is kept here is the
+ * AppServer's own state of a thread (status, history mode, configuration, turn outcomes).
+ *
  * The store and the engine are opened lazily (`openStore`, `openSession`), so answering
  * `initialize` never waits for a database or an engine.
  */
@@ -16,7 +20,7 @@ import type {
   ThreadSummary,
 } from "@nexo/wire/schemas/appserver";
 import type { AgentSession } from "../../../engine/session.js";
-import type { ChatMessage } from "../../../engine/types.js";
+import type { SessionService } from "../../../engine/sessions/service.js";
 import type { Logger } from "../../../log.js";
 import type { Session, Store } from "../../../store/index.js";
 import type { AppServerConnection } from "../connection.js";
@@ -37,9 +41,9 @@ import {
 
 export interface OpenSessionRequest {
   record: Session;
-  history: ChatMessage[];
   workspace: string;
-  store: Store;
+  /** The engine's session service over the thread store: `open` builds the engine session. */
+  sessions: SessionService;
   configuration: ThreadConfiguration | undefined;
 }
 
@@ -51,6 +55,8 @@ export interface ThreadServiceOptions {
   agentId?: string;
   approvalTimeoutMs: number;
   openStore: () => Promise<Store>;
+  /** Whether shutdown closes the store (false when it is borrowed, e.g. the daemon's). Default true. */
+  closeStore?: boolean;
   /** Builds the engine session of a thread (provider, tools, persistence, approval policy). */
   openSession: (request: OpenSessionRequest) => Promise<AgentSession>;
   /** Applies a thread's configuration (mode, model, approval policy) to its loaded session. */
@@ -66,7 +72,7 @@ const LIST_LIMIT = 1000;
 
 export class ThreadService {
   readonly agentId: string;
-  private store: Promise<Store> | undefined;
+  private sessions: Promise<SessionService> | undefined;
   private readonly live = new Map<string, Promise<LiveThread>>();
   private readonly subscriptions = new Map<string, Set<AppServerConnection>>();
 
@@ -78,21 +84,25 @@ export class ThreadService {
     return this.options.workspace;
   }
 
-  private db(): Promise<Store> {
-    if (!this.store) {
-      const opening = this.options.openStore();
-      this.store = opening;
+  private db(): Promise<SessionService> {
+    if (!this.sessions) {
+      // The engine is loaded with the store, on first use, so `initialize` never waits for it.
+      const opening = Promise.all([
+        this.options.openStore(),
+        import("../../../engine/sessions/service.js"),
+      ]).then(([store, { SessionService }]) => new SessionService(store));
+      this.sessions = opening;
       // A failure (an unwritable state directory) is reported to the caller and retried next time.
       opening.catch(() => {
-        if (this.store === opening) this.store = undefined;
+        if (this.sessions === opening) this.sessions = undefined;
       });
     }
-    return this.store;
+    return this.sessions;
   }
 
   /** The thread's row; -32010 when there is none. */
   async record(threadId: string): Promise<Session> {
-    const session = (await this.db()).sessions.get(threadId);
+    const session = (await this.db()).get(threadId);
     if (!session) throw appServerErrors.threadNotFound(threadId);
     return session;
   }
@@ -103,14 +113,14 @@ export class ThreadService {
     historyMode?: "server" | "client";
     displayName?: string;
   }): Promise<Thread> {
-    const store = await this.db();
+    const sessions = await this.db();
     const { identity } = options;
     const state: ThreadState = {
       status: "active",
       historyMode: options.historyMode ?? "server",
       ...(options.config ? { configuration: options.config } : {}),
     };
-    const record = store.sessions.create({
+    const record = sessions.create({
       agentId: this.agentId,
       channel: identity.channelName,
       account: identity.userId || null,
@@ -122,8 +132,8 @@ export class ThreadService {
   }
 
   async list(filter: Omit<ListFilter, "hostWorkspace">): Promise<ThreadSummary[]> {
-    const store = await this.db();
-    const rows = store.sessions.list({ agentId: this.agentId, limit: LIST_LIMIT });
+    const sessions = await this.db();
+    const rows = sessions.list({ agentId: this.agentId, limit: LIST_LIMIT });
     const summaries: ThreadSummary[] = [];
     for (const row of rows) {
       if (!listedBy(row, { ...filter, hostWorkspace: this.options.workspace })) continue;
@@ -132,7 +142,7 @@ export class ThreadService {
         toWireSummary(
           row,
           this.options.workspace,
-          countTurns(store.transcripts.entries(row.id)),
+          countTurns(sessions.store.transcripts.entries(row.id)),
           live?.runtime,
         ),
       );
@@ -142,7 +152,7 @@ export class ThreadService {
 
   /** The thread as stored, with its turns if asked; the running turn is shown as it stands. */
   async read(threadId: string, includeTurns: boolean): Promise<Thread> {
-    const store = await this.db();
+    const { store } = await this.db();
     const record = await this.record(threadId);
     const live = await this.peek(threadId);
     let turns: Thread["turns"];
@@ -202,18 +212,13 @@ export class ThreadService {
   }
 
   private async load(threadId: string): Promise<LiveThread> {
-    const store = await this.db();
+    const sessions = await this.db();
+    const { store } = sessions;
     const record = await this.record(threadId);
     const entries = store.transcripts.entries(threadId);
     const workspace = workspaceOf(record, this.options.workspace);
     const configuration = threadState(record).configuration;
-    const session = await this.options.openSession({
-      record,
-      history: store.transcripts.messages(threadId),
-      workspace,
-      store,
-      configuration,
-    });
+    const session = await this.options.openSession({ record, workspace, sessions, configuration });
     this.options.configure(session, configuration);
     return new LiveThread({
       id: threadId,
@@ -240,7 +245,7 @@ export class ThreadService {
 
   /** Changes the thread's status; returns the previous one. */
   async setStatus(threadId: string, status: ThreadStatus): Promise<ThreadStatus> {
-    const store = await this.db();
+    const { store } = await this.db();
     const record = await this.record(threadId);
     const previous = threadState(record).status;
     if (status !== "active") {
@@ -255,11 +260,11 @@ export class ThreadService {
 
   async rename(threadId: string, displayName: string): Promise<void> {
     await this.record(threadId);
-    (await this.db()).sessions.update(threadId, { title: displayName });
+    (await this.db()).store.sessions.update(threadId, { title: displayName });
   }
 
   async configure(threadId: string, changes: ThreadConfiguration): Promise<void> {
-    const store = await this.db();
+    const { store } = await this.db();
     const record = await this.record(threadId);
     const configuration = { ...threadState(record).configuration, ...changes };
     store.sessions.update(threadId, { metadata: withThreadState(record, { configuration }) });
@@ -268,7 +273,7 @@ export class ThreadService {
   }
 
   async delete(threadId: string): Promise<void> {
-    const store = await this.db();
+    const { store } = await this.db();
     await this.record(threadId);
     const live = await this.peek(threadId);
     if (live?.running) live.interrupt(live.running.projector.turn.id, "the thread was deleted");
@@ -280,7 +285,7 @@ export class ThreadService {
 
   /** Drops the last `numTurns` turns from the history (files on disk stay as they are). */
   async rollback(threadId: string, numTurns: number): Promise<Thread> {
-    const store = await this.db();
+    const { store } = await this.db();
     await this.record(threadId);
     const live = await this.peek(threadId);
     if (live?.running) throw appServerErrors.turnInProgress(threadId, live.running.projector.turn.id);
@@ -315,8 +320,8 @@ export class ThreadService {
       }),
     ]);
     clearTimeout(timer);
-    const store = this.store;
-    this.store = undefined;
-    if (store) (await store).close();
+    const opened = this.sessions;
+    this.sessions = undefined;
+    if (opened && this.options.closeStore !== false) (await opened).store.close();
   }
 }
