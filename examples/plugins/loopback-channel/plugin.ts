@@ -6,10 +6,16 @@
  *   channel.start / channel.stop / channel.send_outbound  → LoopbackChannel
  *   broker.event on plugin.outbound.loopback[.<instance>] → a reply to deliver
  *   shutdown                                              → the listener is closed first
+ *
+ * and nexo's optional channel features (advertised in the initialize reply by the SDK):
+ *   channel.pairing.start / channel.pairing.cancel        → a QR code scanned over HTTP
+ *   channel.bots.list / channel.bots.send                 → LOOPBACK_BOTS
+ *   channel.credentials.validate / channel.credentials.probe → src/credentials.ts
  */
 import { readFileSync } from "node:fs";
 import { ChannelUnsupportedError, type Event, PluginAdapter } from "nexo-plugin-sdk";
 import { LoopbackChannel } from "./src/channel.js";
+import { probeCredential, validateCredential } from "./src/credentials.js";
 
 const KIND = "loopback";
 
@@ -30,6 +36,7 @@ const channel: LoopbackChannel = new LoopbackChannel({
   env: process.env,
   // The adapter is created below; the channel only publishes once it runs.
   publish: (topic: string, event: Event): Promise<void> => adapter.broker.publish(topic, event),
+  reportPairing: (update) => adapter.broker.pairingUpdate(update),
   log,
 });
 
@@ -46,6 +53,32 @@ const adapter: PluginAdapter = new PluginAdapter({
   onChannelSendOutbound: (params) => {
     checkKind(params.kind);
     return channel.send(params.msg);
+  },
+  channelFeatures: {
+    pairing: {
+      start: (params) => {
+        checkKind(params.kind);
+        return channel.startPairing(params.challenge_id, params.expires_at_ms);
+      },
+      cancel: (params) => channel.cancelPairing(params.challenge_id),
+    },
+    bots: {
+      list: (params) => {
+        checkKind(params.kind);
+        return { bots: channel.bots() };
+      },
+      send: (params) => {
+        checkKind(params.kind);
+        return { message_id: channel.sendToBot(params.bot_jid, params.text) };
+      },
+    },
+    credentials: {
+      validate: (params) => {
+        checkKind(params.kind);
+        return validateCredential(params);
+      },
+      probe: (params) => probeCredential(channel.url, params),
+    },
   },
   onEvent: (topic, event) => channel.deliverEvent(topic, event),
   // Open connections would keep the process alive after the shutdown ack.

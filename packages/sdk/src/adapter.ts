@@ -14,6 +14,7 @@ import type { Writable } from "node:stream";
 import { Dispatcher, JsonRpcPeer } from "@nexo/wire";
 import { plugin } from "@nexo/wire/schemas";
 import { abandonHostCalls, BrokerSender } from "./broker.js";
+import { advertisedChannelFeatures } from "./channel-features.js";
 import { checkToolCatalog, warnAboutUnmatchedDeclarations } from "./declarations.js";
 import { PluginError, RpcTransportError } from "./errors.js";
 import { Event } from "./event.js";
@@ -78,6 +79,8 @@ export class PluginAdapter {
       server_version: options.serverVersion ?? `${id}-${version}`,
     };
     if (tools.length > 0) reply.tools = tools.map(toolDefToJson);
+    const features = advertisedChannelFeatures(options.channelFeatures);
+    if (features.length > 0) reply.channel_features = features;
     this.initializeReply = reply;
 
     this.brokerSender = new BrokerSender(this.link);

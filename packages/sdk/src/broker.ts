@@ -81,6 +81,24 @@ export class BrokerSender {
     }
   }
 
+  /**
+   * Reports one state change of a pairing challenge (`channel.pairing.update`, nexo's optional
+   * pairing feature): `qr_ready` with `data.qr_ascii` / `data.qr_png_base64`, `awaiting_user`,
+   * `linked` with `data.device_jid`, `expired` with `data.error`.
+   */
+  async pairingUpdate(update: plugin.ChannelPairingUpdateParams): Promise<void> {
+    const check = plugin.ChannelPairingUpdateParamsSchema.safeParse(update);
+    if (!check.success) {
+      throw new WireError(`invalid pairing update: ${formatIssues(check.error.issues, "(params)")}`);
+    }
+    toStrictJson(update, "channel.pairing.update params");
+    try {
+      await this.link.notify("channel.pairing.update", update);
+    } catch (error) {
+      throw sendFailure("channel.pairing.update", error);
+    }
+  }
+
   /** Up to `limit` memory entries of `agentId` matching `query`. */
   async memoryRecall(options: MemoryRecallOptions): Promise<MemoryEntry[]> {
     const params = { agent_id: options.agentId, query: options.query, limit: options.limit ?? 10 };

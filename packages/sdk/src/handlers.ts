@@ -1,10 +1,12 @@
 /**
- * The contract methods upstream SDKs lack: channels (§5.x), LLM providers (§5.y, sync and
- * streamed), hooks (§5.z) and vector memory (§5.w). Each registered only when the plugin gave its
+ * The contract methods upstream SDKs lack: channels (§5.x) with nexo's optional channel features
+ * (./channel-features.ts), LLM providers (§5.y, sync and streamed), hooks (§5.z) and vector
+ * memory (§5.w). Each registered only when the plugin gave its
  * handler, so the peer answers the others with -32601 as the contract expects.
  */
 import { formatIssues, type ResultIn } from "@nexo/wire";
 import { plugin } from "@nexo/wire/schemas";
+import { serveChannelFeatures } from "./channel-features.js";
 import { PluginError, RpcTransportError, WireError } from "./errors.js";
 import type { LlmChatContext, PluginAdapterOptions } from "./options.js";
 import { type DispatchEnv, handlerContext, serve } from "./serve.js";
@@ -12,6 +14,7 @@ import { toStrictJson } from "./wire.js";
 
 export function serveExtensionMethods(env: DispatchEnv, options: PluginAdapterOptions): void {
   serveChannels(env, options);
+  serveChannelFeatures(env, options.channelFeatures);
   serveLlmChat(env, options);
   serveHook(env, options);
   serveMemoryBackend(env, options);

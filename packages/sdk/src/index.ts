@@ -59,15 +59,27 @@ export {
 export type { ManifestPluginSection, ParsedManifest } from "./manifest.js";
 export { parseManifest } from "./manifest.js";
 export type {
+  BotsListParams,
+  BotsListReply,
+  BotsSendParams,
+  BotsSendReply,
+  ChannelFeatureHandlers,
   ChannelSendOutboundHandler,
   ChannelStartHandler,
   ChannelStopHandler,
+  CredentialParams,
+  CredentialProbe,
+  CredentialValidity,
   HandlerContext,
   HookHandler,
   LlmChatContext,
   LlmChatHandler,
   LlmChatReply,
   MemoryBackendHandlers,
+  PairingCancelParams,
+  PairingStartParams,
+  PairingStartReply,
+  PairingUpdate,
 } from "./options.js";
 export { DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS } from "./options.js";
 export {

@@ -43,6 +43,59 @@ export type ChannelSendOutboundHandler = (
   ctx: HandlerContext,
 ) => Awaitable<plugin.ChannelSendOutboundResult>;
 
+// --- nexo's optional channel features (pairing, bots, credentials) --------------------------------
+
+/**
+ * Handlers for the optional channel features (wire schemas, plugin/channel-features.ts). Each
+ * feature given is advertised in the `initialize` reply (`channel_features`), so the host sends its
+ * methods; a feature left out is never asked for. Within a feature, a method left out answers
+ * -32601, which the host reads as "this step does not apply" for `credentials.validate` (every shape
+ * accepted), `credentials.persist` (no runtime state to write) and `credentials.probe` (not probed).
+ */
+/** The shapes of the optional channel features, for handler authors. */
+export type PairingStartParams = plugin.ChannelPairingStartParams;
+export type PairingStartReply = plugin.ChannelPairingStartResult;
+export type PairingCancelParams = plugin.ChannelPairingCancelParams;
+export type PairingUpdate = plugin.ChannelPairingUpdateParams;
+export type BotsListParams = plugin.ChannelBotsListParams;
+export type BotsListReply = plugin.ChannelBotsListResult;
+export type BotsSendParams = plugin.ChannelBotsSendParams;
+export type BotsSendReply = plugin.ChannelBotsSendResult;
+export type CredentialParams = plugin.ChannelCredentialsParams;
+export type CredentialValidity = plugin.ChannelCredentialsValidateResult;
+export type CredentialProbe = plugin.ChannelCredentialsProbeResult;
+
+export interface ChannelFeatureHandlers {
+  /**
+   * Pairing: `start` answers at once; report each state change afterwards with
+   * `broker.pairingUpdate({challenge_id, state, data?})` until `linked`, `expired` or `cancelled`.
+   */
+  pairing?: {
+    start(
+      params: plugin.ChannelPairingStartParams,
+      ctx: HandlerContext,
+    ): OptionalReply<plugin.ChannelPairingStartResult>;
+    /** Stops a challenge; also called for one already over (answer `{ok: true}` regardless). */
+    cancel(params: plugin.ChannelPairingCancelParams, ctx: HandlerContext): Awaitable<void>;
+  };
+  bots?: {
+    list(params: plugin.ChannelBotsListParams, ctx: HandlerContext): Awaitable<plugin.ChannelBotsListResult>;
+    send(params: plugin.ChannelBotsSendParams, ctx: HandlerContext): Awaitable<plugin.ChannelBotsSendResult>;
+  };
+  /** The credential persister `credentials/register` runs. */
+  credentials?: {
+    validate?(
+      params: plugin.ChannelCredentialsParams,
+      ctx: HandlerContext,
+    ): Awaitable<plugin.ChannelCredentialsValidateResult>;
+    persist?(params: plugin.ChannelCredentialsParams, ctx: HandlerContext): Awaitable<void>;
+    probe?(
+      params: plugin.ChannelCredentialsParams,
+      ctx: HandlerContext,
+    ): Awaitable<plugin.ChannelCredentialsProbeResult>;
+  };
+}
+
 // --- LLM providers (§5.y) ------------------------------------------------------------------------
 
 export interface LlmChatContext extends HandlerContext {
@@ -125,6 +178,8 @@ export interface PluginAdapterOptions {
   onChannelStart?: ChannelStartHandler;
   onChannelStop?: ChannelStopHandler;
   onChannelSendOutbound?: ChannelSendOutboundHandler;
+  /** nexo's optional channel features; see ChannelFeatureHandlers. */
+  channelFeatures?: ChannelFeatureHandlers;
   onLlmChat?: LlmChatHandler;
   onHook?: HookHandler;
   memoryBackend?: MemoryBackendHandlers;

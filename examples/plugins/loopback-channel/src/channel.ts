@@ -12,6 +12,11 @@
  *
  * One listener per plugin process: an instance is a label on the topics, not a second server,
  * so that one LOOPBACK_PORT is enough to configure the plugin.
+ *
+ * nexo's optional channel features ride on the same listener: pairing (./pairing.ts: a QR code
+ * whose URL is scanned over HTTP), bots (LOOPBACK_BOTS: a message to a bot is delivered to the
+ * bot's contact id, where a client can read it like any reply) and the credential persister
+ * (./credentials.ts). Each needs the channel started (-33001 otherwise).
  */
 import { randomUUID } from "node:crypto";
 import { renameSync, rmSync, writeFileSync } from "node:fs";
@@ -37,6 +42,7 @@ import {
   type InboundPost,
   outboundFromEventPayload,
 } from "./messages.js";
+import { LoopbackPairing, type PairingReport } from "./pairing.js";
 import { OutboxFullError, PostOffice, UnknownRecipientError } from "./post-office.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -47,6 +53,8 @@ export interface LoopbackChannelOptions {
   env: Env;
   /** Sends a `broker.publish` to the daemon. */
   publish: (topic: string, event: Event) => Promise<void>;
+  /** Sends a `channel.pairing.update` to the daemon. */
+  reportPairing: PairingReport;
   log: (line: string) => void;
 }
 
@@ -80,7 +88,52 @@ export class LoopbackChannel {
   /** Replies from broker events that could not be delivered (no reply exists to report them). */
   droppedEvents = 0;
 
-  constructor(private readonly options: LoopbackChannelOptions) {}
+  private readonly pairing: LoopbackPairing;
+
+  constructor(private readonly options: LoopbackChannelOptions) {
+    this.pairing = new LoopbackPairing(options.reportPairing, options.log);
+  }
+
+  /** The listener's URL while the channel runs. */
+  get url(): string | undefined {
+    return this.running?.info.url;
+  }
+
+  /** `channel.pairing.start`: a QR code scannable on this channel's listener. */
+  startPairing(challengeId: string, hostDeadlineMs: number): Promise<{ expires_at_ms?: number }> {
+    const running = this.require("pairing");
+    return this.pairing.start(challengeId, running.info.url, running.config.pairingTtlMs, hostDeadlineMs);
+  }
+
+  cancelPairing(challengeId: string): void {
+    this.pairing.cancel(challengeId);
+  }
+
+  /** `channel.bots.list`: LOOPBACK_BOTS. */
+  bots(): Array<{ jid: string; persona_id: string }> {
+    const { config } = this.require("bots");
+    return [...config.bots].map(([jid, persona_id]) => ({ jid, persona_id }));
+  }
+
+  /** `channel.bots.send`: delivered to the bot's contact id; returns the message id. */
+  sendToBot(botJid: string, text: string): string {
+    const { config } = this.require("bots");
+    if (!config.bots.has(botJid)) {
+      throw new ChannelRecipientError(`no bot ${botJid} on this channel`, {
+        recipient: botJid,
+        reason: "not one of LOOPBACK_BOTS",
+      });
+    }
+    return this.deliver({ to: botJid, text }).message_id;
+  }
+
+  private require(feature: string): Running {
+    if (this.running === undefined)
+      throw new ChannelConnectionError(
+        `the loopback channel is not started (channel.start before ${feature})`,
+      );
+    return this.running;
+  }
 
   start(instance: string | null): Promise<StartInfo> {
     return this.serially(() => this.startNow(instance));
@@ -186,6 +239,7 @@ export class LoopbackChannel {
       token: config.token,
       maxWaitMs: config.maxWaitMs,
       postOffice,
+      pairing: this.pairing,
       onPost: (post) => this.publishInbound(instance, post),
       log: this.options.log,
     });
@@ -204,6 +258,8 @@ export class LoopbackChannel {
       instance,
       token_required: config.token !== undefined,
     };
+    // Bots are contacts from the start: a message to one waits in its outbox for a client.
+    for (const jid of config.bots.keys()) postOffice.touch(jid);
     this.running = { instance, config, server, postOffice, info };
     this.writeEndpointFile(config, info);
     const label = instance === null ? "" : ` (instance ${instance})`;
@@ -217,6 +273,7 @@ export class LoopbackChannel {
     const running = this.running;
     if (running === undefined) return;
     this.running = undefined;
+    this.pairing.close();
     await running.server.close();
     if (running.config.endpointFile !== undefined) rmSync(running.config.endpointFile, { force: true });
     this.options.log(`stopped listening on ${running.info.url}`);

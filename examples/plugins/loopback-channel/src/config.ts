@@ -12,6 +12,9 @@
  *   LOOPBACK_MAX_WAIT_MS       longest long-poll a client may ask for    default 30000
  *   LOOPBACK_ENDPOINT_FILE     where to write the chosen URL as JSON     default
  *                              $NEXO_STATE_DIR/endpoint.json (none without a state dir)
+ *   LOOPBACK_PAIRING_TTL_MS    how long a pairing QR code can be scanned default 60000
+ *   LOOPBACK_BOTS              the bots offered, `jid=persona,…`; each jid ends in @bot
+ *                                                                        default echo@bot=echo
  */
 import { isIP } from "node:net";
 import { join } from "node:path";
@@ -24,6 +27,9 @@ export interface LoopbackConfig {
   retryAfterSecs: number;
   maxWaitMs: number;
   endpointFile: string | undefined;
+  pairingTtlMs: number;
+  /** The bots `channel.bots.list` offers: jid → persona id. */
+  bots: ReadonlyMap<string, string>;
 }
 
 export const MIN_TOKEN_LENGTH = 16;
@@ -94,5 +100,20 @@ export function readLoopbackConfig(env: Env): LoopbackConfig {
     retryAfterSecs: integer(env, "LOOPBACK_RETRY_AFTER_SECS", 2, 1, 3600),
     maxWaitMs: integer(env, "LOOPBACK_MAX_WAIT_MS", 30_000, 0, 600_000),
     endpointFile,
+    pairingTtlMs: integer(env, "LOOPBACK_PAIRING_TTL_MS", 60_000, 100, 3_600_000),
+    bots: readBots(env.LOOPBACK_BOTS ?? "echo@bot=echo"),
   };
+}
+
+function readBots(raw: string): Map<string, string> {
+  const bots = new Map<string, string>();
+  for (const entry of raw.split(",").map((part) => part.trim())) {
+    if (entry === "") continue;
+    const [jid = "", persona = ""] = entry.split("=", 2);
+    if (!/^[\w.:+-]{1,100}@bot$/.test(jid) || persona === "") {
+      throw new LoopbackConfigError("LOOPBACK_BOTS", `entries are jid@bot=persona, got "${entry}"`);
+    }
+    bots.set(jid, persona);
+  }
+  return bots;
 }

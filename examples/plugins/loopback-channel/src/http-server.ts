@@ -6,6 +6,9 @@
  *                                            (long-poll) the next reply within MS
  *   GET  /stream?to=ID                     → Server-Sent Events, one `message` event per reply
  *   GET  /healthz                          → 200 {ok: true}
+ *   POST /pairing/scan?code=C {device}     → 200 {ok: true}: a device scanned a pairing QR code
+ *   POST /pairing/confirm {code}           → 200 {device_jid}: its user confirmed; linked
+ *                                            (404 unknown or ended code, 409 out of order)
  *
  * With a token configured every route but /healthz needs `Authorization: Bearer <token>`.
  * Errors are JSON `{error}` with the usual statuses (400, 401, 404, 405, 413, 503).
@@ -14,6 +17,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { CONTACT_ID_PATTERN, type DeliveredMessage, type InboundPost, parseInboundPost } from "./messages.js";
+import { type LoopbackPairing, PairingRefusedError } from "./pairing.js";
 import type { PostOffice } from "./post-office.js";
 
 const MAX_BODY_BYTES = 64 * 1024;
@@ -28,6 +32,8 @@ export interface LoopbackServerOptions {
   token: string | undefined;
   maxWaitMs: number;
   postOffice: PostOffice;
+  /** Where pairing scans and confirmations go. */
+  pairing: LoopbackPairing;
   /** Hands a posted message to the daemon; resolves with its id and receive time. */
   onPost: (post: InboundPost) => Promise<{ message_id: string; timestamp: string }>;
   log: (line: string) => void;
@@ -102,6 +108,7 @@ export class LoopbackServer {
     if (url.pathname === "/healthz") return sendJson(res, 200, { ok: true });
     this.authorize(req);
     if (url.pathname === "/stream") return this.stream(res, recipientOf(url));
+    if (url.pathname.startsWith("/pairing/")) return this.pair(req, res, url);
     if (req.method === "GET") return this.longPoll(res, recipientOf(url), this.waitOf(url));
     return this.post(req, res);
   }
@@ -117,13 +124,7 @@ export class LoopbackServer {
   }
 
   private async post(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let body: unknown;
-    try {
-      body = JSON.parse(await readBody(req));
-    } catch (error) {
-      if (error instanceof HttpError) throw error;
-      throw new HttpError(400, "the body is not JSON");
-    }
+    const body = await readJson(req);
     const post = parseInboundPost(body);
     if ("problems" in post) throw new HttpError(400, post.problems.join("; "));
     this.options.postOffice.touch(post.from);
@@ -134,6 +135,24 @@ export class LoopbackServer {
       throw new HttpError(503, `could not hand the message to nexo: ${(error as Error).message}`);
     }
     sendJson(res, 202, receipt);
+  }
+
+  private async pair(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const body = (await readJson(req)) as { code?: unknown; device?: unknown } | null;
+    const code = url.searchParams.get("code") ?? body?.code;
+    if (typeof code !== "string" || code === "") throw new HttpError(400, "the pairing code is missing");
+    try {
+      if (url.pathname === "/pairing/confirm")
+        return sendJson(res, 200, { device_jid: this.options.pairing.confirm(code) });
+      const device = body?.device;
+      if (typeof device !== "string" || !CONTACT_ID_PATTERN.test(device))
+        throw new HttpError(400, `device must be an id matching ${CONTACT_ID_PATTERN}`);
+      this.options.pairing.scan(code, device);
+      sendJson(res, 200, { ok: true });
+    } catch (error) {
+      if (error instanceof PairingRefusedError) throw new HttpError(error.status, error.message);
+      throw error;
+    }
   }
 
   private async longPoll(res: ServerResponse, to: string, waitMs: number): Promise<void> {
@@ -195,6 +214,8 @@ const ROUTES: Readonly<Record<string, readonly string[]>> = {
   "/messages": ["GET", "POST"],
   "/stream": ["GET"],
   "/healthz": ["GET"],
+  "/pairing/scan": ["POST"],
+  "/pairing/confirm": ["POST"],
 };
 
 function recipientOf(url: URL): string {
@@ -217,6 +238,15 @@ function sendJson(res: ServerResponse, status: number, value: unknown, closeConn
     ...(closeConnection ? { connection: "close" } : {}),
   });
   res.end(body);
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  try {
+    return JSON.parse(await readBody(req));
+  } catch (error) {
+    if (error instanceof HttpError) throw error;
+    throw new HttpError(400, "the body is not JSON");
+  }
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

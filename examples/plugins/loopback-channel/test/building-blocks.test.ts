@@ -25,7 +25,20 @@ describe("readLoopbackConfig", () => {
       retryAfterSecs: 2,
       maxWaitMs: 30_000,
       endpointFile: "/state/endpoint.json",
+      pairingTtlMs: 60_000,
+      bots: new Map([["echo@bot", "echo"]]),
     });
+    assert.deepEqual(
+      readLoopbackConfig({ LOOPBACK_BOTS: "a@bot=alpha, b.c@bot=beta", LOOPBACK_PAIRING_TTL_MS: "500" }),
+      {
+        ...readLoopbackConfig({}),
+        bots: new Map([
+          ["a@bot", "alpha"],
+          ["b.c@bot", "beta"],
+        ]),
+        pairingTtlMs: 500,
+      },
+    );
     assert.equal(readLoopbackConfig({}).endpointFile, undefined);
     assert.equal(
       readLoopbackConfig({ LOOPBACK_ENDPOINT_FILE: "/x.json", NEXO_STATE_DIR: "/s" }).endpointFile,
@@ -41,6 +54,9 @@ describe("readLoopbackConfig", () => {
       [{ LOOPBACK_RETRY_AFTER_SECS: "1.5" }, "LOOPBACK_RETRY_AFTER_SECS"],
       [{ LOOPBACK_HOST: "example.com" }, "LOOPBACK_HOST"],
       [{ LOOPBACK_TOKEN: "short" }, "LOOPBACK_TOKEN"],
+      [{ LOOPBACK_BOTS: "alice=persona" }, "LOOPBACK_BOTS"],
+      [{ LOOPBACK_BOTS: "a@bot" }, "LOOPBACK_BOTS"],
+      [{ LOOPBACK_PAIRING_TTL_MS: "10" }, "LOOPBACK_PAIRING_TTL_MS"],
     ];
     for (const [env, variable] of cases) {
       assert.throws(
@@ -155,6 +171,7 @@ describe("LoopbackChannel.deliverEvent", () => {
       kind: "loopback",
       env: {},
       publish: async () => undefined,
+      reportPairing: async () => undefined,
       log: (line) => logs.push(line),
     });
     const event = (payload: Record<string, unknown>): Event => ({ topic: "t", source: "s", payload });

@@ -69,6 +69,7 @@ export function adminErrorOf(error: unknown): unknown {
     return new InternalError(`channel_unavailable: ${error.message}`, {
       reason: "channel_unavailable",
       channel: error.channel,
+      ...(error.feature === undefined ? {} : { feature: error.feature }),
     });
   if (error instanceof UnavailableError)
     return new InternalError(`internal: ${error.message}`, { reason: "unavailable" });

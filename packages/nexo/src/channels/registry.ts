@@ -10,6 +10,7 @@
  * — or with a transport error (timeout, the plugin stopped).
  */
 import type { plugin } from "@nexo/wire/schemas";
+import type { ChannelFeatures } from "./features.js";
 
 /** What to send: `{kind: "text", to, body}`, `{kind: "media", to, url, caption?}` or `{kind: "custom", …}`. */
 export type OutboundMessage = plugin.OutboundMessage;
@@ -35,6 +36,8 @@ export interface ChannelAdapter {
   /** Releases the connection and stops inbound delivery. Idempotent. */
   stop(): Promise<void>;
   sendOutbound(message: OutboundMessage): Promise<OutboundReceipt>;
+  /** The optional features (./features.ts) the provider offers now; absent: none. */
+  features?(): ChannelFeatures;
 }
 
 /** A second adapter for a kind that already has one (two plugins claiming the same channel). */

@@ -80,6 +80,10 @@ export class Daemon {
         bound: () => this.parts.channels.list(),
         adapters: () => this.channels.list().map(({ kind, owner }) => ({ kind, owner })),
         send: (kind, message) => this.channels.get(kind)?.sendOutbound(message),
+        features: (kind) => {
+          const adapter = this.channels.get(kind);
+          return adapter === undefined ? undefined : (adapter.features?.() ?? {});
+        },
       },
     });
     this.parts.microapps.bindServices(this.services);

@@ -12,13 +12,19 @@
  * - revoke removes that binding from every agent, then deletes the blob;
  * - list joins the blobs with the agents bound to them.
  *
- * `validation` is null: no channel plugin of nexo offers a credential persister yet (the spec's
- * answer for a channel without one).
+ * The channel's persister: when the plugin serving the channel offers the `credentials` feature,
+ * register runs it around those steps — `validate` first (a refused shape is -32602 with
+ * `data.reason_code` `invalid_payload` / `invalid_metadata`, and nothing is written), `persist`
+ * after the blob is written (its failure reaches the caller and leaves the blob, so the call can be
+ * retried), `probe` last, whose outcome is the reply's `validation` block; a probe that fails is
+ * reported there (`connectivity_failed`), never as the call's error. Without a persister —
+ * no plugin serves the channel here, or it does not offer the feature — `validation` is null.
  */
 import { mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { InvalidParamsError } from "@nexo/wire";
 import type { admin } from "@nexo/wire/schemas";
+import type { ChannelCredential, ChannelCredentialPersister } from "../../channels/features.js";
 import { writeFileAtomic } from "../../config/index.js";
 import { AgentsFileSchema } from "../../daemon/config/agents.js";
 import { defineAdminDomain } from "../domain.js";
@@ -72,6 +78,13 @@ export const credentialsDomain = defineAdminDomain({
             throw new InvalidParamsError(
               `invalid params: agent_ids: no agent ${unknown.map((id) => `"${id}"`).join(", ")}`,
             );
+          const persister = daemon.channels.optionalFeature(channel, "credentials");
+          const credential: ChannelCredential = {
+            instance: instance ?? null,
+            payload,
+            metadata: metadata ?? {},
+          };
+          if (persister !== undefined) await validate(persister, channel, credential);
           await mkdir(join(secrets.stateDir, CREDENTIALS_DIR, channel), { recursive: true, mode: 0o700 });
           const blob = {
             channel,
@@ -81,6 +94,7 @@ export const credentialsDomain = defineAdminDomain({
           };
           await writeFileAtomic(path, `${JSON.stringify(blob, null, 2)}\n`, { mode: 0o600 });
           for (const value of stringsIn(payload)) secrets.remember?.(value);
+          await persister?.persist(credential);
           const binding = { plugin: channel, ...(instance === undefined ? {} : { instance }) };
           await daemon.config.edit("agents", (doc) => {
             const list =
@@ -100,7 +114,7 @@ export const credentialsDomain = defineAdminDomain({
           });
           return {
             summary: { channel, ...(instance === undefined ? {} : { instance }), agent_ids },
-            validation: null,
+            validation: persister === undefined ? null : await probe(persister, credential),
           };
         }),
 
@@ -131,6 +145,38 @@ export const credentialsDomain = defineAdminDomain({
         }),
     },
 });
+
+/** The persister's shape check; a refusal is -32602 naming which half is wrong. */
+async function validate(
+  persister: ChannelCredentialPersister,
+  channel: string,
+  credential: ChannelCredential,
+): Promise<void> {
+  const verdict = await persister.validate(credential);
+  if (verdict.valid) return;
+  const reason = verdict.reason_code ?? "invalid_payload";
+  throw new InvalidParamsError(
+    `invalid params: ${reason}: the ${channel} channel refused the credential${verdict.detail ? `: ${verdict.detail}` : ""}`,
+    { reason_code: reason, ...(verdict.detail === undefined ? {} : { detail: verdict.detail }) },
+  );
+}
+
+/** The probe's outcome; a probe that could not run is an unhealthy outcome, never the call's error. */
+async function probe(
+  persister: ChannelCredentialPersister,
+  credential: ChannelCredential,
+): Promise<admin.CredentialValidation> {
+  try {
+    return await persister.probe(credential);
+  } catch (error) {
+    return {
+      probed: false,
+      healthy: false,
+      reason_code: "connectivity_failed",
+      detail: `the probe failed: ${(error as Error).message}`,
+    };
+  }
+}
 
 function credentialPath(stateDir: string, channel: string, instance: string | undefined): string {
   if (!SAFE_SEGMENT.test(channel))

@@ -15,10 +15,12 @@ import { mcpDomain } from "./mcp.js";
 import { memoryDomain } from "./memory.js";
 import { memorySnapshotsDomain } from "./memory-snapshots.js";
 import { metaDomain } from "./meta.js";
+import { pairingDomain } from "./pairing.js";
 import { pluginsDomain } from "./plugins.js";
 import { secretsDomain } from "./secrets.js";
 import { skillsDomain } from "./skills.js";
 import { tenantsDomain } from "./tenants.js";
+import { whatsappDomain } from "./whatsapp.js";
 
 export const ADMIN_DOMAIN_MODULES: readonly AdminDomainModule[] = [
   agentsDomain,
@@ -37,4 +39,6 @@ export const ADMIN_DOMAIN_MODULES: readonly AdminDomainModule[] = [
   memorySnapshotsDomain,
   secretsDomain,
   authDomain,
+  pairingDomain,
+  whatsappDomain,
 ];

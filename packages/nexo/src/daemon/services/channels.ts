@@ -3,6 +3,7 @@
  * ones its agents are bound to, with which agents and whether `channel.start` succeeded. A kind
  * bound but served by no local plugin is expected through the broker (another daemon's plugin).
  */
+import type { ChannelFeatures } from "../../channels/features.js";
 import type { OutboundMessage, OutboundReceipt } from "../../channels/registry.js";
 import type { BoundChannel } from "../components/channels.js";
 import { UnavailableError } from "./errors.js";
@@ -12,13 +13,27 @@ export interface ChannelsRuntime {
   adapters(): Array<{ kind: string; owner: string }>;
   /** Sends through the kind's adapter; undefined when no adapter serves the kind here. */
   send(kind: string, message: OutboundMessage): Promise<OutboundReceipt> | undefined;
+  /** The optional features of the kind's adapter now; undefined when no adapter serves the kind here. */
+  features(kind: string): ChannelFeatures | undefined;
 }
 
-/** No plugin of this daemon serves the channel kind (not configured, or its plugin is down). */
+export type ChannelFeatureName = keyof ChannelFeatures;
+
+/**
+ * No plugin of this daemon serves the channel kind (not configured, or its plugin is down), or the
+ * one that does does not offer the feature asked for.
+ */
 export class ChannelUnavailableError extends UnavailableError {
   override readonly name = "ChannelUnavailableError";
-  constructor(readonly channel: string) {
-    super(`no channel plugin serves "${channel}" here (not configured, or its plugin is not running)`);
+  constructor(
+    readonly channel: string,
+    readonly feature?: ChannelFeatureName,
+  ) {
+    super(
+      feature === undefined
+        ? `no channel plugin serves "${channel}" here (not configured, or its plugin is not running)`
+        : `the channel plugin serving "${channel}" here does not offer ${feature} (or none serves it)`,
+    );
   }
 }
 
@@ -42,6 +57,22 @@ export class ChannelsService {
     const sent = this.runtime.send(kind, message);
     if (sent === undefined) return Promise.reject(new ChannelUnavailableError(kind));
     return sent;
+  }
+
+  /**
+   * One optional feature (pairing, bots, credentials) of the plugin serving `kind`, as it stands
+   * now. ChannelUnavailableError (naming the feature) when no plugin serves the kind or it does not
+   * offer the feature.
+   */
+  feature<F extends ChannelFeatureName>(kind: string, feature: F): NonNullable<ChannelFeatures[F]> {
+    const offered = this.runtime.features(kind)?.[feature];
+    if (offered === undefined) throw new ChannelUnavailableError(kind, feature);
+    return offered as NonNullable<ChannelFeatures[F]>;
+  }
+
+  /** Like `feature`, but undefined when it is not offered (the credential persister is optional). */
+  optionalFeature<F extends ChannelFeatureName>(kind: string, feature: F): ChannelFeatures[F] {
+    return this.runtime.features(kind)?.[feature];
   }
 
   /** Every kind served here or bound to, sorted by kind. */

@@ -14,7 +14,14 @@ export abstract class ServiceError extends Error {
 }
 
 /** What `NotFoundError` can be about. */
-export type ServiceSubject = "agent" | "llm_provider" | "plugin" | "mcp_server" | "skill" | "tenant";
+export type ServiceSubject =
+  | "agent"
+  | "llm_provider"
+  | "plugin"
+  | "mcp_server"
+  | "skill"
+  | "tenant"
+  | "pairing_challenge";
 
 export class NotFoundError extends ServiceError {
   override readonly name = "NotFoundError";

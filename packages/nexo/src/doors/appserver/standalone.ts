@@ -35,7 +35,7 @@ export function standaloneManagement(dir: string, env: Env): AppServerManagement
     reload: check,
     plugins: { status: () => [], restart: async () => undefined },
     mcp: { statuses: () => [] },
-    channels: { bound: () => [], adapters: () => [], send: () => undefined },
+    channels: { bound: () => [], adapters: () => [], send: () => undefined, features: () => undefined },
   });
   return { services, live: false };
 }

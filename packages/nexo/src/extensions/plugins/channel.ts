@@ -15,6 +15,7 @@ import {
   type ResultOf,
 } from "@nexo/wire";
 import type { plugin } from "@nexo/wire/schemas";
+import type { ChannelFeatures } from "../../channels/features.js";
 import type {
   ChannelAdapter,
   ChannelRegistry,
@@ -23,11 +24,12 @@ import type {
   OutboundReceipt,
 } from "../../channels/registry.js";
 import { type PluginCalls, pluginCalls } from "./calls.js";
+import { PairingUpdates, pluginChannelFeatures } from "./channel-features.js";
 import { PluginProtocolError } from "./errors.js";
 import type { PluginHost } from "./host.js";
 import { registerEach } from "./registration.js";
 
-type ChannelHost = Pick<PluginHost, "id" | "request" | "requestStream" | "timeouts">;
+type ChannelHost = Pick<PluginHost, "id" | "request" | "requestStream" | "timeouts" | "session">;
 type ChannelMethod = Extract<MethodOf<typeof plugin.pluginMethods>, `channel.${string}`>;
 
 export class PluginChannelAdapter implements ChannelAdapter {
@@ -36,11 +38,22 @@ export class PluginChannelAdapter implements ChannelAdapter {
   private readonly host: ChannelHost;
   private readonly calls: PluginCalls;
 
-  constructor(host: ChannelHost, kind: string) {
+  /** `pairingUpdates`: the plugin's `channel.pairing.update` notifications (one hub per plugin). */
+  constructor(
+    host: ChannelHost,
+    kind: string,
+    private readonly pairingUpdates?: PairingUpdates,
+  ) {
     this.host = host;
     this.calls = pluginCalls(host);
     this.kind = kind;
     this.owner = `plugin:${host.id}`;
+  }
+
+  /** nexo's optional features the running incarnation advertised (./channel-features.ts). */
+  features(): ChannelFeatures {
+    if (this.pairingUpdates === undefined) return {};
+    return pluginChannelFeatures(this.host, this.calls, this.kind, this.pairingUpdates);
   }
 
   async start(options: ChannelStartOptions = {}): Promise<void> {
@@ -92,10 +105,17 @@ function expectOk(method: string, reply: plugin.OkResult): void {
 
 /** Registers an adapter per `[plugin.extends].channels` kind. Returns a function that removes them. */
 export function registerPluginChannels(
-  host: ChannelHost & Pick<PluginHost, "manifest">,
+  host: ChannelHost & Pick<PluginHost, "manifest" | "attach">,
   registry: ChannelRegistry,
 ): () => void {
-  return registerEach(host.manifest.manifest.plugin.extends?.channels ?? [], (kind) =>
-    registry.register(new PluginChannelAdapter(host, kind)),
+  const kinds = host.manifest.manifest.plugin.extends?.channels ?? [];
+  if (kinds.length === 0) return () => {};
+  const updates = new PairingUpdates(host);
+  const unregister = registerEach(kinds, (kind) =>
+    registry.register(new PluginChannelAdapter(host, kind, updates)),
   );
+  return () => {
+    unregister();
+    updates.close();
+  };
 }

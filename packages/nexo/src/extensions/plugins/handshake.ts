@@ -27,6 +27,8 @@ export interface HandshakeResult {
   warnings: string[];
   /** The manifest the child echoed (its whole TOML document as JSON). */
   echoedManifest: plugin.EchoedManifest;
+  /** nexo's optional channel features the plugin advertised (none for an upstream-SDK plugin). */
+  channelFeatures: ReadonlySet<plugin.ChannelFeature>;
 }
 
 export async function performHandshake(input: HandshakeInput): Promise<HandshakeResult> {
@@ -63,5 +65,11 @@ export async function performHandshake(input: HandshakeInput): Promise<Handshake
     result.tools,
     input.validators,
   );
-  return { serverVersion: result.server_version, catalog, warnings, echoedManifest: result.manifest };
+  return {
+    serverVersion: result.server_version,
+    catalog,
+    warnings,
+    echoedManifest: result.manifest,
+    channelFeatures: new Set(result.channel_features ?? []),
+  };
 }

@@ -3,6 +3,7 @@
  * its status reports, and the events it emits.
  */
 import type { JsonRpcPeer } from "@nexo/wire";
+import type { plugin } from "@nexo/wire/schemas";
 import type { ProcessGroupRegistry } from "../../process/registry.js";
 import type { LaunchInput } from "../launch.js";
 import type { RestartPolicy } from "../restart-policy.js";
@@ -48,6 +49,8 @@ export interface PluginSession {
   readonly serverVersion: string;
   readonly catalog: ToolCatalog;
   readonly warnings: readonly string[];
+  /** nexo's optional channel features this incarnation advertised in its `initialize` reply. */
+  readonly channelFeatures: ReadonlySet<plugin.ChannelFeature>;
 }
 
 export interface PluginErrorRecord {

@@ -290,6 +290,7 @@ export class PluginHost extends EventEmitter<PluginHostEvents> {
         serverVersion: result.serverVersion,
         catalog: result.catalog,
         warnings: result.warnings,
+        channelFeatures: result.channelFeatures,
       };
     } catch (error) {
       this.startError = error as Error;

@@ -29,12 +29,7 @@ function operatorToken(initial: string | undefined): OperatorToken & { token: st
   };
 }
 
-async function notesOf(r: AdminRig, id: string): Promise<Array<{ method: string; params: unknown }>> {
-  const reply = await r.manager
-    .host(id)!
-    .callTool({ tool: `${id}_notes`, args: {}, binding_context: { agent_id: "t" } });
-  return reply.output as Array<{ method: string; params: unknown }>;
-}
+const notesOf = (r: AdminRig, id: string) => r.notes(id);
 
 describe("auth/rotate_token", () => {
   it("puts a new token in force, answers its hash and tells credentials_crud holders only", async () => {

@@ -13,6 +13,21 @@ import {
   ChannelStopParamsSchema,
   ChannelStopResultSchema,
 } from "./channel.js";
+import {
+  ChannelBotsListParamsSchema,
+  ChannelBotsListResultSchema,
+  ChannelBotsSendParamsSchema,
+  ChannelBotsSendResultSchema,
+  ChannelCredentialsParamsSchema,
+  ChannelCredentialsPersistResultSchema,
+  ChannelCredentialsProbeResultSchema,
+  ChannelCredentialsValidateResultSchema,
+  ChannelPairingCancelParamsSchema,
+  ChannelPairingCancelResultSchema,
+  ChannelPairingStartParamsSchema,
+  ChannelPairingStartResultSchema,
+  ChannelPairingUpdateParamsSchema,
+} from "./channel-features.js";
 import { HookOnHookParamsSchema, HookOnHookResultSchema } from "./hook.js";
 import {
   InitializeParamsSchema,
@@ -40,6 +55,7 @@ import { ToolInvokeParamsSchema, ToolInvokeResultSchema } from "./tool.js";
 
 export * from "./broker.js";
 export * from "./channel.js";
+export * from "./channel-features.js";
 export * from "./common.js";
 export * from "./error-data.js";
 export * from "./hook.js";
@@ -67,6 +83,20 @@ export const pluginMethods = {
   "memory.vector_search": method(VectorSearchParamsSchema, VectorSearchResultSchema),
   "memory.vector_delete": method(VectorDeleteParamsSchema, VectorDeleteResultSchema),
   "tool.invoke": method(ToolInvokeParamsSchema, ToolInvokeResultSchema),
+  // nexo's optional channel features (./channel-features.ts), sent only to plugins advertising them.
+  "channel.pairing.start": method(ChannelPairingStartParamsSchema, ChannelPairingStartResultSchema),
+  "channel.pairing.cancel": method(ChannelPairingCancelParamsSchema, ChannelPairingCancelResultSchema),
+  "channel.bots.list": method(ChannelBotsListParamsSchema, ChannelBotsListResultSchema),
+  "channel.bots.send": method(ChannelBotsSendParamsSchema, ChannelBotsSendResultSchema),
+  "channel.credentials.validate": method(
+    ChannelCredentialsParamsSchema,
+    ChannelCredentialsValidateResultSchema,
+  ),
+  "channel.credentials.persist": method(
+    ChannelCredentialsParamsSchema,
+    ChannelCredentialsPersistResultSchema,
+  ),
+  "channel.credentials.probe": method(ChannelCredentialsParamsSchema, ChannelCredentialsProbeResultSchema),
 } as const;
 export type PluginMethodName = keyof typeof pluginMethods;
 
@@ -79,13 +109,14 @@ export type PluginChildMethodName = keyof typeof pluginChildMethods;
 
 /**
  * Notifications in both directions. `broker.event` and `llm.complete.delta` go host → child;
- * `broker.publish` and `llm.chat.delta` go child → host.
+ * `broker.publish`, `llm.chat.delta` and `channel.pairing.update` go child → host.
  */
 export const pluginNotifications = {
   "broker.event": notification(BrokerEventParamsSchema),
   "broker.publish": notification(BrokerPublishParamsSchema),
   "llm.complete.delta": notification(LlmCompleteDeltaParamsSchema),
   "llm.chat.delta": notification(LlmChatDeltaParamsSchema),
+  "channel.pairing.update": notification(ChannelPairingUpdateParamsSchema),
 } as const;
 export type PluginNotificationName = keyof typeof pluginNotifications;
 

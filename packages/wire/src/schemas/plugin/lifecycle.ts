@@ -3,6 +3,7 @@
  * (§4.1.1) and the graceful `shutdown` request. Both are host → child requests.
  */
 import { z } from "zod";
+import { ChannelFeaturesAdvertSchema } from "./channel-features.js";
 import { JsonObjectSchema, OkResultSchema, optionalParams } from "./common.js";
 
 /**
@@ -51,6 +52,8 @@ export const InitializeResultSchema = z
     manifest: EchoedManifestSchema,
     server_version: z.string(),
     tools: z.array(RemoteToolDefSchema).optional(),
+    /** nexo's optional channel features the plugin implements (./channel-features.ts). */
+    channel_features: ChannelFeaturesAdvertSchema.optional(),
   })
   .superRefine((result, ctx) => {
     const seen = new Set<string>();
