@@ -6,6 +6,8 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { EXAMPLE_PLUGINS } from "./daemon-dir.js";
 
 /** The channel's URL, from the endpoint file the plugin writes under the daemon's state dir. */
 export async function endpoint(stateDir: string): Promise<string> {
@@ -29,3 +31,28 @@ export async function say(url: string, from: string, text: string): Promise<stri
   }
   throw new Error(`no reply for ${from}`);
 }
+
+/** The kitchen fixture plugin: a channel (`kitchen_chat`) without nexo's optional channel features. */
+export const KITCHEN_PLUGIN = fileURLToPath(new URL("../fixtures/plugins/kitchen", import.meta.url));
+
+/** plugins.yaml running the loopback example (with `loopbackEnv` for it) and the kitchen fixture. */
+export function loopbackAndKitchenPlugins(loopbackEnv: Record<string, string> = {}): string {
+  const env = Object.entries(loopbackEnv)
+    .map(([key, value]) => `${key}: ${JSON.stringify(value)}`)
+    .join(", ");
+  return `plugins:
+  - dir: ${join(EXAMPLE_PLUGINS, "loopback-channel")}
+    env: { ${env} }
+  - dir: ${KITCHEN_PLUGIN}
+`;
+}
+
+/** agents.yaml: `ana` on the loopback channel, `kim` on the kitchen's. */
+export const LOOPBACK_AND_KITCHEN_AGENTS = `agents:
+  - id: ana
+    model: { provider: scripted, model: nexo-scripted-demo }
+    inbound_bindings: [{ plugin: loopback }]
+  - id: kim
+    model: { provider: scripted, model: nexo-scripted-demo }
+    inbound_bindings: [{ plugin: kitchen_chat }]
+`;

@@ -9,33 +9,18 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import { type DaemonAdmin, daemonAdmin, errorOf, resultOf } from "../../helpers/admin-daemon.js";
-import { EXAMPLE_PLUGINS } from "../../helpers/daemon-dir.js";
+import { LOOPBACK_AND_KITCHEN_AGENTS, loopbackAndKitchenPlugins } from "../../helpers/loopback.js";
 
-const KITCHEN = fileURLToPath(new URL("../../fixtures/plugins/kitchen", import.meta.url));
 const TOKEN = "the-loopback-channel-token";
-
-const AGENTS = `agents:
-  - id: ana
-    model: { provider: scripted, model: nexo-scripted-demo }
-    inbound_bindings: [{ plugin: loopback }]
-  - id: kim
-    model: { provider: scripted, model: nexo-scripted-demo }
-    inbound_bindings: [{ plugin: kitchen_chat }]
-`;
 
 describe("admin credentials/register with a channel plugin's persister", () => {
   let admin: DaemonAdmin;
   before(async () => {
     admin = await daemonAdmin(
       {
-        "agents.yaml": AGENTS,
-        "plugins.yaml": `plugins:
-  - dir: ${join(EXAMPLE_PLUGINS, "loopback-channel")}
-    env: { LOOPBACK_TOKEN: "${TOKEN}" }
-  - dir: ${KITCHEN}
-`,
+        "agents.yaml": LOOPBACK_AND_KITCHEN_AGENTS,
+        "plugins.yaml": loopbackAndKitchenPlugins({ LOOPBACK_TOKEN: TOKEN }),
       },
       ["credentials_crud"],
     );

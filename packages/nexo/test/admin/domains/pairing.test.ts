@@ -19,31 +19,13 @@ import {
   errorOf,
   resultOf,
 } from "../../helpers/admin-daemon.js";
-import { EXAMPLE_PLUGINS } from "../../helpers/daemon-dir.js";
+import {
+  LOOPBACK_AND_KITCHEN_AGENTS as AGENTS,
+  loopbackAndKitchenPlugins as pluginsYaml,
+} from "../../helpers/loopback.js";
 import { scanQrPng } from "../../helpers/qr.js";
 
-const KITCHEN = fileURLToPath(new URL("../../fixtures/plugins/kitchen", import.meta.url));
 const CHANGED = "nexo/notify/pairing_status_changed";
-
-const AGENTS = `agents:
-  - id: ana
-    model: { provider: scripted, model: nexo-scripted-demo }
-    inbound_bindings: [{ plugin: loopback }]
-  - id: kim
-    model: { provider: scripted, model: nexo-scripted-demo }
-    inbound_bindings: [{ plugin: kitchen_chat }]
-`;
-
-function pluginsYaml(loopbackEnv: Record<string, string> = {}): string {
-  const env = Object.entries(loopbackEnv)
-    .map(([key, value]) => `${key}: "${value}"`)
-    .join(", ");
-  return `plugins:
-  - dir: ${join(EXAMPLE_PLUGINS, "loopback-channel")}
-    env: { ${env} }
-  - dir: ${KITCHEN}
-`;
-}
 
 interface Status {
   challenge_id: string;

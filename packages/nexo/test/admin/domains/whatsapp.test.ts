@@ -5,9 +5,7 @@
  * all is channel_unavailable; both methods refused and audited without channels_crud.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import {
   assertDenied,
   type DaemonAdmin,
@@ -15,10 +13,7 @@ import {
   errorOf,
   resultOf,
 } from "../../helpers/admin-daemon.js";
-import { EXAMPLE_PLUGINS } from "../../helpers/daemon-dir.js";
-import { endpoint } from "../../helpers/loopback.js";
-
-const KITCHEN = fileURLToPath(new URL("../../fixtures/plugins/kitchen", import.meta.url));
+import { endpoint, loopbackAndKitchenPlugins } from "../../helpers/loopback.js";
 
 const AGENTS = `agents:
   - id: ana
@@ -37,11 +32,7 @@ describe("admin whatsapp/bot/* through a channel plugin offering bots", () => {
     admin = await daemonAdmin(
       {
         "agents.yaml": AGENTS,
-        "plugins.yaml": `plugins:
-  - dir: ${join(EXAMPLE_PLUGINS, "loopback-channel")}
-    env: { LOOPBACK_BOTS: "helper@bot=meta_helper,echo@bot=echo" }
-  - dir: ${KITCHEN}
-`,
+        "plugins.yaml": loopbackAndKitchenPlugins({ LOOPBACK_BOTS: "helper@bot=meta_helper,echo@bot=echo" }),
       },
       ["channels_crud"],
     );
