@@ -720,6 +720,14 @@ describe("plugin method tables", () => {
 
   test("every contract method and notification has exactly one entry", () => {
     assert.deepEqual(Object.keys(pluginMethods).sort(), [
+      // nexo's optional channel features (sent only to plugins that advertise them)
+      "channel.bots.list",
+      "channel.bots.send",
+      "channel.credentials.persist",
+      "channel.credentials.probe",
+      "channel.credentials.validate",
+      "channel.pairing.cancel",
+      "channel.pairing.start",
       "channel.send_outbound",
       "channel.start",
       "channel.stop",
@@ -736,9 +744,20 @@ describe("plugin method tables", () => {
     assert.deepEqual(Object.keys(pluginNotifications).sort(), [
       "broker.event",
       "broker.publish",
+      "channel.pairing.update",
       "llm.chat.delta",
       "llm.complete.delta",
     ]);
+  });
+
+  test("channel_features in the initialize reply: optional, unknown names dropped", () => {
+    const base = { manifest: { plugin: { id: "wa" } }, server_version: "wa-1" };
+    assert.equal(InitializeResultSchema.parse(base).channel_features, undefined);
+    assert.deepEqual(
+      InitializeResultSchema.parse({ ...base, channel_features: ["pairing", "teleport", "bots"] })
+        .channel_features,
+      ["pairing", "bots"],
+    );
   });
 });
 
