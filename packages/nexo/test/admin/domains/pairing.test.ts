@@ -7,10 +7,8 @@
  * serves is channel_unavailable; each method refused and audited without the capability.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
 import type { Note } from "../../fixtures/microapps/admin-harness.js";
 import {
   assertDenied,
