@@ -53,7 +53,7 @@ describe("AppServer channels", () => {
     const server = new AppServerProcess({
       args: ["--listen", "ws://127.0.0.1:0"],
       stdin: "ignore",
-      env: { NEXO_APPSERVER_ADAPTER_HEARTBEAT_MS: "1000" },
+      env: { NEXO_APPSERVER_ADAPTER_HEARTBEAT_MS: "2000" },
     });
     processes.push(server);
     const url = await server.websocketUrl();
@@ -72,8 +72,17 @@ describe("AppServer channels", () => {
     await plain.initialize();
     await mute.initialize(adapterCapabilities("slackish"), "slackish-adapter");
 
-    // Both adapters are listed while connected (before the first probe, a second away).
-    const listed = await plain.request<{ channels: Channel[] }>("channel/list", {});
+    // Both adapters are listed while connected (before the first probe, two seconds away). Each is
+    // adopted when its own `initialized` arrives, which another socket's request may overtake.
+    const bothListed = async () => {
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const reply = await plain.request<{ channels: Channel[] }>("channel/list", {});
+        if (reply.channels.length >= 2 || Date.now() > deadline) return reply;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const listed = await bothListed();
     assert.deepEqual(
       listed.channels.map((c) => [c.name, c.category]),
       [
