@@ -1,6 +1,6 @@
 /**
- * The health listener: `/healthz` (the process answers), `/readyz` (the broker and every plugin
- * are ready), `/metrics` (Prometheus text). GET only.
+ * The health listener: `/healthz` (the process answers), `/readyz` (the broker, every plugin and
+ * every MCP server are ready), `/metrics` (Prometheus text). GET only.
  *
  * It listens on 127.0.0.1 unless told otherwise. Anything reachable from another machine must be
  * protected, so a non-loopback bind without a bearer token is refused at startup. With a token,

@@ -176,6 +176,7 @@ export function composeDaemon(
                   : { ready: false, state: "disconnected", detail: "not started yet" },
             },
             plugins: { status: () => (plugins.ready ? plugins.value.status() : []) },
+            mcp,
             extra: [bootCheck],
           }),
           logger,
