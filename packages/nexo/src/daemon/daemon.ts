@@ -50,7 +50,13 @@ export class Daemon {
     extras: DaemonExtras,
   ) {
     this.metrics = spec.metrics ?? new Metrics();
-    this.parts = composeDaemon(spec, this.metrics, () => this.lifecycle.state, extras);
+    this.parts = composeDaemon(
+      spec,
+      this.metrics,
+      () => this.lifecycle.state,
+      extras,
+      () => this.services,
+    );
     const components: Component[] = [...this.parts.components];
     if (spec.source !== undefined) {
       const { dir, env, watch = true, debounceMs } = spec.source;
@@ -85,6 +91,7 @@ export class Daemon {
           return adapter === undefined ? undefined : (adapter.features?.() ?? {});
         },
       },
+      takeover: this.parts.takeover,
     });
     this.parts.microapps.bindServices(this.services);
   }

@@ -34,6 +34,12 @@ export {
 } from "./content.js";
 export { type ConnectionOptions, DEFAULT_BUSY_TIMEOUT_MS, IN_MEMORY } from "./db.js";
 export { isStoreError, StoreError, type StoreErrorCode } from "./errors.js";
+export {
+  type EscalationFilter,
+  type EscalationRecord,
+  EscalationRepository,
+  type NewEscalation,
+} from "./escalations.js";
 export { parseQuery, type SearchTerm } from "./fts-query.js";
 export {
   DEFAULT_RECALL_LIMIT,
@@ -45,6 +51,12 @@ export {
   type RecallOptions,
 } from "./memory.js";
 export { type AppliedMigration, type Migration, type MigrationReport, migrate } from "./migrations.js";
+export {
+  type NewPendingInbound,
+  type PauseRecord,
+  type PendingInbound,
+  ProcessingRepository,
+} from "./processing.js";
 export {
   luhnValid,
   REDACTION_LABELS,
@@ -72,6 +84,7 @@ export {
   type HistoryOptions,
   MAX_SEARCH_LIMIT,
   type NewTranscriptEntry,
+  OPERATOR_NOTE_SOURCE,
   RANK_WINDOW,
   type TranscriptEntry,
   type TranscriptHit,

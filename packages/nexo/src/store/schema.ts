@@ -183,6 +183,48 @@ CREATE TRIGGER agent_events_append_only BEFORE UPDATE ON agent_events BEGIN
 END;
 `;
 
+/**
+ * Operator takeover (store/processing.ts): the paused conversations, the inbound messages held
+ * while they are paused (oldest first by id), and the escalations agents raised — at most one
+ * pending per scope, resolved ones kept as history.
+ */
+const PROCESSING_CONTROL = `
+CREATE TABLE processing_pauses (
+  scope_key           TEXT PRIMARY KEY,
+  agent_id            TEXT NOT NULL,
+  scope               TEXT NOT NULL,
+  paused_at_ms        INTEGER NOT NULL,
+  operator_token_hash TEXT NOT NULL,
+  reason              TEXT
+) STRICT;
+CREATE TABLE processing_pending (
+  id             INTEGER PRIMARY KEY,
+  scope_key      TEXT NOT NULL,
+  body           TEXT NOT NULL,
+  sender_id      TEXT,
+  message_id     TEXT,
+  source_plugin  TEXT NOT NULL,
+  received_at_ms INTEGER NOT NULL
+) STRICT;
+CREATE INDEX processing_pending_by_scope ON processing_pending (scope_key, id);
+CREATE TABLE escalations (
+  id              INTEGER PRIMARY KEY,
+  scope_key       TEXT NOT NULL,
+  agent_id        TEXT NOT NULL,
+  tenant_id       TEXT,
+  scope           TEXT NOT NULL,
+  summary         TEXT NOT NULL,
+  reason          TEXT NOT NULL,
+  urgency         TEXT NOT NULL,
+  context         TEXT,
+  requested_at_ms INTEGER NOT NULL,
+  resolved_at_ms  INTEGER,
+  resolved_by     TEXT
+) STRICT;
+CREATE UNIQUE INDEX escalations_one_pending ON escalations (scope_key) WHERE resolved_at_ms IS NULL;
+CREATE INDEX escalations_by_agent ON escalations (agent_id, id);
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "sessions", up: SESSIONS },
   { version: 2, name: "transcripts", up: TRANSCRIPTS },
@@ -192,4 +234,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 6, name: "transcript turn ids", up: TRANSCRIPT_TURNS },
   { version: 7, name: "microapp_admin_audit", up: MICROAPP_ADMIN_AUDIT },
   { version: 8, name: "agent_events", up: AGENT_EVENTS },
+  { version: 9, name: "processing control", up: PROCESSING_CONTROL },
 ];

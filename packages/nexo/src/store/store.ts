@@ -6,8 +6,10 @@ import { AgentEventRepository } from "./agent-events.js";
 import { AuditRepository } from "./audit.js";
 import { type Connection, type ConnectionOptions, IN_MEMORY, openConnection } from "./db.js";
 import { StoreError } from "./errors.js";
+import { EscalationRepository } from "./escalations.js";
 import { MemoryRepository } from "./memory.js";
 import { type Migration, type MigrationReport, migrate } from "./migrations.js";
+import { ProcessingRepository } from "./processing.js";
 import { MIGRATIONS } from "./schema.js";
 import { SessionRepository } from "./sessions.js";
 import { TranscriptRepository } from "./transcripts.js";
@@ -31,6 +33,9 @@ export class Store {
   readonly audit: AuditRepository;
   /** The agent event log (transcript appends feed it themselves). */
   readonly agentEvents: AgentEventRepository;
+  /** Paused conversations and the inbound held for them (operator takeover). */
+  readonly processing: ProcessingRepository;
+  readonly escalations: EscalationRepository;
   readonly #db: Connection;
 
   private constructor(path: string, db: Connection, migration: MigrationReport, now: () => Date) {
@@ -42,6 +47,8 @@ export class Store {
     this.transcripts = new TranscriptRepository(db, now, this.agentEvents);
     this.memory = new MemoryRepository(db, now);
     this.audit = new AuditRepository(db);
+    this.processing = new ProcessingRepository(db);
+    this.escalations = new EscalationRepository(db);
   }
 
   /** Opens (creating if needed) and migrates the database at `path`; ":memory:" for a private one. */

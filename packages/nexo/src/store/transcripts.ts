@@ -28,6 +28,12 @@ import { allOf, parseQuery, scopeToken } from "./fts-query.js";
 import { optionalString, requireId, resolveLimit, timestamp } from "./validate.js";
 
 export type TranscriptRole = "user" | "assistant" | "system";
+
+/**
+ * The source of a system entry an operator wrote for the agent (the summary given when a paused
+ * conversation resumes): unlike the daemon's own notes, the model reads it.
+ */
+export const OPERATOR_NOTE_SOURCE = "intervention:summary";
 const ROLES: readonly TranscriptRole[] = ["user", "assistant", "system"];
 
 export interface TranscriptEntry {
@@ -234,12 +240,13 @@ export class TranscriptRepository {
   /**
    * The conversation as the engine sends it to a model: user and assistant entries in order, one
    * message per entry, tool_use and tool_result blocks included. System entries (notes the daemon
-   * kept for itself) are left out.
+   * kept for itself) are left out, except an operator's notes for the agent (OPERATOR_NOTE_SOURCE),
+   * which the model reads as a user message: chat APIs take no system message mid-conversation.
    */
   messages(sessionId: string, options: Pick<HistoryOptions, "last"> = {}): ChatMessage[] {
     return this.entries(sessionId, options)
-      .filter((entry): entry is TranscriptEntry & { role: ChatMessage["role"] } => entry.role !== "system")
-      .map((entry) => ({ role: entry.role, content: entry.content }));
+      .filter((entry) => entry.role !== "system" || entry.sourcePlugin === OPERATOR_NOTE_SOURCE)
+      .map((entry) => ({ role: entry.role === "system" ? "user" : entry.role, content: entry.content }));
   }
 
   /**

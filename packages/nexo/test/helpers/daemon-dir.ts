@@ -40,6 +40,25 @@ export async function startFromDir(
     mkdirSync(dirname(join(dir, name)), { recursive: true });
     writeFileSync(join(dir, name), text);
   }
+  return startIn(dir, stateDir, options);
+}
+
+/**
+ * Starts a new daemon on a stopped one's config and state directories (the same database, the
+ * same plugins' state): what a restart of `nexo start` does.
+ */
+export function restartFromDir(
+  previous: DaemonDir,
+  options: { watch?: boolean; env?: NodeJS.ProcessEnv } = {},
+): Promise<DaemonDir> {
+  return startIn(previous.dir, previous.stateDir, options);
+}
+
+async function startIn(
+  dir: string,
+  stateDir: string,
+  options: { watch?: boolean; env?: NodeJS.ProcessEnv },
+): Promise<DaemonDir> {
   // The example plugins start through tsx; on a loaded machine that can outlast the default 5 s.
   const env = { PATH: process.env.PATH, NEXO_PLUGIN_INIT_TIMEOUT_MS: SLOW_MACHINE_INIT_MS, ...options.env };
   const logger = createLogger({ level: "silent" });

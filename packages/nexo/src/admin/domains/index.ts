@@ -9,6 +9,7 @@ import { authDomain } from "./auth.js";
 import { channelsDomain } from "./channels.js";
 import { credentialsDomain } from "./credentials.js";
 import { dispatchDomain } from "./dispatch.js";
+import { escalationsDomain } from "./escalations.js";
 import { llmDomain } from "./llm.js";
 import { llmProvidersDomain } from "./llm-providers.js";
 import { mcpDomain } from "./mcp.js";
@@ -17,6 +18,7 @@ import { memorySnapshotsDomain } from "./memory-snapshots.js";
 import { metaDomain } from "./meta.js";
 import { pairingDomain } from "./pairing.js";
 import { pluginsDomain } from "./plugins.js";
+import { processingDomain } from "./processing.js";
 import { secretsDomain } from "./secrets.js";
 import { skillsDomain } from "./skills.js";
 import { tenantsDomain } from "./tenants.js";
@@ -41,4 +43,6 @@ export const ADMIN_DOMAIN_MODULES: readonly AdminDomainModule[] = [
   authDomain,
   pairingDomain,
   whatsappDomain,
+  processingDomain,
+  escalationsDomain,
 ];

@@ -25,7 +25,9 @@ import { type HealthServer, HealthServerError, startHealthServer } from "../http
 import { type Component, type LifecycleState, Part } from "../lifecycle.js";
 import { acquireStateLock, type StateLock } from "../lock.js";
 import type { Metrics } from "../metrics.js";
+import { type Takeover, takeoverOf } from "../processing/compose.js";
 import { daemonReadiness, type ReadinessCheck } from "../readiness.js";
+import type { DaemonServices } from "../services/index.js";
 import type { DaemonSpec } from "../types.js";
 import { BoundChannels } from "./channels.js";
 import { McpServers } from "./mcp.js";
@@ -45,6 +47,8 @@ export interface DaemonParts {
   readonly mcp: McpServers;
   readonly routing: Part<Routing>;
   readonly channels: BoundChannels;
+  /** Operator takeover: paused conversations and escalations (daemon/processing). */
+  readonly takeover: Takeover;
   /** All of the above that have a lifecycle, in boot order. */
   readonly components: Component[];
 }
@@ -65,6 +69,10 @@ export function composeDaemon(
   metrics: Metrics,
   lifecycleState: () => LifecycleState,
   extras: DaemonExtras = {},
+  /** The daemon's services facade, made after the components. */
+  services: () => DaemonServices = () => {
+    throw new Error("this daemon has no services facade");
+  },
 ): DaemonParts {
   const { logger } = spec;
   const registries = new DaemonRegistries(spec.llm, spec.agents, logger, spec.memory);
@@ -130,7 +138,18 @@ export function composeDaemon(
 
   const mcp = new McpServers(spec.mcp, registries.tools, spec.env, logger);
 
-  const routing = routingComponent({
+  let routing: Part<Routing> | undefined;
+  const takeover = takeoverOf({
+    store: () => store.value,
+    sessions: () => (routing?.ready ? routing.value.sessions : undefined),
+    send: (kind, message) => services().channels.send(kind, message),
+    tools: registries.tools,
+    env: spec.env,
+    logger,
+  });
+
+  routing = routingComponent({
+    gate: takeover.control,
     store,
     broker,
     plugins,
@@ -205,6 +224,7 @@ export function composeDaemon(
     mcp,
     routing,
     channels,
+    takeover,
     components: [lock, http, store, broker, plugins, microapps, mcp, routing, channels],
   };
 }

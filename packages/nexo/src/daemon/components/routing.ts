@@ -12,7 +12,7 @@ import { Part } from "../lifecycle.js";
 import type { Metrics } from "../metrics.js";
 import { BindingTable } from "../routing/bindings.js";
 import { ReplySender } from "../routing/outbound.js";
-import { Router } from "../routing/router.js";
+import { Router, type TurnGate } from "../routing/router.js";
 import { DaemonSessions } from "../sessions.js";
 import { timedProvider } from "../timed-provider.js";
 import type { DaemonAgent, DaemonRegistries } from "./registries.js";
@@ -29,6 +29,8 @@ export interface RoutingDeps {
   registries: DaemonRegistries;
   metrics: Metrics;
   logger: Logger;
+  /** Operator takeover's check before each turn (a paused conversation's messages are held). */
+  gate?: TurnGate;
   /** How long in-flight turns may run on after a shutdown request. */
   shutdownGraceMs: number;
 }
@@ -62,6 +64,7 @@ export function routingComponent(deps: RoutingDeps): Part<Routing> {
         replies: new ReplySender(registries.channels, deps.broker.value),
         logger,
         queueCap: (agentId) => registries.agents.get(agentId)?.queueCap ?? 32,
+        ...(deps.gate === undefined ? {} : { gate: deps.gate }),
         onTurn: (agentId, reason, seconds) => metrics.turnFinished(agentId, reason, seconds),
         onRouted: (agentId) => metrics.messageRouted(agentId),
         onUnbound: (channel) => metrics.messageUnbound(channel),

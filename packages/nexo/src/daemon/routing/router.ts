@@ -26,6 +26,14 @@ export interface SessionOpener {
   open(key: SessionKey): AgentSession;
 }
 
+/**
+ * Operator takeover's say before a turn runs: true when the conversation is paused and the
+ * message was handed to the hold instead (daemon/processing/control.ts); the agent stays silent.
+ */
+export interface TurnGate {
+  holds(key: SessionKey, inbound: InboundMessage): boolean;
+}
+
 export interface RouterLogger {
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
@@ -55,6 +63,8 @@ export interface RouterOptions {
   onEvent?: (agentId: string, event: TurnEvent) => void;
   onRouted?: (agentId: string) => void;
   onUnbound?: (channel: string) => void;
+  /** Asked once before each turn. */
+  gate?: TurnGate;
   /** At most this many session queues are kept; idle ones beyond it are forgotten (their sessions stay in the store). */
   maxQueues?: number;
 }
@@ -195,6 +205,7 @@ export class Router {
     const started = performance.now();
     let reason: TurnEndReason = "error";
     try {
+      if (this.options.gate?.holds(key, inbound)) return;
       const session = this.options.sessions.open(key);
       let reply: string | undefined;
       const input = {

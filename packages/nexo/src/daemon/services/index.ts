@@ -10,9 +10,15 @@
  *   services.channels   channel kinds served and bound
  *   services.skills     skills/<name>/SKILL.md: list, get, upsert, delete (refused while in use)
  *   services.tenants    tenants.yaml: list, get, upsert, delete (refused while agents belong, or purge)
+ *   services.processing pause, intervene in and resume a conversation (operator takeover)
+ *   services.escalations what agents escalated to a human: list, resolve
  *   services.config     the config writer: read and edit any config file, validated as a whole
  *   services.reload()   validate the config directory and swap it in
  */
+
+import type { Takeover } from "../processing/compose.js";
+import type { ProcessingControl } from "../processing/control.js";
+import type { Escalations } from "../processing/escalations.js";
 import type { ReloadOutcome } from "../reload.js";
 import type { ReloadReport } from "../types.js";
 import { AgentsService } from "./agents.js";
@@ -78,6 +84,8 @@ export interface ServicesDeps {
   plugins: PluginsRuntime;
   mcp: McpRuntime;
   channels: ChannelsRuntime;
+  /** Operator takeover: paused conversations and escalations; absent with no daemon running. */
+  takeover?: Takeover;
 }
 
 export interface ReloadResult {
@@ -94,6 +102,10 @@ export class DaemonServices {
   readonly channels: ChannelsService;
   readonly skills: SkillsService;
   readonly tenants: TenantsService;
+  /** Pause, intervene, resume a conversation (operator takeover). */
+  readonly processing: ProcessingControl | undefined;
+  /** What agents escalated to a human. */
+  readonly escalations: Escalations | undefined;
 
   constructor(deps: ServicesDeps) {
     this.config = new ConfigFiles(deps.config, () => deps.reload());
@@ -104,6 +116,8 @@ export class DaemonServices {
     this.channels = new ChannelsService(deps.channels);
     this.skills = new SkillsService(this.config);
     this.tenants = new TenantsService(this.config);
+    this.processing = deps.takeover?.control;
+    this.escalations = deps.takeover?.escalations;
   }
 
   /**
