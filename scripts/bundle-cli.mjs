@@ -5,9 +5,24 @@
 // every dynamic import, so a command loads only what it uses. better-sqlite3 stays external
 // (native addon). The bundle lives beside dist/ at the same depth, so `../package.json` still
 // resolves from import.meta.url.
+//
+// zod's namespace re-exports every message locale (about half of zod's bytes); the bundle
+// keeps English, the one zod configures and the only one nexo uses, since every command compiles
+// zod before its first answer (`nexo app-server`'s first `initialize`).
 import { rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+
+/** Loads zod's locales barrel as a module that re-exports English only. */
+const englishZodMessages = {
+  name: "english-zod-messages",
+  setup(builder) {
+    builder.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
+      contents: 'export { default as en } from "./en.js";\n',
+      loader: "js",
+    }));
+  },
+};
 
 const nexo = fileURLToPath(new URL("../packages/nexo/", import.meta.url));
 const outdir = `${nexo}bundle`;
@@ -26,5 +41,6 @@ await build({
     js: "import { createRequire as __nexoCreateRequire } from 'node:module'; const require = __nexoCreateRequire(import.meta.url);",
   },
   sourcemap: "linked",
+  plugins: [englishZodMessages],
   logLevel: "warning",
 });

@@ -9,20 +9,22 @@
  * - WebSocket only: stdin is not read at all (clients start it with stdin = /dev/null);
  * - SIGTERM / SIGINT: running turns are cancelled and persisted, exit 0 well within 2 s (launchers
  *   SIGKILL at 2.2 s).
+ *
+ * Start-up time is the time to the first `initialize` answer (launchers wait for it): what only some
+ * launches need — the config file and the management facade (`--config`), the WebSocket listener
+ * and the workspace lock (`--listen ws://…`) — is imported only by those launches.
  */
 import { mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { LineTransport } from "@nexo/wire";
-import { ConfigError } from "../config/index.js";
-import { DEFAULT_APPROVAL_TIMEOUT_S } from "../daemon/config/appserver.js";
+import { type AppServerFile, DEFAULT_APPROVAL_TIMEOUT_S } from "../daemon/config/appserver.js";
 import { ListenError, parseListen } from "../daemon/config/appserver-listen.js";
 import { standaloneSessions } from "../doors/appserver/agent.js";
-import { loadAppServerFile } from "../doors/appserver/config.js";
+import { CORE_FAMILIES } from "../doors/appserver/families/core.js";
 import { MAX_MESSAGE_BYTES } from "../doors/appserver/host.js";
-import { takeWorkspaceLock } from "../doors/appserver/hub/workspace-lock.js";
+import type { AppServerManagement } from "../doors/appserver/management.js";
 import { createThreadedAppServer } from "../doors/appserver/server.js";
-import { standaloneManagement } from "../doors/appserver/standalone.js";
-import { listenWebSocket, type WebSocketListener } from "../doors/appserver/websocket-listener.js";
+import type { WebSocketListener } from "../doors/appserver/websocket-listener.js";
 import { createLogger } from "../log.js";
 import { DATABASE_FILE, defaultStateDir } from "../paths.js";
 import { NEXO_VERSION } from "../version.js";
@@ -50,8 +52,12 @@ function fatal(message: string): never {
 
 export async function runAppServer(flags: AppServerFlags, env: NodeJS.ProcessEnv): Promise<void> {
   const logger = createLogger({ base: { component: "appserver" } });
-  let file: Awaited<ReturnType<typeof loadAppServerFile>> = {};
+  let file: AppServerFile = {};
   if (flags.config !== undefined) {
+    const [{ loadAppServerFile }, { ConfigError }] = await Promise.all([
+      import("../doors/appserver/config.js"),
+      import("../config/index.js"),
+    ]);
     try {
       file = await loadAppServerFile(resolve(flags.config), env);
     } catch (error) {
@@ -74,6 +80,18 @@ export async function runAppServer(flags: AppServerFlags, env: NodeJS.ProcessEnv
   }
 
   const stateDir = flags.stateDir ? resolve(flags.stateDir) : defaultStateDir(env);
+  // With a config directory the management families edit its files (nothing of it runs here);
+  // without one only the core families can serve, and nothing else is loaded.
+  let management: AppServerManagement | undefined;
+  let families = CORE_FAMILIES;
+  if (flags.config !== undefined) {
+    const [{ standaloneManagement }, all] = await Promise.all([
+      import("../doors/appserver/standalone.js"),
+      import("../doors/appserver/families/index.js"),
+    ]);
+    management = standaloneManagement(resolve(flags.config), env);
+    families = all.FAMILIES;
+  }
   const server = createThreadedAppServer({
     version: NEXO_VERSION,
     workspace,
@@ -85,8 +103,8 @@ export async function runAppServer(flags: AppServerFlags, env: NodeJS.ProcessEnv
       return Store.open(join(stateDir, DATABASE_FILE));
     },
     sessions: standaloneSessions({ flags, env, logger }),
-    // With a config directory the management families edit its files (nothing of it runs here).
-    management: flags.config === undefined ? undefined : standaloneManagement(resolve(flags.config), env),
+    management,
+    families,
     // A tuning knob for channel adapters' liveness probe (and for tests); default 30 s.
     channelHeartbeatMs: positiveNumber(env.NEXO_APPSERVER_ADAPTER_HEARTBEAT_MS),
   });
@@ -120,6 +138,10 @@ export async function runAppServer(flags: AppServerFlags, env: NodeJS.ProcessEnv
   process.once("SIGINT", () => void cancelAndLeave("SIGINT"));
 
   if (plan.websocket) {
+    const [{ listenWebSocket }, { takeWorkspaceLock }] = await Promise.all([
+      import("../doors/appserver/websocket-listener.js"),
+      import("../doors/appserver/hub/workspace-lock.js"),
+    ]);
     try {
       listener = await listenWebSocket({ ...plan.websocket, server, logger });
     } catch (error) {

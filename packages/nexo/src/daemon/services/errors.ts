@@ -5,7 +5,7 @@
  * problem located), or the part the operation needs is not there (`unavailable`). Anything else
  * thrown by a service is an internal failure.
  */
-import { type ConfigIssue, formatIssue } from "../../config/index.js";
+import { type ConfigIssue, formatIssue } from "../../config/errors.js";
 
 export type ServiceErrorKind = "not_found" | "conflict" | "invalid_config" | "unavailable";
 

@@ -19,6 +19,7 @@ import { type Component, Part } from "../../daemon/lifecycle.js";
 import type { Logger } from "../../log.js";
 import { APPSERVER_ENDPOINT_FILE } from "../../paths.js";
 import { NEXO_VERSION } from "../../version.js";
+import { FAMILIES } from "./families/index.js";
 import { announceMcpStatus } from "./families/mcp.js";
 import type { AppServerHost } from "./host.js";
 import { createThreadedAppServer } from "./server.js";
@@ -60,6 +61,7 @@ export function appServerDoor(
         management: { services: daemon.services, live: true },
         // Channel adapter connections serve their channel kind through the daemon's registry.
         channels: daemon.channels,
+        families: FAMILIES,
       });
       const listener = await listenWebSocket({ ...settings.websocket, server: host, logger });
       const unwatch = announceMcpStatus(host);

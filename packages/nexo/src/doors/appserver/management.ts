@@ -14,7 +14,8 @@
  */
 import { RpcError } from "@nexo/wire";
 import { AppServerErrorCode as Code } from "@nexo/wire/schemas/appserver";
-import { type DaemonServices, ServiceError } from "../../daemon/services/index.js";
+import { ServiceError } from "../../daemon/services/errors.js";
+import type { DaemonServices } from "../../daemon/services/index.js";
 
 export interface AppServerManagement {
   services: DaemonServices;

@@ -8,19 +8,22 @@
 import type { Logger } from "../../log.js";
 import type { Store } from "../../store/index.js";
 import { configureThread, type SessionSource } from "./agent.js";
-import { FAMILIES } from "./families/index.js";
 import { familyCapabilities, type MethodFamily, serveFamily } from "./family.js";
 import { AppServerHost, type AppServerHostOptions } from "./host.js";
 import { ThreadService } from "./threads/service.js";
 
 export interface AppServerOptions extends Omit<AppServerHostOptions, "serve" | "capabilities" | "logger"> {
   logger: Logger;
-  /** Default: every family of families/index.ts. */
-  families?: readonly MethodFamily[];
+  /**
+   * The families served: every family of families/index.ts where management services are given,
+   * families/core.ts's where they are not (not imported here, so a server without them never loads
+   * the management families).
+   */
+  families: readonly MethodFamily[];
 }
 
 export function createAppServer(options: AppServerOptions): AppServerHost {
-  const families = options.families ?? FAMILIES;
+  const { families } = options;
   const host: AppServerHost = new AppServerHost({
     ...options,
     serve: (connection) => {

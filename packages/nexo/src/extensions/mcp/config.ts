@@ -8,7 +8,7 @@
  * Server names become part of tool names (`mcp__<server>__<tool>`, see naming.ts), which is why
  * they are restricted more than YAML keys would need to be.
  */
-import { plugin } from "@nexo/wire/schemas";
+import { RESERVED_ENV_PREFIX } from "@nexo/wire/schemas/plugin";
 import { z } from "zod";
 import { RestartConfigSchema } from "../restart-config.js";
 
@@ -61,8 +61,8 @@ const EnvSchema = recordWithKeys(ScalarText, (key) => {
   if (!ENV_NAME.test(key))
     return `"${key}" is not a variable name (letters, digits and _, not starting with a digit)`;
   // The same rule as for plugins (extensions/env.ts): these name what nexo tells its children.
-  if (key.startsWith(plugin.RESERVED_ENV_PREFIX))
-    return `"${key}" is reserved: variables beginning with ${plugin.RESERVED_ENV_PREFIX} belong to the daemon`;
+  if (key.startsWith(RESERVED_ENV_PREFIX))
+    return `"${key}" is reserved: variables beginning with ${RESERVED_ENV_PREFIX} belong to the daemon`;
   return undefined;
 });
 

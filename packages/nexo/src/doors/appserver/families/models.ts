@@ -7,7 +7,8 @@
  */
 import { stat } from "node:fs/promises";
 import { type ModelCatalogItem, type ModelListResult, modelMethods } from "@nexo/wire/schemas/appserver";
-import { type DaemonServices, ServiceError } from "../../../daemon/services/index.js";
+import { ServiceError } from "../../../daemon/services/errors.js";
+import type { DaemonServices } from "../../../daemon/services/index.js";
 import { defineFamily } from "../family.js";
 import { managesConfig, servicesOf } from "./managed.js";
 

@@ -1,0 +1,18 @@
+/**
+ * The families every AppServer serves, with or without management services: threads, turns,
+ * slash commands and the channel list. `nexo app-server` without a config directory serves only these (every other
+ * family needs the services, so it would be neither served nor advertised anyway), which keeps the
+ * management families and what they import off its start-up path — the first `initialize` answer.
+ */
+import type { MethodFamily } from "../family.js";
+import { channelListFamily } from "./channels.js";
+import { commandFamily } from "./commands.js";
+import { threadFamily } from "./threads.js";
+import { turnFamily } from "./turns.js";
+
+export const CORE_FAMILIES: readonly MethodFamily[] = [
+  threadFamily,
+  turnFamily,
+  commandFamily,
+  channelListFamily,
+];
