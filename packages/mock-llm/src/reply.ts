@@ -5,7 +5,8 @@
  */
 import type { MockResponse } from "./script.js";
 
-export type Protocol = "anthropic" | "openai";
+/** Anthropic messages, OpenAI chat completions, OpenAI responses. */
+export type Protocol = "anthropic" | "openai" | "responses";
 
 export interface ResolvedReply {
   id: string;
@@ -41,9 +42,11 @@ function textOfContent(content: unknown): string {
 
 /**
  * The text a `match` is tested against: the last user message (Anthropic), or every message after
- * the last assistant one, user and tool alike (OpenAI, where tool results are separate messages).
+ * the last assistant one, user and tool alike (OpenAI, where tool results are separate messages;
+ * in the Responses API's `input` they are `function_call_output` items after the `function_call`).
  */
 export function lastUserText(protocol: Protocol, body: unknown): string {
+  if (protocol === "responses") return responsesInputTail(record(body).input);
   const messages = Array.isArray(record(body).messages) ? (record(body).messages as unknown[]) : [];
   if (protocol === "anthropic") {
     for (let i = messages.length - 1; i >= 0; i--) {
@@ -61,6 +64,19 @@ export function lastUserText(protocol: Protocol, body: unknown): string {
   return tail.filter((t) => t !== "").join("\n");
 }
 
+function responsesInputTail(input: unknown): string {
+  if (typeof input === "string") return input;
+  const items = Array.isArray(input) ? input : [];
+  const tail: string[] = [];
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = record(items[i]);
+    if (item.role === "assistant" || item.type === "function_call") break;
+    if (item.type === "function_call_output") tail.unshift(textOfContent(item.output));
+    else if (item.role === "user") tail.unshift(textOfContent(item.content));
+  }
+  return tail.filter((t) => t !== "").join("\n");
+}
+
 const tokens = (chars: number): number => Math.max(1, Math.ceil(chars / 4));
 
 export function resolveReply(
@@ -72,17 +88,22 @@ export function resolveReply(
   const req = record(body);
   const model = typeof req.model === "string" ? req.model : "mock-model";
   const prefix = protocol === "anthropic" ? "toolu_mock" : "call_mock";
+  const idPrefix = { anthropic: "msg_mock", openai: "chatcmpl-mock", responses: "resp_mock" }[protocol];
   const toolCalls = (entry.tool_calls ?? []).map((call, i) => ({
     id: call.id ?? `${prefix}_${requestNumber}_${i}`,
     name: call.name,
     input: call.input,
   }));
   const text = entry.text ?? "";
-  const promptChars = JSON.stringify([req.system ?? null, req.messages ?? [], req.tools ?? []]).length;
+  const promptChars = JSON.stringify([
+    req.system ?? req.instructions ?? null,
+    req.messages ?? req.input ?? [],
+    req.tools ?? [],
+  ]).length;
   const outputChars =
     text.length + (entry.thinking?.length ?? 0) + JSON.stringify(toolCalls.map((c) => c.input)).length;
   return {
-    id: `${protocol === "anthropic" ? "msg_mock" : "chatcmpl-mock"}_${requestNumber}`,
+    id: `${idPrefix}_${requestNumber}`,
     model,
     text,
     thinking: entry.thinking,

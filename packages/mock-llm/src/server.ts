@@ -1,7 +1,8 @@
 /**
  * A real HTTP server that plays an LLM vendor from a script, for tests and demos.
  *
- * `POST /v1/messages` speaks Anthropic's format and `POST /v1/chat/completions` OpenAI's, both
+ * `POST /v1/messages` speaks Anthropic's format, `POST /v1/chat/completions` OpenAI's chat format and
+ * `POST /v1/responses` OpenAI's Responses API (what Codex speaks), each
  * streaming (SSE) or not, so the official SDKs talk to it unmodified. Every request is recorded
  * (headers and parsed body) so tests can assert what the agent sent. Control endpoints:
  * `GET /__requests` (the recording), `POST /__reset` (forget requests, rewind the script, or
@@ -13,6 +14,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { anthropicErrorBody, anthropicMessage, anthropicStreamEvents } from "./anthropic-wire.js";
 import { openAiCompletion, openAiErrorBody, openAiStreamEvents } from "./openai-wire.js";
 import { lastUserText, type Protocol, resolveReply } from "./reply.js";
+import { responsesObject, responsesStreamEvents } from "./responses-wire.js";
 import {
   type MockResponse,
   type MockScript,
@@ -48,6 +50,12 @@ export interface MockLlmServerOptions {
   /** Default 0: any free port. */
   port?: number;
 }
+
+const PROTOCOL_OF_PATH: Record<string, Protocol> = {
+  "/v1/messages": "anthropic",
+  "/v1/chat/completions": "openai",
+  "/v1/responses": "responses",
+};
 
 function flatHeaders(req: IncomingMessage): Record<string, string> {
   const out: Record<string, string> = {};
@@ -167,8 +175,7 @@ export class MockLlmServer {
         parsed = false;
       }
     }
-    const protocol: RecordedRequest["protocol"] =
-      path === "/v1/messages" ? "anthropic" : path === "/v1/chat/completions" ? "openai" : "other";
+    const protocol: RecordedRequest["protocol"] = PROTOCOL_OF_PATH[path] ?? "other";
     const record: RecordedRequest = {
       seq: this.recorded.length + 1,
       method,
@@ -293,7 +300,11 @@ export class MockLlmServer {
       return sendJson(
         res,
         200,
-        protocol === "anthropic" ? anthropicMessage(reply) : openAiCompletion(reply, created),
+        protocol === "anthropic"
+          ? anthropicMessage(reply)
+          : protocol === "responses"
+            ? responsesObject(reply, created)
+            : openAiCompletion(reply, created),
       );
     }
     const includeUsage =
@@ -301,7 +312,9 @@ export class MockLlmServer {
     const events =
       protocol === "anthropic"
         ? anthropicStreamEvents(reply)
-        : openAiStreamEvents(reply, includeUsage, created);
+        : protocol === "responses"
+          ? responsesStreamEvents(reply, created)
+          : openAiStreamEvents(reply, includeUsage, created);
     res.writeHead(200, {
       "content-type": "text/event-stream",
       "cache-control": "no-cache",

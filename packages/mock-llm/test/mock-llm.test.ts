@@ -148,6 +148,112 @@ describe("mock LLM server", () => {
     );
   });
 
+  it("speaks the OpenAI Responses API: typed SSE events in order, sequence numbers, response.completed", async () => {
+    server.reset([
+      {
+        thinking: "think",
+        text: "Hello there you",
+        tool_calls: [{ name: "shell", input: { command: ["ls"] } }],
+      },
+    ]);
+    const res = await post(`${url}/v1/responses`, {
+      model: "gpt-mock",
+      stream: true,
+      instructions: "be brief",
+      input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] }],
+    });
+    assert.equal(res.headers.get("content-type"), "text/event-stream");
+    const events = sseEvents(await res.text()).map((e) => ({ event: e.event, data: JSON.parse(e.data) }));
+    assert.ok(
+      events.every((e) => e.event === e.data.type),
+      "each event: line names its data's type",
+    );
+    assert.deepEqual(
+      events.map((e) => e.data.sequence_number),
+      events.map((_, i) => i),
+    );
+    const types = events.map((e) => e.data.type);
+    assert.deepEqual(types.slice(0, 3), [
+      "response.created",
+      "response.in_progress",
+      "response.output_item.added",
+    ]);
+    assert.equal(types.at(-1), "response.completed");
+    assert.equal(events[0]!.data.response.status, "in_progress");
+    // reasoning, then the message, then the call: three items, each added then done
+    const added = events
+      .filter((e) => e.data.type === "response.output_item.added")
+      .map((e) => e.data.item.type);
+    assert.deepEqual(added, ["reasoning", "message", "function_call"]);
+    const text = events
+      .filter((e) => e.data.type === "response.output_text.delta")
+      .map((e) => e.data.delta)
+      .join("");
+    assert.equal(text, "Hello there you");
+    assert.equal(
+      events.find((e) => e.data.type === "response.output_text.done")?.data.text,
+      "Hello there you",
+    );
+    assert.equal(
+      events
+        .filter((e) => e.data.type === "response.reasoning_summary_text.delta")
+        .map((e) => e.data.delta)
+        .join(""),
+      "think",
+    );
+    const args = events
+      .filter((e) => e.data.type === "response.function_call_arguments.delta")
+      .map((e) => e.data.delta)
+      .join("");
+    assert.deepEqual(JSON.parse(args), { command: ["ls"] });
+    const completed = events.at(-1)!.data.response;
+    assert.equal(completed.object, "response");
+    assert.equal(completed.status, "completed");
+    assert.deepEqual(
+      completed.output.map((item: { type: string }) => item.type),
+      ["reasoning", "message", "function_call"],
+    );
+    const call = completed.output[2];
+    assert.equal(call.name, "shell");
+    assert.match(call.call_id, /^call_mock_/);
+    assert.equal(typeof completed.usage.input_tokens, "number");
+    assert.equal(completed.usage.total_tokens, completed.usage.input_tokens + completed.usage.output_tokens);
+    assert.equal(server.requests().at(-1)?.protocol, "responses");
+  });
+
+  it("matches Responses API scripts on the input after the last call, and answers stream false whole", async () => {
+    server.reset([
+      { match: "tool said ok", text: "after the tool" },
+      { text: "plain", stop_reason: "max_tokens" },
+    ]);
+    const followUp = await post(`${url}/v1/responses`, {
+      model: "gpt-mock",
+      stream: false,
+      input: [
+        { type: "message", role: "user", content: [{ type: "input_text", text: "first" }] },
+        { type: "function_call", call_id: "c1", name: "shell", arguments: "{}" },
+        { type: "function_call_output", call_id: "c1", output: "tool said ok" },
+      ],
+    });
+    const body = (await followUp.json()) as {
+      object: string;
+      status: string;
+      output: Array<{ content: Array<{ text: string }> }>;
+    };
+    assert.equal(body.object, "response");
+    assert.equal(body.status, "completed");
+    assert.equal(body.output[0]?.content[0]?.text, "after the tool");
+    const cut = sseEvents(
+      await (await post(`${url}/v1/responses`, { model: "m", stream: true, input: "go" })).text(),
+    );
+    const last = JSON.parse(cut.at(-1)!.data);
+    assert.equal(last.type, "response.incomplete");
+    assert.deepEqual(last.response.incomplete_details, { reason: "max_output_tokens" });
+    const exhausted = await post(`${url}/v1/responses`, { model: "m", stream: true, input: "more" });
+    assert.equal(exhausted.status, 500);
+    assert.match(((await exhausted.json()) as { error: { message: string } }).error.message, /exhausted/);
+  });
+
   it("answers OpenAI requests with stream false as one chat.completion", async () => {
     server.reset([{ text: "whole" }]);
     const res = await post(`${url}/v1/chat/completions`, openAiBody("hi", { stream: false }));
