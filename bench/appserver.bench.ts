@@ -1,112 +1,198 @@
 /**
- * The AppServer door (issue 12.9), side by side with `codex app-server` where Codex can take part:
- *   1. spawn → first `initialize` response over stdio: nexo vs Codex's native binary. Goal: nexo
- *      <= 1.5 x Codex.
- *   2. a 20-turn conversation, one file read per turn, against the mock model API: wall time. Goal
- *      <= 0.5 x Codex's.
+ * The AppServer door (issue 12.9), side by side with `codex app-server` (the peer a user would pick
+ * instead), both against the same local mock of the model API (@nexo/mock-llm: Anthropic's API
+ * for nexo, OpenAI's Responses API for Codex):
+ *   1. spawn → first `initialize` response over stdio. Goal: nexo <= 1.5 x Codex's native binary.
+ *   2. a 20-turn conversation, one file read per turn (nexo's Read tool; Codex's exec_command
+ *      running `cat`), wall time. Goal: nexo <= 0.5 x Codex's.
  *   3. events per second of a 5,000-delta answer, over stdio and over WebSocket.
- *   4. peak RSS (VmHWM): after initialize (both), after the conversation (nexo).
- * Codex 0.169 speaks only OpenAI's Responses API to a model, which the mock server does not serve
- * yet, so Codex's side of 2 and 3 is skipped with that reason (printed and recorded).
+ *   4. peak RSS (VmHWM of the server process): after initialize, after the conversation.
+ * Codex is installed from npm on demand (appserver/codex.ts); when it cannot be, its side is
+ * skipped with the reason, printed and recorded.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { MockLlmServer } from "@nexo/mock-llm";
+import { MockLlmServer, type MockResponse } from "@nexo/mock-llm";
 import WebSocket from "ws";
 import { CODEX_VERSION, codexBinary } from "./appserver/codex.js";
+import { CODEX_KEY_ENV, codexHome } from "./appserver/codex-home.js";
+import {
+  INITIALIZE_PARAMS,
+  LineClient,
+  type Message,
+  peakRssMiB,
+  stop,
+  WAIT_MS,
+} from "./appserver/line-client.js";
 import { type BenchContext, interleave, median, round } from "./lib.js";
 
 const NEXO = fileURLToPath(new URL("../packages/nexo/bin/nexo.js", import.meta.url));
 const TURNS = 20;
 const DELTAS = 5_000;
-const WAIT_MS = 120_000;
 
-type Message = {
-  id?: number;
-  method?: string;
-  params?: Record<string, unknown>;
-  result?: unknown;
-  error?: unknown;
-};
+type Over = "stdio" | "ws";
 
-/** A JSON-RPC client over newline-delimited text, however the lines travel. */
-class LineClient {
-  private next = 1;
-  private readonly waiters: Array<{ test: (m: Message) => boolean; resolve: (m: Message) => void }> = [];
-  private rest = "";
-  onMessage: (m: Message) => void = () => undefined;
+/** How to start one server and talk to it; everything else is the same protocol. */
+interface Peer {
+  name: "nexo" | "codex";
+  command: string;
+  args(over: Over, port: number): string[];
+  env: NodeJS.ProcessEnv;
+  /** The WebSocket URL the server prints on stderr once it listens. */
+  listening(stderr: string): string | undefined;
+  threadParams(workspace: string): unknown;
+  /** The model's call that reads notes.txt with this server's own tool. */
+  readCall(turn: number): { id: string; name: string; input: Record<string, unknown> };
+}
 
-  constructor(private readonly write: (line: string) => void) {}
+function nexoPeer(stateDir: string, mock: MockLlmServer): Peer {
+  return {
+    name: "nexo",
+    command: process.execPath,
+    args: (over) => [NEXO, "app-server", ...(over === "ws" ? ["--listen", "ws://127.0.0.1:0"] : [])],
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NEXO_STATE_DIR: stateDir,
+      NEXO_LOG: "warn",
+      ANTHROPIC_API_KEY: "bench",
+      ANTHROPIC_BASE_URL: mock.url,
+    },
+    listening: (stderr) => /listening on (ws:\/\/\S+\/ws)/.exec(stderr)?.[1],
+    threadParams: (workspace) => ({
+      identity: { channelName: "bench", userId: "bench", workspacePath: workspace },
+    }),
+    readCall: (turn) => ({ id: `toolu_read_${turn}`, name: "Read", input: { file_path: "notes.txt" } }),
+  };
+}
 
-  feed(text: string): void {
-    this.rest += text;
-    for (let nl = this.rest.indexOf("\n"); nl !== -1; nl = this.rest.indexOf("\n")) {
-      const line = this.rest.slice(0, nl);
-      this.rest = this.rest.slice(nl + 1);
-      if (line.trim()) this.deliver(JSON.parse(line) as Message);
+function codexPeer(binary: string, home: string): Peer {
+  return {
+    name: "codex",
+    command: binary,
+    args: (over, port) => ["app-server", ...(over === "ws" ? ["--listen", `ws://127.0.0.1:${port}`] : [])],
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, CODEX_HOME: home, [CODEX_KEY_ENV]: "bench" },
+    listening: (stderr) => /listening on: (ws:\/\/\S+)/.exec(stderr)?.[1],
+    threadParams: (workspace) => ({ cwd: workspace, approvalPolicy: "never", sandbox: "danger-full-access" }),
+    readCall: (turn) => ({ id: `call_read_${turn}`, name: "exec_command", input: { cmd: "cat notes.txt" } }),
+  };
+}
+
+/** A port nothing listens on now (Codex takes an explicit one). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Session {
+  child: ChildProcess;
+  client: LineClient;
+  close(): Promise<void>;
+}
+
+async function connect(url: string): Promise<WebSocket> {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const ws = new WebSocket(url);
+    try {
+      await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+      return ws;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
-
-  deliver(message: Message): void {
-    this.onMessage(message);
-    const at = this.waiters.findIndex((w) => w.test(message));
-    if (at !== -1) this.waiters.splice(at, 1)[0]!.resolve(message);
-  }
-
-  waitFor(test: (m: Message) => boolean, what: string): Promise<Message> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), WAIT_MS);
-      this.waiters.push({
-        test,
-        resolve: (m) => {
-          clearTimeout(timer);
-          resolve(m);
-        },
-      });
-    });
-  }
-
-  async request(method: string, params: unknown): Promise<Message> {
-    const id = this.next++;
-    this.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
-    const reply = await this.waitFor((m) => m.id === id && m.method === undefined, `the reply to ${method}`);
-    if (reply.error) throw new Error(`${method}: ${JSON.stringify(reply.error)}`);
-    return reply;
-  }
-
-  notify(method: string, params: unknown): void {
-    this.write(JSON.stringify({ jsonrpc: "2.0", method, params }));
-  }
-
-  async initialize(): Promise<void> {
-    await this.request("initialize", {
-      clientInfo: { name: "bench", version: "1.0.0" },
-      capabilities: { approvalSupport: true, streamingSupport: true },
-    });
-    this.notify("initialized", {});
-  }
 }
 
-/** Peak resident set of a live process, in MiB (Linux). */
-function peakRssMiB(pid: number | undefined): number {
-  if (pid === undefined) return Number.NaN;
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return match ? round(Number(match[1]) / 1024, 1) : Number.NaN;
+/** Starts `peer` in `workspace`, connected over `over` and initialized. */
+async function launch(peer: Peer, over: Over, workspace: string): Promise<Session> {
+  const child = spawn(peer.command, peer.args(over, over === "ws" ? await freePort() : 0), {
+    cwd: workspace,
+    env: peer.env,
+    stdio: [over === "ws" ? "ignore" : "pipe", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.setEncoding("utf8").on("data", (d: string) => {
+    stderr += d;
+  });
+  let client: LineClient;
+  let socket: WebSocket | undefined;
+  if (over === "stdio") {
+    client = new LineClient((line) => child.stdin?.write(`${line}\n`));
+    child.stdout?.setEncoding("utf8").on("data", (d: string) => client.feed(d));
+  } else {
+    const deadline = Date.now() + WAIT_MS;
+    let url = peer.listening(stderr);
+    while (url === undefined) {
+      if (child.exitCode !== null || Date.now() > deadline)
+        throw new Error(`${peer.name}: no listening line: ${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      url = peer.listening(stderr);
+    }
+    const ws = await connect(url);
+    socket = ws;
+    client = new LineClient((line) => ws.send(line));
+    ws.on("message", (data) => client.feed(`${data.toString()}\n`));
+  }
+  await client.request("initialize", INITIALIZE_PARAMS);
+  client.notify("initialized", {});
+  return {
+    child,
+    client,
+    close: async () => {
+      socket?.close();
+      await stop(child);
+    },
+  };
 }
 
-function exited(child: ChildProcess): Promise<void> {
-  return child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve()
-    : new Promise((resolve) => child.once("exit", () => resolve()));
+async function startThread(peer: Peer, client: LineClient, workspace: string): Promise<string> {
+  const reply = await client.request("thread/start", peer.threadParams(workspace));
+  return (reply.result as { thread: { id: string } }).thread.id;
 }
 
-async function stop(child: ChildProcess): Promise<void> {
-  child.stdin?.end();
-  child.kill("SIGTERM");
-  await exited(child);
+async function runTurn(client: LineClient, threadId: string, text: string): Promise<Message> {
+  const end = client.waitFor(
+    (m) => m.method === "turn/completed" || m.method === "turn/failed" || m.method === "turn/cancelled",
+    "the end of the turn",
+  );
+  await client.request("turn/start", { threadId, input: [{ type: "text", text, text_elements: [] }] });
+  const last = await end;
+  const status = (last.params?.turn as { status?: string } | undefined)?.status;
+  if (last.method !== "turn/completed" || (status !== undefined && status !== "completed")) {
+    throw new Error(
+      `turn ended with ${last.method} (${status}): ${JSON.stringify(last.params).slice(0, 500)}`,
+    );
+  }
+  return last;
+}
+
+/** Spawn → the first `initialize` response over stdio, in ms, and the peak RSS at that moment. */
+async function spawnToInitialize(peer: Peer, cwd: string): Promise<{ ms: number; rss: number }> {
+  const t0 = performance.now();
+  const child = spawn(peer.command, peer.args("stdio", 0), {
+    cwd,
+    env: peer.env,
+    stdio: ["pipe", "pipe", "ignore"],
+  });
+  const client = new LineClient((line) => child.stdin.write(`${line}\n`));
+  child.stdout.setEncoding("utf8").on("data", (d: string) => client.feed(d));
+  await client.request("initialize", INITIALIZE_PARAMS);
+  const ms = performance.now() - t0;
+  const rss = peakRssMiB(child.pid);
+  await stop(child);
+  return { ms, rss };
 }
 
 function spawnToExit(): Promise<number> {
@@ -118,283 +204,182 @@ function spawnToExit(): Promise<number> {
   });
 }
 
-interface Contender {
-  command: string;
-  args: string[];
-  env: NodeJS.ProcessEnv;
-}
-
-/** Spawn → the first `initialize` response, in ms, and the peak RSS at that moment. */
-async function spawnToInitialize(contender: Contender, cwd: string): Promise<{ ms: number; rss: number }> {
-  const t0 = performance.now();
-  const child = spawn(contender.command, contender.args, {
-    cwd,
-    env: contender.env,
-    stdio: ["pipe", "pipe", "ignore"],
-  });
-  const client = new LineClient((line) => child.stdin.write(`${line}\n`));
-  child.stdout.setEncoding("utf8").on("data", (d: string) => client.feed(d));
-  const reply = client.waitFor((m) => m.id === 0, "the initialize reply");
-  child.stdin.write(
-    `${JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { clientInfo: { name: "bench", version: "1.0.0" }, capabilities: {} } })}\n`,
-  );
-  await reply;
-  const ms = performance.now() - t0;
-  const rss = peakRssMiB(child.pid);
-  await stop(child);
-  return { ms, rss };
-}
-
-function nexo(stateDir: string, mock: MockLlmServer, extra: string[] = []): Contender {
-  return {
-    command: process.execPath,
-    args: [NEXO, "app-server", ...extra],
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      NEXO_STATE_DIR: stateDir,
-      NEXO_LOG: "warn",
-      ANTHROPIC_API_KEY: "bench",
-      ANTHROPIC_BASE_URL: mock.url,
-    },
-  };
-}
-
-async function startThread(client: LineClient, workspace: string): Promise<string> {
-  const reply = await client.request("thread/start", {
-    identity: { channelName: "bench", userId: "bench", workspacePath: workspace },
-  });
-  return (reply.result as { thread: { id: string } }).thread.id;
-}
-
-async function runTurn(client: LineClient, threadId: string, text: string): Promise<Message> {
-  const end = client.waitFor(
-    (m) => m.method === "turn/completed" || m.method === "turn/failed" || m.method === "turn/cancelled",
-    "the end of the turn",
-  );
-  await client.request("turn/start", { threadId, input: [{ type: "text", text }] });
-  const last = await end;
-  if (last.method !== "turn/completed") throw new Error(`turn ended with ${last.method}`);
-  return last;
-}
-
-/** 20 turns, each reading notes.txt with the Read tool and answering: wall ms and peak RSS. */
-async function nexoConversation(stateDir: string, workspace: string, mock: MockLlmServer) {
+/** 20 turns, each reading notes.txt with the peer's tool and answering: wall ms and peak RSS. */
+async function conversation(peer: Peer, mock: MockLlmServer, workspace: string) {
   mock.reset(
-    Array.from({ length: TURNS }, (_, i) => [
-      { tool_calls: [{ id: `toolu_read_${i}`, name: "Read", input: { file_path: "notes.txt" } }] },
+    Array.from({ length: TURNS }, (_, i): MockResponse[] => [
+      { tool_calls: [peer.readCall(i)] },
       { text: `Turn ${i}: the notes say hello.` },
     ]).flat(),
   );
-  const contender = nexo(stateDir, mock);
-  const child = spawn(contender.command, contender.args, {
-    cwd: workspace,
-    env: contender.env,
-    stdio: ["pipe", "pipe", "ignore"],
-  });
-  const client = new LineClient((line) => child.stdin.write(`${line}\n`));
-  child.stdout.setEncoding("utf8").on("data", (d: string) => client.feed(d));
+  const session = await launch(peer, "stdio", workspace);
   try {
-    await client.initialize();
-    const threadId = await startThread(client, workspace);
+    const threadId = await startThread(peer, session.client, workspace);
     const t0 = performance.now();
-    for (let i = 0; i < TURNS; i++) await runTurn(client, threadId, `read notes.txt (${i})`);
-    return { ms: performance.now() - t0, rss: peakRssMiB(child.pid) };
+    for (let i = 0; i < TURNS; i++) await runTurn(session.client, threadId, `read notes.txt (${i})`);
+    return { ms: performance.now() - t0, rss: peakRssMiB(session.child.pid) };
   } finally {
-    await stop(child);
+    await session.close();
   }
 }
 
 /** Deltas per second of one 5,000-delta answer, from turn/started to turn/completed. */
-async function nexoStream(stateDir: string, workspace: string, mock: MockLlmServer, over: "stdio" | "ws") {
-  const text = Array.from({ length: DELTAS }, (_, i) => `w${i % 89}`).join(" ");
+async function stream(peer: Peer, mock: MockLlmServer, workspace: string, over: Over): Promise<number> {
+  // The mock sends two words a delta.
+  const text = Array.from({ length: DELTAS * 2 }, (_, i) => `w${i % 89}`).join(" ");
   mock.reset([{ text }]);
-  const contender = nexo(stateDir, mock, over === "ws" ? ["--listen", "ws://127.0.0.1:0"] : []);
-  const child = spawn(contender.command, contender.args, {
-    cwd: workspace,
-    env: contender.env,
-    stdio: [over === "ws" ? "ignore" : "pipe", "pipe", "pipe"],
-  });
-  let socket: WebSocket | undefined;
+  const session = await launch(peer, over, workspace);
   try {
-    let client: LineClient;
-    if (over === "stdio") {
-      client = new LineClient((line) => child.stdin?.write(`${line}\n`));
-      child.stdout?.setEncoding("utf8").on("data", (d: string) => client.feed(d));
-    } else {
-      const url = await new Promise<string>((resolve, reject) => {
-        let stderr = "";
-        const timer = setTimeout(() => reject(new Error(`no listening line: ${stderr}`)), WAIT_MS);
-        child.stderr?.setEncoding("utf8").on("data", (d: string) => {
-          stderr += d;
-          const match = /listening on (ws:\/\/\S+\/ws)/.exec(stderr);
-          if (match) {
-            clearTimeout(timer);
-            resolve(match[1]!);
-          }
-        });
-      });
-      const ws = new WebSocket(url);
-      socket = ws;
-      await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
-      client = new LineClient((line) => ws.send(line));
-      ws.on("message", (data) => client.feed(`${data.toString()}\n`));
-    }
-    await client.initialize();
-    const threadId = await startThread(client, workspace);
+    const threadId = await startThread(peer, session.client, workspace);
     let deltas = 0;
     let started = 0;
-    client.onMessage = (m) => {
+    session.client.onMessage = (m) => {
       if (m.method === "item/agentMessage/delta") deltas++;
       else if (m.method === "turn/started") started = performance.now();
     };
-    await runTurn(client, threadId, "talk");
+    await runTurn(session.client, threadId, "talk");
     return deltas / ((performance.now() - started) / 1000);
   } finally {
-    socket?.close();
-    await stop(child);
+    await session.close();
   }
 }
 
 export default async function appServer(ctx: BenchContext): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), "nexo-bench-as-"));
   const workspace = mkdtempSync(join(tmpdir(), "nexo-bench-as-ws-"));
-  const codexHome = mkdtempSync(join(tmpdir(), "nexo-bench-codex-"));
   writeFileSync(join(workspace, "notes.txt"), "hello from the notes\n".repeat(50));
   const mock = new MockLlmServer();
   await mock.start();
+  const home = codexHome(mock.url);
+  const record = (name: string, metric: string, unit: string, samples: number[], extra: object = {}) =>
+    ctx.record({
+      benchmark: "appserver",
+      name,
+      metric,
+      value: round(median(samples), 1),
+      unit,
+      samples,
+      ...extra,
+    });
   try {
     const codex = await codexBinary();
-    if ("skip" in codex) ctx.log(`codex app-server: skipped (${codex.skip})`);
+    const skip = "skip" in codex ? codex.skip : undefined;
+    if (skip !== undefined) ctx.log(`codex app-server: skipped (${skip})`);
+    const peers: Peer[] = [nexoPeer(stateDir, mock)];
+    if ("path" in codex) peers.push(codexPeer(codex.path, home));
+    const codexLabel = `codex app-server ${CODEX_VERSION} (native)`;
 
-    // 1. spawn → initialize
-    const reps = Math.max(ctx.reps * 2, 7);
-    const nexoSide = nexo(stateDir, mock);
-    await spawnToInitialize(nexoSide, workspace); // warm the file cache
-    const contenders: Record<string, () => Promise<number>> = {};
+    // 1. spawn → initialize, with node -e "" as the floor under nexo's figure
+    for (const peer of peers) await spawnToInitialize(peer, workspace); // warm the file cache
     const rss: Record<string, number[]> = { nexo: [], codex: [] };
-    // The floor under nexo's figure: Node.js starting and exiting with nothing to do.
-    contenders.node = () => spawnToExit();
-    contenders.nexo = async () => {
-      const r = await spawnToInitialize(nexoSide, workspace);
-      rss.nexo!.push(r.rss);
-      return r.ms;
-    };
-    if ("path" in codex) {
-      const codexSide: Contender = {
-        command: codex.path,
-        args: ["app-server"],
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, CODEX_HOME: codexHome },
-      };
-      await spawnToInitialize(codexSide, workspace);
-      contenders.codex = async () => {
-        const r = await spawnToInitialize(codexSide, workspace);
-        rss.codex!.push(r.rss);
+    const contenders: Record<string, () => Promise<number>> = { node: () => spawnToExit() };
+    for (const peer of peers) {
+      contenders[peer.name] = async () => {
+        const r = await spawnToInitialize(peer, workspace);
+        rss[peer.name]!.push(r.rss);
         return r.ms;
       };
     }
-    const init = await interleave(reps, contenders);
-    const nexoInit = median(init.nexo!);
-    const codexInit = init.codex ? median(init.codex) : undefined;
-    const initRatio = codexInit === undefined ? undefined : round(nexoInit / codexInit);
-    ctx.record({
-      benchmark: "appserver",
-      name: 'spawn to exit, node -e "" (the floor under nexo)',
-      metric: "milliseconds",
-      value: round(median(init.node!), 1),
-      unit: "ms",
-      samples: init.node!.map((v) => round(v, 1)),
-    });
-    ctx.log(
-      `spawn → initialize: node -e "" ${median(init.node!).toFixed(1)} ms, nexo ${nexoInit.toFixed(1)} ms${codexInit === undefined ? "" : `, codex ${CODEX_VERSION} ${codexInit.toFixed(1)} ms, ratio ${initRatio}`}`,
-    );
-    if (init.codex && codexInit !== undefined) {
-      ctx.record({
-        benchmark: "appserver",
-        name: `spawn to initialize response, codex app-server ${CODEX_VERSION} (native)`,
-        metric: "milliseconds",
-        value: round(codexInit, 1),
-        unit: "ms",
-        samples: init.codex.map((v) => round(v, 1)),
-      });
-    }
-    ctx.record({
-      benchmark: "appserver",
-      name: "spawn to initialize response, nexo app-server",
-      metric: "milliseconds",
-      value: round(nexoInit, 1),
-      unit: "ms",
-      samples: init.nexo!.map((v) => round(v, 1)),
-      ...(initRatio === undefined
+    const init = await interleave(Math.max(ctx.reps * 2, 7), contenders);
+    const samples = (values: number[]) => values.map((v) => round(v, 1));
+    record('spawn to exit, node -e "" (the floor under nexo)', "milliseconds", "ms", samples(init.node!));
+    const initRatio = init.codex ? round(median(init.nexo!) / median(init.codex)) : undefined;
+    if (init.codex)
+      record(`spawn to initialize response, ${codexLabel}`, "milliseconds", "ms", samples(init.codex));
+    record(
+      "spawn to initialize response, nexo app-server",
+      "milliseconds",
+      "ms",
+      samples(init.nexo!),
+      initRatio === undefined
         ? {}
         : {
             ratios: { "nexo/codex": initRatio },
             goal: { ratio: "nexo/codex", max: 1.5, met: initRatio <= 1.5 },
-          }),
-    });
-    for (const [who, values] of Object.entries(rss)) {
-      if (values.length === 0) continue;
-      ctx.record({
-        benchmark: "appserver",
-        name: `peak RSS after initialize, ${who}`,
-        metric: "MiB",
-        value: median(values),
-        unit: "MiB",
-        samples: values,
-        ...(who === "nexo" && rss.codex!.length > 0
-          ? { ratios: { "nexo/codex": round(median(values) / median(rss.codex!)) } }
-          : {}),
-      });
-    }
-
-    // 2. 20 turns with a file read each
-    const conversations: Array<{ ms: number; rss: number }> = [];
-    for (let r = 0; r < ctx.reps; r++) conversations.push(await nexoConversation(stateDir, workspace, mock));
-    const wall = median(conversations.map((c) => c.ms));
-    ctx.log(
-      `${TURNS}-turn conversation with a file read per turn: nexo ${Math.round(wall)} ms (codex: skipped, see above)`,
+          },
     );
-    ctx.record({
-      benchmark: "appserver",
-      name: `${TURNS}-turn conversation, one file read per turn, nexo app-server`,
-      metric: "milliseconds",
-      value: Math.round(wall),
-      unit: "ms",
-      samples: conversations.map((c) => Math.round(c.ms)),
-    });
-    ctx.record({
-      benchmark: "appserver",
-      name: `peak RSS after the ${TURNS}-turn conversation, nexo`,
-      metric: "MiB",
-      value: median(conversations.map((c) => c.rss)),
-      unit: "MiB",
-      samples: conversations.map((c) => c.rss),
-    });
-    if ("path" in codex) {
-      ctx.log(
-        `codex app-server conversation and stream: skipped (codex ${CODEX_VERSION} only speaks the Responses API; the mock model server has no /v1/responses yet)`,
+    ctx.log(
+      `spawn → initialize: node -e "" ${median(init.node!).toFixed(1)} ms, nexo ${median(init.nexo!).toFixed(1)} ms, ${init.codex ? `codex ${median(init.codex).toFixed(1)} ms, ratio ${initRatio}` : `codex skipped (${skip})`}`,
+    );
+    for (const peer of peers) {
+      const ratio =
+        peer.name === "nexo" && rss.codex!.length > 0
+          ? round(median(rss.nexo!) / median(rss.codex!))
+          : undefined;
+      record(
+        `peak RSS after initialize, ${peer.name}`,
+        "MiB",
+        "MiB",
+        rss[peer.name]!,
+        ratio === undefined ? {} : { ratios: { "nexo/codex": ratio } },
       );
     }
 
+    // 2. 20 turns with a file read each (interleaved: a noisy neighbour hurts both alike)
+    const runs: Record<string, Array<{ ms: number; rss: number }>> = { nexo: [], codex: [] };
+    const talks: Record<string, () => Promise<number>> = {};
+    for (const peer of peers) {
+      talks[peer.name] = async () => {
+        const r = await conversation(peer, mock, workspace);
+        runs[peer.name]!.push(r);
+        return r.ms;
+      };
+    }
+    const walls = await interleave(ctx.reps, talks);
+    const wallRatio = walls.codex ? round(median(walls.nexo!) / median(walls.codex)) : undefined;
+    for (const peer of peers) {
+      const mine = peer.name === "nexo";
+      record(
+        `${TURNS}-turn conversation, one file read per turn, ${mine ? "nexo app-server" : codexLabel}`,
+        "milliseconds",
+        "ms",
+        walls[peer.name]!.map(Math.round),
+        mine && wallRatio !== undefined
+          ? {
+              ratios: { "nexo/codex": wallRatio },
+              goal: { ratio: "nexo/codex", max: 0.5, met: wallRatio <= 0.5 },
+            }
+          : {},
+      );
+      const peaks = runs[peer.name]!.map((r) => r.rss);
+      const codexPeaks = runs.codex!.map((r) => r.rss);
+      record(
+        `peak RSS after the ${TURNS}-turn conversation, ${peer.name}`,
+        "MiB",
+        "MiB",
+        peaks,
+        mine && codexPeaks.length > 0
+          ? { ratios: { "nexo/codex": round(median(peaks) / median(codexPeaks)) } }
+          : {},
+      );
+    }
+    ctx.log(
+      `${TURNS}-turn conversation with a file read per turn: nexo ${Math.round(median(walls.nexo!))} ms, ${walls.codex ? `codex ${Math.round(median(walls.codex))} ms, ratio ${wallRatio}` : `codex skipped (${skip})`}`,
+    );
+
     // 3. events per second of a 5,000-delta answer
-    const rates = await interleave(ctx.reps, {
-      stdio: () => nexoStream(stateDir, workspace, mock, "stdio"),
-      ws: () => nexoStream(stateDir, workspace, mock, "ws"),
-    });
     for (const over of ["stdio", "ws"] as const) {
-      const value = Math.round(median(rates[over]));
-      ctx.log(`${DELTAS}-delta answer over ${over}: ${value} events/s`);
-      ctx.record({
-        benchmark: "appserver",
-        name: `${DELTAS}-delta answer over ${over === "ws" ? "WebSocket" : "stdio"}, nexo app-server`,
-        metric: "events per second",
-        value,
-        unit: "events/s",
-        samples: rates[over].map(Math.round),
-      });
+      const streams: Record<string, () => Promise<number>> = {};
+      for (const peer of peers) streams[peer.name] = () => stream(peer, mock, workspace, over);
+      const rates = await interleave(ctx.reps, streams);
+      const transport = over === "ws" ? "WebSocket" : "stdio";
+      const rateRatio = rates.codex ? round(median(rates.nexo!) / median(rates.codex)) : undefined;
+      for (const peer of peers) {
+        const mine = peer.name === "nexo";
+        record(
+          `${DELTAS}-delta answer over ${transport}, ${mine ? "nexo app-server" : codexLabel}`,
+          "events per second",
+          "events/s",
+          rates[peer.name]!.map(Math.round),
+          mine && rateRatio !== undefined ? { ratios: { "nexo/codex": rateRatio } } : {},
+        );
+      }
+      ctx.log(
+        `${DELTAS}-delta answer over ${transport}: nexo ${Math.round(median(rates.nexo!))} events/s, ${rates.codex ? `codex ${Math.round(median(rates.codex))} events/s, ratio ${rateRatio}` : `codex skipped (${skip})`}`,
+      );
     }
   } finally {
     await mock.close();
-    for (const dir of [stateDir, workspace, codexHome]) rmSync(dir, { recursive: true, force: true });
+    for (const dir of [stateDir, workspace, home]) rmSync(dir, { recursive: true, force: true });
   }
 }
