@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { acquireLockFile, StateLockError } from "../daemon/lock.js";
+import { HubEvents } from "../doors/appserver/hub/events.js";
 import { listenHubApi } from "../doors/appserver/hub/http.js";
 import { hubDir, hubLockPath } from "../doors/appserver/hub/paths.js";
 import { ManagedAppServers } from "../doors/appserver/hub/registry.js";
@@ -19,6 +20,9 @@ export interface HubFlags {
   config?: string;
 }
 
+/** How often the health loop probes the servers (NEXO_HUB_HEALTH_MS overrides, for tests). */
+const HEALTH_INTERVAL_MS = 10_000;
+
 function fatal(message: string, status = 2): never {
   process.stderr.write(`nexo hub: ${message}\n`);
   process.exit(status);
@@ -29,6 +33,7 @@ export async function runHub(flags: HubFlags, env: NodeJS.ProcessEnv): Promise<v
   const port = flags.port === undefined ? 0 : Number(flags.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     fatal(`--port ${flags.port} is not a port number`);
+  const events = new HubEvents();
   const registry = new ManagedAppServers(
     {
       command: process.execPath,
@@ -38,13 +43,17 @@ export async function runHub(flags: HubFlags, env: NodeJS.ProcessEnv): Promise<v
     },
     NEXO_VERSION,
     logger,
+    events,
   );
   const token = randomBytes(32).toString("base64url");
   let leaving: Promise<void> | undefined;
   const leave = (reason: string): Promise<void> => {
     leaving ??= (async () => {
       logger.info({ reason }, "hub: stopping");
+      clearInterval(health);
+      events.emit("hub.stopping", null, { reason });
       await registry.stopAll();
+      events.close();
       lock?.release();
       api?.server.close();
       process.exit(0);
@@ -57,6 +66,7 @@ export async function runHub(flags: HubFlags, env: NodeJS.ProcessEnv): Promise<v
     api = await listenHubApi(
       {
         registry,
+        events,
         token,
         version: NEXO_VERSION,
         statePath: hubDir(),
@@ -83,6 +93,18 @@ export async function runHub(flags: HubFlags, env: NodeJS.ProcessEnv): Promise<v
     fatal((error as Error).message);
   }
   process.on("exit", () => lock?.release());
+  const every = Number(env.NEXO_HUB_HEALTH_MS ?? HEALTH_INTERVAL_MS);
+  let checking = false;
+  const health = setInterval(
+    () => {
+      if (checking) return;
+      checking = true;
+      void registry.checkHealth().finally(() => {
+        checking = false;
+      });
+    },
+    Number.isFinite(every) && every > 0 ? every : HEALTH_INTERVAL_MS,
+  );
   process.once("SIGTERM", () => void leave("SIGTERM"));
   process.once("SIGINT", () => void leave("SIGINT"));
   // One plain line whatever the log level, for people; clients read hub.lock.

@@ -6,6 +6,8 @@
  *   GET  /v1/appservers               every server this hub started
  *   GET  /v1/appservers/by-workspace  ?path= → one, nothing started
  *   POST /v1/appservers/stop          {workspacePath}
+ *   POST /v1/appservers/restart       {workspacePath} → a fresh server
+ *   GET  /v1/events                   Server-Sent Events of the servers' lives (events.ts)
  *   POST /v1/shutdown                 stops every server, then the hub
  *
  * Errors are `{error: {code, message, details?}}` with the HTTP status of their kind. Bodies over
@@ -22,12 +24,14 @@ import {
 import type { z } from "zod";
 import { bearerToken, constantTimeEqual } from "../../../daemon/http-auth.js";
 import type { Logger } from "../../../log.js";
+import type { HubEvents } from "./events.js";
 import { HubError, type ManagedAppServers } from "./registry.js";
 
 const MAX_BODY_BYTES = 64 * 1024;
 
 export interface HubApiOptions {
   registry: ManagedAppServers;
+  events: HubEvents;
   token: string;
   version: string;
   statePath: string;
@@ -54,7 +58,7 @@ export async function listenHubApi(options: HubApiOptions, port = 0): Promise<Hu
     capabilities: {
       appServerManagement: true,
       portManagement: true,
-      events: false,
+      events: true,
       notifications: false,
       tray: false,
     },
@@ -85,6 +89,12 @@ export async function listenHubApi(options: HubApiOptions, port = 0): Promise<Hu
         const body = await readJson(request, HubWorkspaceRequestSchema);
         return send(response, 200, await registry.stop(body.workspacePath));
       }
+      case "POST /v1/appservers/restart": {
+        const body = await readJson(request, HubWorkspaceRequestSchema);
+        return send(response, 200, await registry.restart(body.workspacePath));
+      }
+      case "GET /v1/events":
+        return options.events.attach(response);
       case "POST /v1/shutdown":
         send(response, 200, { ok: true });
         options.onShutdown();

@@ -13,8 +13,11 @@
  *    once `/readyz` answers and the workspace lock names its pid (15 s at most, else
  *    `appServerStartFailed` with the end of its stderr).
  *
- * The hub never restarts a server by itself; a later `ensure` does. Stopping sends SIGTERM and,
- * after a grace period, SIGKILL.
+ * The hub never restarts a server by itself; a later `ensure` or `restart` does. Stopping sends
+ * SIGTERM and, after a grace period, SIGKILL. A health loop (`checkHealth`, every 10 s in the hub)
+ * marks a running server `unhealthy` when its `/readyz` stops answering or its workspace lock no
+ * longer names its pid, and `running` again when both hold; an exit is seen at once. Every change
+ * is told to the hub's event stream (events.ts).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -22,6 +25,7 @@ import { realpath, stat } from "node:fs/promises";
 import { createServer } from "node:net";
 import type { HubAppServer, HubAppServerState, HubErrorCode } from "@nexo/wire/schemas/appserver";
 import type { Logger } from "../../../log.js";
+import type { HubEvents } from "./events.js";
 import { workspaceLockHolder } from "./workspace-lock.js";
 
 const START_TIMEOUT_MS = 15_000;
@@ -73,6 +77,7 @@ export class ManagedAppServers {
     private readonly launch: AppServerCommand,
     private readonly version: string,
     private readonly logger: Logger,
+    private readonly events: HubEvents,
   ) {}
 
   async ensure(workspacePath: string, startIfMissing = true): Promise<HubAppServer> {
@@ -98,6 +103,55 @@ export class ManagedAppServers {
       await this.start(entry);
       return this.describe(entry, workspacePath);
     });
+  }
+
+  /** Stops the workspace's server if this hub runs one, and starts a new one. */
+  async restart(workspacePath: string): Promise<HubAppServer> {
+    const canonical = await canonicalWorkspace(workspacePath);
+    return this.serially(canonical, async () => {
+      const previous = this.entries.get(canonical);
+      if (previous !== undefined) await this.stopProcess(previous);
+      const holder = workspaceLockHolder(canonical);
+      if (holder !== undefined) {
+        throw new HubError(
+          "workspaceLocked",
+          409,
+          `workspace ${canonical} has an AppServer (pid ${holder}) that this hub did not start; stop it first`,
+          { pid: holder },
+        );
+      }
+      const entry = this.blank(workspacePath, canonical);
+      this.entries.set(canonical, entry);
+      await this.start(entry);
+      return this.describe(entry, workspacePath);
+    });
+  }
+
+  /** One round of the health loop over every server this hub runs. */
+  async checkHealth(): Promise<void> {
+    const entries = [...this.entries.values()].filter(
+      (entry) => entry.child !== undefined && (entry.state === "running" || entry.state === "unhealthy"),
+    );
+    await Promise.all(
+      entries.map(async (entry) => {
+        const pid = entry.child?.pid;
+        const reason = !(await this.healthy(entry))
+          ? "/readyz does not answer"
+          : workspaceLockHolder(entry.canonical) !== pid
+            ? "the workspace lock does not name its pid"
+            : undefined;
+        if (entry.child?.pid !== pid || (entry.state !== "running" && entry.state !== "unhealthy")) return;
+        if (reason !== undefined && entry.state === "running") {
+          entry.state = "unhealthy";
+          entry.lastError = `unhealthy: ${reason}`;
+          this.logger.warn({ workspace: entry.canonical, pid, reason }, "hub: AppServer unhealthy");
+          this.events.emit("appserver.unhealthy", entry.canonical, { pid, reason });
+        } else if (reason === undefined && entry.state === "unhealthy") {
+          entry.state = "running";
+          this.events.emit("appserver.running", entry.canonical, { pid, port: entry.port });
+        }
+      }),
+    );
   }
 
   list(): HubAppServer[] {
@@ -147,6 +201,7 @@ export class ManagedAppServers {
     entry.state = "starting";
     entry.port = port;
     entry.token = token;
+    this.events.emit("port.allocated", entry.canonical, { port });
     const child = spawn(
       this.launch.command,
       [...this.launch.args, "app-server", "--listen", `ws://127.0.0.1:${port}`, ...this.launch.extraArgs],
@@ -157,6 +212,7 @@ export class ManagedAppServers {
       },
     );
     entry.child = child;
+    this.events.emit("appserver.starting", entry.canonical, { pid: child.pid ?? null });
     child.stderr?.setEncoding("utf8").on("data", (text: string) => {
       entry.stderr.push(...text.split("\n").filter((line) => line.length > 0));
       entry.stderr.splice(0, Math.max(0, entry.stderr.length - STDERR_LINES));
@@ -168,6 +224,7 @@ export class ManagedAppServers {
           entry.child = undefined;
           if (entry.state !== "stopping" && entry.state !== "stopped") entry.state = "exited";
         }
+        this.events.emit("appserver.exited", entry.canonical, { pid: child.pid ?? null, exitCode: code });
         resolve();
       });
       child.once("error", (error) => {
@@ -180,6 +237,7 @@ export class ManagedAppServers {
       if ((await readyz(port)) && workspaceLockHolder(entry.canonical) === child.pid) {
         entry.state = "running";
         this.logger.info({ workspace: entry.canonical, pid: child.pid, port }, "hub: AppServer running");
+        this.events.emit("appserver.running", entry.canonical, { pid: child.pid ?? null, port });
         return;
       }
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));

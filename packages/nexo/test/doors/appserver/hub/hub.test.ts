@@ -3,11 +3,12 @@
  * `~/.craft/hub/hub.lock` (HOME is a fresh directory here), check it with the open
  * `GET /v1/status`, then `POST /v1/appservers/ensure` with the bearer token and connect to the
  * returned WebSocket. Starting, reusing, a canonical path, two concurrent ensures, a stale and a
- * live workspace lock, the errors, a second hub, and a stop that leaves no server behind.
+ * live workspace lock, the errors, the event stream, restart, the health loop (every 300 ms here),
+ * a second hub, and a stop that leaves no server behind.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, statSync, symlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -17,7 +18,13 @@ import { CLI_PATH, runCli } from "../../../helpers/cli.js";
 const WAIT_MS = 20_000;
 const home = mkdtempSync(join(tmpdir(), "nexo-hub-home-"));
 const stateDir = mkdtempSync(join(tmpdir(), "nexo-hub-state-"));
-const env = { PATH: process.env.PATH, HOME: home, NEXO_STATE_DIR: stateDir, NEXO_LOG: "warn" };
+const env = {
+  PATH: process.env.PATH,
+  HOME: home,
+  NEXO_STATE_DIR: stateDir,
+  NEXO_LOG: "warn",
+  NEXO_HUB_HEALTH_MS: "300",
+};
 const lockPath = join(home, ".craft", "hub", "hub.lock");
 let hub: ChildProcess;
 let hubExited: Promise<number | null>;
@@ -57,6 +64,59 @@ async function api(path: string, init: { method?: string; body?: unknown; token?
   });
   // biome-ignore lint/suspicious/noExplicitAny: replies of several shapes (server, status, error), checked field by field below
   return { status: response.status, body: (await response.json()) as Record<string, any> };
+}
+
+interface HubEvent {
+  kind: string;
+  at: string;
+  workspacePath: string | null;
+  data: Record<string, unknown>;
+}
+
+/** `GET /v1/events` read as DotCraft Desktop reads it: split on blank lines, parse the data: line. */
+async function subscribe(): Promise<{
+  events: HubEvent[];
+  next: (kind: string, ws: string) => Promise<HubEvent>;
+  close: () => void;
+}> {
+  const abort = new AbortController();
+  const response = await fetch(`${info.apiBaseUrl}/v1/events`, {
+    headers: { authorization: `Bearer ${info.token}` },
+    signal: abort.signal,
+  });
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get("content-type"), "text/event-stream");
+  const events: HubEvent[] = [];
+  let seen = 0;
+  void (async () => {
+    let buffer = "";
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = frame.split("\n").find((line) => line.startsWith("data:"));
+          if (data !== undefined) events.push(JSON.parse(data.slice(5)) as HubEvent);
+        }
+      }
+    } catch {
+      // aborted
+    }
+  })();
+  return {
+    events,
+    /** The next event of `kind` for `ws` after the last one returned. */
+    next: (kind, ws) =>
+      until(`event ${kind}`, () => {
+        const at = events.findIndex((e, i) => i >= seen && e.kind === kind && e.workspacePath === ws);
+        if (at === -1) return undefined;
+        seen = at + 1;
+        return events[at];
+      }),
+    close: () => abort.abort(),
+  };
 }
 
 const ensure = (workspacePath: string) =>
@@ -200,6 +260,74 @@ describe("nexo hub", () => {
       assert.match(second.stderr, /in use by another nexo app-server/);
     } finally {
       await owner.stop();
+    }
+  });
+
+  test("/v1/events streams a server's life; restart replaces the process; the health loop sees trouble", async () => {
+    assert.equal((await api("/v1/status", { token: null })).body.capabilities.events, true);
+    const refused = await fetch(`${info.apiBaseUrl}/v1/events`);
+    assert.equal(refused.status, 401);
+    const stream = await subscribe();
+    try {
+      const ws = realpathSync(workspace());
+      const started = await ensure(ws);
+      const pid: number = started.body.pid;
+      assert.equal(
+        (await stream.next("port.allocated", ws)).data.port,
+        Number(new URL(started.body.endpoints.appServerWebSocket).port),
+      );
+      assert.equal((await stream.next("appserver.starting", ws)).data.pid, pid);
+      assert.equal((await stream.next("appserver.running", ws)).data.pid, pid);
+      assert.ok(
+        stream.events.every(
+          (e) =>
+            !JSON.stringify(e).includes(
+              new URL(started.body.endpoints.appServerWebSocket).searchParams.get("token")!,
+            ),
+        ),
+        "no token in events",
+      );
+
+      // restart: the old process goes, a new one serves the workspace
+      const restarted = await api("/v1/appservers/restart", { method: "POST", body: { workspacePath: ws } });
+      assert.equal(restarted.status, 200);
+      assert.equal(restarted.body.state, "running");
+      const newPid: number = restarted.body.pid;
+      assert.notEqual(newPid, pid);
+      assert.equal((await stream.next("appserver.exited", ws)).data.pid, pid);
+      assert.equal(alive(pid), false);
+      assert.equal((await stream.next("appserver.running", ws)).data.pid, newPid);
+      const client = new WsClient(restarted.body.endpoints.appServerWebSocket);
+      await client.opened;
+      await client.initialize();
+      client.close();
+
+      // the health loop: a server whose workspace lock is gone is unhealthy; ensure replaces it
+      rmSync(join(ws, ".nexo", "appserver.lock"), { force: true });
+      assert.equal((await stream.next("appserver.unhealthy", ws)).data.pid, newPid);
+      const listed = await api(`/v1/appservers/by-workspace?path=${encodeURIComponent(ws)}`);
+      assert.equal(listed.body.state, "unhealthy");
+      assert.match(listed.body.lastError, /workspace lock/);
+      const healed = await ensure(ws);
+      assert.equal(healed.body.state, "running");
+      assert.notEqual(healed.body.pid, newPid);
+      assert.equal(alive(newPid), false);
+
+      // an exit is seen and reported, and the hub does not restart it by itself
+      assert.equal((await stream.next("appserver.exited", ws)).data.pid, newPid);
+      process.kill(healed.body.pid, "SIGKILL");
+      assert.equal((await stream.next("appserver.exited", ws)).data.pid, healed.body.pid);
+      const after = await api(`/v1/appservers/by-workspace?path=${encodeURIComponent(ws)}`);
+      assert.equal(after.body.state, "exited");
+      assert.equal(after.body.pid, null);
+      const missing = await api("/v1/appservers/restart", {
+        method: "POST",
+        body: { workspacePath: join(ws, "nope") },
+      });
+      assert.equal(missing.status, 404);
+      assert.equal(missing.body.error.code, "workspaceNotFound");
+    } finally {
+      stream.close();
     }
   });
 
