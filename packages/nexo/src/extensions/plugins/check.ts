@@ -22,7 +22,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 export type { CheckStatus } from "../check-report.js";
 export type CheckStep = GenericCheckStep<
-  "manifest" | "launch" | "handshake" | "tools" | "hooks" | "shutdown"
+  "manifest" | "launch" | "handshake" | "tools" | "hooks" | "shutdown" | "stdout"
 >;
 
 export interface PluginCheckReport extends CheckReport<CheckStep["step"]> {
@@ -130,11 +130,31 @@ export async function checkPlugin(
     });
     steps.push(...toolSteps(manifest, session), ...hookSteps(manifest));
     steps.push(await shutdownStep(host));
+    steps.push(stdoutStep(host.status().protocolProblems));
     return report(steps.some((step) => step.status === "fail") ? host.status().stderrTail : []);
   } finally {
     await host?.stop("nexo plugin check").catch(() => undefined);
     if (ownStateDir) rmSync(stateDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * What the plugin wrote on stdout that was not a protocol frame (a stray print, a library's banner):
+ * the host drops such lines, so a reply printed badly is a call that never answers (issue 14.5).
+ */
+function stdoutStep(problems: Record<string, number>): CheckStep {
+  const notJson = problems.parse_error ?? 0;
+  const unusable = (problems.invalid_request ?? 0) + (problems.oversize ?? 0) + (problems.invalid_utf8 ?? 0);
+  if (notJson + unusable === 0) return { step: "stdout", status: "ok", detail: "only JSON-RPC frames" };
+  const parts = [
+    ...(notJson > 0 ? [`${notJson} line${notJson === 1 ? " was" : "s were"} not JSON`] : []),
+    ...(unusable > 0 ? [`${unusable} frame${unusable === 1 ? " was" : "s were"} not usable JSON-RPC`] : []),
+  ];
+  return {
+    step: "stdout",
+    status: "warn",
+    detail: `${parts.join(", ")}: stdout carries the protocol only; write logs to stderr`,
+  };
 }
 
 function toolSteps(manifest: LoadedPluginManifest, session: PluginSession): CheckStep[] {

@@ -71,7 +71,7 @@ describe("nexo plugin check", () => {
     );
     assert.deepEqual(
       report.steps.map((step) => `${step.step}:${step.status}`),
-      ["manifest:ok", "handshake:ok", "tools:ok", "tools:warn", "shutdown:ok"],
+      ["manifest:ok", "handshake:ok", "tools:ok", "tools:warn", "shutdown:ok", "stdout:ok"],
     );
   });
 
@@ -89,6 +89,19 @@ describe("nexo plugin check", () => {
       /tool "kitchen_echo" spells its schema "inputSchema"; the contract's key is "input_schema"/,
     );
     assert.match(camel.stdout, /plugin check: FAILED$/m);
+  });
+
+  it("reports stray stdout lines as a warning of their own (issue 14.5)", async () => {
+    const clean = await nexo("plugin", "check", kitchen);
+    assert.match(clean.stdout, /^ok\s+stdout\s+only JSON-RPC frames$/m);
+    const noisy = await nexo("plugin", "check", kitchen, "--env", "FIXTURE_STDOUT_NOISE=1");
+    assert.equal(noisy.code, 0, noisy.stdout + noisy.stderr);
+    assert.match(
+      noisy.stdout,
+      /^WARN\s+stdout\s+2 lines were not JSON: stdout carries the protocol only; write logs to stderr$/m,
+    );
+    // The report is for people: the CLI's own JSON log lines do not end up in it.
+    assert.doesNotMatch(noisy.stdout + noisy.stderr, /"level":\d+/);
   });
 
   it("fails on an invalid manifest, naming the file, line and key", async () => {
