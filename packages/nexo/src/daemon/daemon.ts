@@ -103,6 +103,10 @@ export class Daemon {
   static async start(spec: DaemonSpec, extras: DaemonExtras = {}): Promise<Daemon> {
     const daemon = new Daemon(spec, extras);
     await daemon.lifecycle.start();
+    // Every component runs (the channels too, so replies can go out): now the turns an earlier run
+    // left undone may start again, before new messages could overtake them in their sessions.
+    daemon.parts.store.value.inbox.sweep();
+    daemon.parts.routing.value.router.replay();
     const summary = daemon.summary();
     spec.logger.info({ ready: summary }, readyLine(summary));
     return daemon;

@@ -42,6 +42,16 @@ export {
 } from "./escalations.js";
 export { parseQuery, type SearchTerm } from "./fts-query.js";
 export {
+  DEFAULT_INBOX_DEDUP_RETENTION_MS,
+  DEFAULT_INBOX_MAX_PENDING,
+  type InboxAcceptance,
+  InboxFullError,
+  type InboxMessage,
+  type InboxOptions,
+  InboxRepository,
+  type PendingInboxMessage,
+} from "./inbox.js";
+export {
   DEFAULT_RECALL_LIMIT,
   MAX_RECALL_LIMIT,
   type MemoryEntry,

@@ -225,6 +225,31 @@ CREATE UNIQUE INDEX escalations_one_pending ON escalations (scope_key) WHERE res
 CREATE INDEX escalations_by_agent ON escalations (agent_id, id);
 `;
 
+/**
+ * The durable inbox (issue 10.19): an inbound channel message is written here before the router
+ * queues it, and marked done once its turn has committed the transcript, so a daemon killed in
+ * between replays it at the next start. `dedup_key` (the channel's message id, or the broker
+ * event's id) makes a message delivered twice run once. `seq` is the arrival order; the partial
+ * index keeps "what is still to do, in order" cheap however many done rows are kept for dedup.
+ */
+const INBOX = `
+CREATE TABLE inbox (
+  seq            INTEGER PRIMARY KEY,
+  dedup_key      TEXT NOT NULL UNIQUE,
+  kind           TEXT NOT NULL,
+  instance       TEXT,
+  contact        TEXT NOT NULL,
+  account        TEXT,
+  sender_id      TEXT,
+  message_id     TEXT,
+  text           TEXT NOT NULL,
+  received_at_ms INTEGER NOT NULL,
+  done_at_ms     INTEGER
+) STRICT;
+CREATE INDEX inbox_pending ON inbox (seq) WHERE done_at_ms IS NULL;
+CREATE INDEX inbox_done ON inbox (done_at_ms) WHERE done_at_ms IS NOT NULL;
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "sessions", up: SESSIONS },
   { version: 2, name: "transcripts", up: TRANSCRIPTS },
@@ -235,4 +260,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 7, name: "microapp_admin_audit", up: MICROAPP_ADMIN_AUDIT },
   { version: 8, name: "agent_events", up: AGENT_EVENTS },
   { version: 9, name: "processing control", up: PROCESSING_CONTROL },
+  { version: 10, name: "inbox", up: INBOX },
 ];

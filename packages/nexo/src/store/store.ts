@@ -7,6 +7,7 @@ import { AuditRepository } from "./audit.js";
 import { type Connection, type ConnectionOptions, IN_MEMORY, openConnection } from "./db.js";
 import { StoreError } from "./errors.js";
 import { EscalationRepository } from "./escalations.js";
+import { type InboxOptions, InboxRepository } from "./inbox.js";
 import { MemoryRepository } from "./memory.js";
 import { type Migration, type MigrationReport, migrate } from "./migrations.js";
 import { ProcessingRepository } from "./processing.js";
@@ -19,6 +20,8 @@ export interface StoreOptions extends ConnectionOptions {
   now?: () => Date;
   /** The schema to migrate to; only tests pass anything but the real one. */
   migrations?: readonly Migration[];
+  /** Bounds of the durable inbox. */
+  inbox?: InboxOptions;
 }
 
 export class Store {
@@ -36,9 +39,17 @@ export class Store {
   /** Paused conversations and the inbound held for them (operator takeover). */
   readonly processing: ProcessingRepository;
   readonly escalations: EscalationRepository;
+  /** Inbound channel messages not yet handled (issue 10.19). */
+  readonly inbox: InboxRepository;
   readonly #db: Connection;
 
-  private constructor(path: string, db: Connection, migration: MigrationReport, now: () => Date) {
+  private constructor(
+    path: string,
+    db: Connection,
+    migration: MigrationReport,
+    now: () => Date,
+    inbox: InboxOptions | undefined,
+  ) {
     this.path = path;
     this.#db = db;
     this.migration = migration;
@@ -49,6 +60,7 @@ export class Store {
     this.audit = new AuditRepository(db);
     this.processing = new ProcessingRepository(db);
     this.escalations = new EscalationRepository(db);
+    this.inbox = new InboxRepository(db, now, inbox);
   }
 
   /** Opens (creating if needed) and migrates the database at `path`; ":memory:" for a private one. */
@@ -60,7 +72,7 @@ export class Store {
     const db = openConnection(path, options);
     try {
       const report = migrate(db, options.migrations ?? MIGRATIONS, now);
-      return new Store(path, db, report, now);
+      return new Store(path, db, report, now, options.inbox);
     } catch (error) {
       db.close();
       throw error;

@@ -65,6 +65,7 @@ export function routingComponent(deps: RoutingDeps): Part<Routing> {
         logger,
         queueCap: (agentId) => registries.agents.get(agentId)?.queueCap ?? 32,
         ...(deps.gate === undefined ? {} : { gate: deps.gate }),
+        inbox: deps.store.value.inbox,
         onTurn: (agentId, reason, seconds) => metrics.turnFinished(agentId, reason, seconds),
         onRouted: (agentId) => metrics.messageRouted(agentId),
         onUnbound: (channel) => metrics.messageUnbound(channel),

@@ -16,7 +16,8 @@ export interface InboundMessage {
   text: string;
   messageId: string | undefined;
   senderId: string | undefined;
-  event: BrokerEvent;
+  /** The broker event's id: what identifies a message whose channel gave it no id. */
+  eventId: string;
 }
 
 export class InboundMessageError extends Error {
@@ -55,6 +56,8 @@ export function parseInboundEvent(topic: string, event: BrokerEvent): InboundMes
   const text = firstString(payload, ["text", "body", "message", "content"]);
   if (text === undefined)
     throw new InboundMessageError(`inbound message on ${topic} carries no text (text/body)`);
+  if (typeof event.id !== "string" || event.id === "")
+    throw new InboundMessageError(`inbound message on ${topic} has no event id`);
   return {
     ...where,
     contact,
@@ -62,6 +65,18 @@ export function parseInboundEvent(topic: string, event: BrokerEvent): InboundMes
     text,
     messageId: firstString(payload, ["message_id", "id"]),
     senderId: firstString(payload, ["sender_id", "from"]),
-    event,
+    eventId: event.id,
   };
+}
+
+/**
+ * The key under which the durable inbox recognises a message delivered twice: the channel's own
+ * message id when it gives one (a redelivery by the plugin carries the same id under a new event
+ * id), otherwise the broker event's id (a redelivery of the same event).
+ */
+export function inboundDedupKey(message: InboundMessage): string {
+  const channel = message.instance ? `${message.kind}.${message.instance}` : message.kind;
+  return message.messageId === undefined
+    ? `event\u0000${message.eventId}`
+    : `message\u0000${channel}\u0000${message.account ?? ""}\u0000${message.messageId}`;
 }

@@ -2,15 +2,21 @@
  * The router: an inbound channel message is matched once against the binding table and queued on
  * the session of (agent, channel, account, contact); each session runs one turn at a time, different
  * sessions run concurrently; the reply goes back through the channel. Nothing is dropped silently:
- * unbound, malformed and over-capacity messages are counted and logged.
+ * unbound, malformed, duplicate and over-capacity messages are counted and logged.
+ *
+ * Durable inbox (issue 10.19): with an `inbox`, a routed message is written to SQLite before it is
+ * queued and marked done once its turn has ended (the transcript is committed by then); `replay`
+ * queues what an earlier run left undone, in arrival order, at start. A message whose dedup key the
+ * inbox already holds is a duplicate and does not run a second turn.
  */
 import { setMaxListeners } from "node:events";
 import type { BrokerEvent } from "../../broker/types.js";
 import type { TurnEndReason, TurnEvent } from "../../engine/events.js";
 import type { AgentSession } from "../../engine/session.js";
 import { SessionQueue } from "../../engine/sessions/queue.js";
+import { InboxFullError, type InboxRepository } from "../../store/index.js";
 import type { BindingTable } from "./bindings.js";
-import { type InboundMessage, InboundMessageError, parseInboundEvent } from "./inbound.js";
+import { type InboundMessage, InboundMessageError, inboundDedupKey, parseInboundEvent } from "./inbound.js";
 import type { ReplySender } from "./outbound.js";
 
 export interface SessionKey {
@@ -45,6 +51,12 @@ export interface RouterStats {
   unbound: number;
   malformed: number;
   queueFull: number;
+  /** Messages the durable inbox already held (redeliveries): not run again. */
+  duplicates: number;
+  /** Messages refused because the durable inbox was at its bound. */
+  inboxFull: number;
+  /** Messages left undone by an earlier run and queued again at start. */
+  replayed: number;
   repliesSent: number;
   replyFailures: number;
   turnsFailed: number;
@@ -65,6 +77,11 @@ export interface RouterOptions {
   onUnbound?: (channel: string) => void;
   /** Asked once before each turn. */
   gate?: TurnGate;
+  /**
+   * The durable inbox. Without it (unit tests of routing alone) messages live only in memory
+   * between arrival and their turn.
+   */
+  inbox?: Pick<InboxRepository, "accept" | "done" | "undone">;
   /** At most this many session queues are kept; idle ones beyond it are forgotten (their sessions stay in the store). */
   maxQueues?: number;
 }
@@ -72,6 +89,8 @@ export interface RouterOptions {
 interface Work {
   key: SessionKey;
   inbound: InboundMessage;
+  /** The message's row in the durable inbox, when there is one. */
+  inboxSeq?: number;
 }
 
 const keyString = (k: SessionKey) =>
@@ -85,11 +104,16 @@ export class Router {
   private bindings: BindingTable;
   private readonly queues = new Map<string, SessionQueue<Work>>();
   private readonly controller = new AbortController();
+  /** Inbox rows queued or running in this run: a replay must not queue them a second time. */
+  private readonly inboxLive = new Set<number>();
   private readonly counters: RouterStats = {
     routed: 0,
     unbound: 0,
     malformed: 0,
     queueFull: 0,
+    duplicates: 0,
+    inboxFull: 0,
+    replayed: 0,
     repliesSent: 0,
     replyFailures: 0,
     turnsFailed: 0,
@@ -117,33 +141,120 @@ export class Router {
       this.options.logger.warn({ topic, err: error.message }, "inbound message dropped: malformed");
       return;
     }
-    const agentId = this.bindings.match(inbound.kind, inbound.instance);
-    if (agentId === undefined) {
-      this.counters.unbound++;
-      this.options.onUnbound?.(inbound.instance ? `${inbound.kind}.${inbound.instance}` : inbound.kind);
-      this.options.logger.warn(
-        { topic, kind: inbound.kind, instance: inbound.instance, contact: inbound.contact },
-        "inbound message not routed: no agent is bound to this channel",
-      );
-      return;
-    }
-    const key: SessionKey = {
-      agentId,
-      channel: inbound.instance ? `${inbound.kind}.${inbound.instance}` : inbound.kind,
-      account: inbound.account,
-      contact: inbound.contact,
-    };
+    const key = this.keyOf(inbound, topic);
+    if (key === undefined) return;
     const queue = this.queueFor(key);
-    if (!queue.offer({ key, inbound })) {
+    if (queue.full) {
       this.counters.queueFull++;
       this.options.logger.warn(
-        { agentId, channel: key.channel, contact: key.contact, depth: queue.depth },
+        { agentId: key.agentId, channel: key.channel, contact: key.contact, depth: queue.depth },
         "inbound message refused: the session's queue is full",
       );
       return;
     }
+    const work: Work = { key, inbound };
+    if (this.options.inbox) {
+      const inboxSeq = this.persist(inbound, key);
+      if (inboxSeq === "refused") return;
+      if (inboxSeq !== "not_persisted") {
+        work.inboxSeq = inboxSeq;
+        this.inboxLive.add(inboxSeq);
+      }
+    }
+    queue.enqueue(work);
     this.counters.routed++;
-    this.options.onRouted?.(agentId);
+    this.options.onRouted?.(key.agentId);
+  }
+
+  /**
+   * Queues every message the durable inbox holds undone (an earlier run was killed before their
+   * turns ended), in arrival order, so each session keeps its FIFO. Call once, at start; a message
+   * that arrived in this run before the call is already queued and is skipped. Returns how many
+   * were queued.
+   */
+  replay(): number {
+    const inbox = this.options.inbox;
+    if (!inbox) return 0;
+    let queued = 0;
+    for (const row of inbox.undone()) {
+      const { seq, receivedAtMs: _receivedAtMs, ...message } = row;
+      if (this.inboxLive.has(seq)) continue;
+      const key = this.keyOf(message, "(inbox replay)");
+      if (key === undefined) {
+        // Nobody is bound to its channel any more: nothing could answer it, now or later.
+        inbox.done(seq);
+        continue;
+      }
+      this.inboxLive.add(seq);
+      this.queueFor(key).enqueue({ key, inbound: { ...message, eventId: `inbox:${seq}` }, inboxSeq: seq });
+      queued++;
+    }
+    this.counters.replayed += queued;
+    if (queued > 0) this.options.logger.info({ messages: queued }, "inbox: replaying messages left undone");
+    return queued;
+  }
+
+  /** The session a message belongs to; undefined (counted and logged) when no agent is bound. */
+  private keyOf(inbound: Omit<InboundMessage, "eventId">, topic: string): SessionKey | undefined {
+    const channel = inbound.instance ? `${inbound.kind}.${inbound.instance}` : inbound.kind;
+    const agentId = this.bindings.match(inbound.kind, inbound.instance);
+    if (agentId === undefined) {
+      this.counters.unbound++;
+      this.options.onUnbound?.(channel);
+      this.options.logger.warn(
+        { topic, kind: inbound.kind, instance: inbound.instance, contact: inbound.contact },
+        "inbound message not routed: no agent is bound to this channel",
+      );
+      return undefined;
+    }
+    return { agentId, channel, account: inbound.account, contact: inbound.contact };
+  }
+
+  /**
+   * Writes the message to the durable inbox: its row, "refused" when it must not be queued
+   * (duplicate, inbox full; counted and logged), "not_persisted" when the write failed — then it
+   * still runs from memory, as it would without an inbox, and the failure is logged.
+   */
+  private persist(inbound: InboundMessage, key: SessionKey): number | "refused" | "not_persisted" {
+    const inbox = this.options.inbox!;
+    const where = { agentId: key.agentId, channel: key.channel, contact: key.contact };
+    try {
+      const result = inbox.accept(inboundDedupKey(inbound), inbound);
+      if (result.accepted) return result.seq;
+      this.counters.duplicates++;
+      this.options.logger.info(
+        { ...where, messageId: inbound.messageId, duplicateOf: result.duplicateOf },
+        "inbound message ignored: the inbox already holds it (redelivery)",
+      );
+      return "refused";
+    } catch (error) {
+      if (!(error instanceof InboxFullError)) {
+        this.options.logger.error(
+          { ...where, err: (error as Error).message },
+          "inbox: the message could not be written; it runs from memory only",
+        );
+        return "not_persisted";
+      }
+      this.counters.inboxFull++;
+      this.options.logger.warn(
+        { ...where, maxPending: error.maxPending },
+        `inbound message refused: ${error.message}`,
+      );
+      return "refused";
+    }
+  }
+
+  private markDone(inboxSeq: number | undefined): void {
+    if (inboxSeq === undefined) return;
+    try {
+      this.options.inbox?.done(inboxSeq);
+    } catch (error) {
+      // The turn is over either way; a row left undone is replayed once more at the next start.
+      this.options.logger.error(
+        { inboxSeq, err: (error as Error).message },
+        "inbox: marking a message done failed",
+      );
+    }
   }
 
   stats(): RouterStats {
@@ -200,12 +311,24 @@ export class Router {
     }
   }
 
-  private async run({ key, inbound }: Work): Promise<void> {
+  private async run(work: Work): Promise<void> {
+    try {
+      await this.runTurn(work);
+    } finally {
+      if (work.inboxSeq !== undefined) this.inboxLive.delete(work.inboxSeq);
+    }
+  }
+
+  private async runTurn({ key, inbound, inboxSeq }: Work): Promise<void> {
     const { logger } = this.options;
     const started = performance.now();
     let reason: TurnEndReason = "error";
     try {
-      if (this.options.gate?.holds(key, inbound)) return;
+      if (this.options.gate?.holds(key, inbound)) {
+        // The paused conversation's store now keeps it: handled as far as the inbox is concerned.
+        this.markDone(inboxSeq);
+        return;
+      }
       const session = this.options.sessions.open(key);
       let reply: string | undefined;
       const input = {
@@ -227,6 +350,17 @@ export class Router {
         }
       }
       this.options.onTurn?.(key.agentId, reason, (performance.now() - started) / 1000);
+      if (this.controller.signal.aborted && inboxSeq !== undefined) {
+        // Cut short by the shutdown: left undone, the next start replays it and answers then.
+        logger.info(
+          { agentId: key.agentId, inboxSeq },
+          "turn cut short by the shutdown: the inbox keeps its message",
+        );
+        return;
+      }
+      // The turn has ended and its transcript is committed: the message is handled. Marked before
+      // the reply is sent, so a kill in between loses that reply rather than answering twice.
+      this.markDone(inboxSeq);
       if (reason === "error") {
         this.counters.turnsFailed++;
         // Silence reads as "ignored" to the person on the channel: tell them, without the details
@@ -248,6 +382,8 @@ export class Router {
         );
       }
     } catch (error) {
+      // A turn that threw would throw again on replay: handled (and logged) once.
+      if (!this.controller.signal.aborted) this.markDone(inboxSeq);
       this.counters.turnsFailed++;
       this.options.onTurn?.(key.agentId, "error", (performance.now() - started) / 1000);
       logger.error({ agentId: key.agentId, err: (error as Error).stack }, "routing a message failed");

@@ -16,10 +16,22 @@ export class SessionQueue<T> {
 
   /** Queues `item`; false when the queue is full. */
   offer(item: T): boolean {
-    if (this.items.length >= this.capacity) return false;
+    if (this.full) return false;
+    this.enqueue(item);
+    return true;
+  }
+
+  /**
+   * Queues `item` whatever the depth: for messages the durable inbox already accepted in an earlier
+   * run, whose refusal now would lose them (the inbox's own bound limits how many there are).
+   */
+  enqueue(item: T): void {
     this.items.push(item);
     if (!this.running) void this.drain();
-    return true;
+  }
+
+  get full(): boolean {
+    return this.items.length >= this.capacity;
   }
 
   get depth(): number {

@@ -14,11 +14,13 @@ import {
   type OutboundMessage,
 } from "../../../src/channels/registry.js";
 import { BindingTable } from "../../../src/daemon/routing/bindings.js";
+import { inboundDedupKey } from "../../../src/daemon/routing/inbound.js";
 import { ReplySender } from "../../../src/daemon/routing/outbound.js";
 import { Router, type SessionKey } from "../../../src/daemon/routing/router.js";
 import { createAgentSession } from "../../../src/engine/assemble.js";
 import type { AgentSession } from "../../../src/engine/session.js";
 import type { ChatRequest, LlmProvider, ProviderEvent } from "../../../src/engine/types.js";
+import { type InboxRepository, Store } from "../../../src/store/index.js";
 
 const quiet = { info() {}, warn() {}, error() {} };
 
@@ -65,7 +67,7 @@ class RecordingChannel implements ChannelAdapter {
   }
 }
 
-function setup(delayMs = 20, queueCap = 8) {
+function setup(delayMs = 20, queueCap = 8, inbox?: InboxRepository) {
   const provider = new EchoProvider(delayMs);
   const sessions = new Map<string, AgentSession>();
   const opened: SessionKey[] = [];
@@ -106,9 +108,17 @@ function setup(delayMs = 20, queueCap = 8) {
     replies: new ReplySender(channels, broker, { wait: async (ms) => void waits.push(ms) }),
     logger: quiet,
     queueCap: () => queueCap,
+    ...(inbox ? { inbox } : {}),
   });
-  const inbound = (topic: string, from: string, text: string) =>
-    router.handle(topic, createEvent({ topic, source: "test", payload: { from, text } }));
+  const inbound = (topic: string, from: string, text: string, messageId?: string) =>
+    router.handle(
+      topic,
+      createEvent({
+        topic,
+        source: "test",
+        payload: messageId === undefined ? { from, text } : { from, text, message_id: messageId },
+      }),
+    );
   return { router, provider, chat, broker, opened, inbound, waits };
 }
 
@@ -203,5 +213,104 @@ describe("router", () => {
         ]),
       /claimed by both a and b/,
     );
+  });
+});
+
+describe("router with the durable inbox (a real SQLite file)", () => {
+  const storeFile = (options?: Parameters<typeof Store.open>[1]) =>
+    Store.open(join(mkdtempSync(join(tmpdir(), "nexo-router-inbox-")), "nexo.db"), options);
+  const bodies = (chat: RecordingChannel) => chat.sent.map((m) => [m.to, (m as { body: string }).body]);
+
+  test("a message is in the inbox as soon as handle returns, and done once its turn has ended", async () => {
+    const store = storeFile();
+    const { router, chat, inbound } = setup(20, 8, store.inbox);
+    inbound("plugin.inbound.chat", "alice", "hi");
+    inbound("plugin.inbound.chat", "bob", "yo");
+    assert.deepEqual(
+      store.inbox.undone().map((m) => m.text),
+      ["hi", "yo"],
+    );
+    await router.drain(5000);
+    assert.equal(store.inbox.pending, 0);
+    assert.equal(chat.sent.length, 2);
+    store.close();
+  });
+
+  test("replay answers what an earlier run left undone, in order per session, exactly once", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "nexo-router-inbox-")), "nexo.db");
+    const before = Store.open(path);
+    for (const [contact, text] of [
+      ["alice", "a0"],
+      ["bob", "b0"],
+      ["alice", "a1"],
+      ["alice", "a2"],
+    ] as const) {
+      const message = {
+        kind: "chat",
+        instance: undefined,
+        contact,
+        account: undefined,
+        senderId: contact,
+        messageId: `k-${text}`,
+        text,
+      };
+      before.inbox.accept(inboundDedupKey({ ...message, eventId: "-" }), message);
+    }
+    before.close();
+    const store = Store.open(path);
+    const { router, chat, inbound } = setup(10, 8, store.inbox);
+    assert.equal(router.replay(), 4);
+    assert.equal(router.replay(), 0, "a second replay queues nothing already queued");
+    // The channel delivers one of them again (same message id) while it is being replayed.
+    inbound("plugin.inbound.chat", "alice", "a1", "k-a1");
+    await router.drain(5000);
+    assert.deepEqual(
+      bodies(chat).filter(([to]) => to === "alice"),
+      [
+        ["alice", "echo: a0"],
+        ["alice", "echo: a1"],
+        ["alice", "echo: a2"],
+      ],
+    );
+    assert.equal(chat.sent.length, 4);
+    assert.equal(store.inbox.pending, 0);
+    assert.equal(router.stats().replayed, 4);
+    assert.equal(router.stats().duplicates, 1);
+    assert.equal(router.replay(), 0, "nothing is left undone");
+    store.close();
+  });
+
+  test("a redelivered message id runs one turn and gets one answer", async () => {
+    const store = storeFile();
+    const { router, chat, inbound } = setup(10, 8, store.inbox);
+    inbound("plugin.inbound.chat", "alice", "hi", "m-1");
+    inbound("plugin.inbound.chat", "alice", "hi", "m-1");
+    await router.drain(5000);
+    inbound("plugin.inbound.chat", "alice", "hi", "m-1");
+    await router.drain(5000);
+    assert.deepEqual(bodies(chat), [["alice", "echo: hi"]]);
+    assert.equal(router.stats().duplicates, 2);
+    store.close();
+  });
+
+  test("a full inbox refuses the message (counted), queues nothing and keeps what it holds", async () => {
+    const store = storeFile({ inbox: { maxPending: 2 } });
+    const { router, chat, inbound } = setup(30, 8, store.inbox);
+    inbound("plugin.inbound.chat", "alice", "1");
+    inbound("plugin.inbound.chat", "bob", "2");
+    inbound("plugin.inbound.chat", "carol", "3");
+    assert.equal(router.stats().inboxFull, 1);
+    assert.equal(router.stats().routed, 2);
+    await router.drain(5000);
+    assert.deepEqual(
+      bodies(chat)
+        .map(([to]) => to)
+        .sort(),
+      ["alice", "bob"],
+    );
+    inbound("plugin.inbound.chat", "carol", "3");
+    await router.drain(5000);
+    assert.equal(chat.sent.length, 3, "room again once the earlier turns are done");
+    store.close();
   });
 });
