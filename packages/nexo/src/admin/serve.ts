@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { MicroappRequestServer } from "../daemon/components/microapps.js";
 import { MemorySnapshots } from "../memory/snapshots.js";
 import { rememberSecret } from "../secrets/index.js";
+import { AgentEventFirehose, DEFAULT_AGENT_EVENTS_QUEUE } from "./agent-event-firehose.js";
 import { auditRetentionFromEnv, keepAuditBounded } from "./audit.js";
 import type { AdminDomainModule } from "./domain.js";
 import { AdminFrame } from "./frame.js";
@@ -39,6 +40,8 @@ export function adminRpc(options: AdminRpcOptions = {}): MicroappRequestServer {
         audit: store.audit,
         daemon: runtime.services,
         memory: store.memory,
+        agentEvents: store.agentEvents,
+        transcripts: store.transcripts,
         memorySnapshots: new MemorySnapshots(store.memory, join(runtime.stateDir, MEMORY_SNAPSHOTS_DIR)),
         providers: runtime.providers,
         secrets: {
@@ -54,6 +57,37 @@ export function adminRpc(options: AdminRpcOptions = {}): MicroappRequestServer {
       ...(options.domains ? { domains: options.domains } : {}),
     });
     const stopSweeping = keepAuditBounded(store.audit, retention, logger);
-    return { serve: (identity, peer) => frame.serve(identity, peer), close: stopSweeping };
+    const firehose = agentEventsFirehose(runtime);
+    return {
+      serve: (identity, peer) => frame.serve(identity, peer),
+      close: () => {
+        firehose?.close();
+        stopSweeping();
+      },
+    };
   };
+}
+
+/**
+ * The live agent events, unless NEXO_MICROAPP_AGENT_EVENTS_ENABLED=0 turns the firehose off (the
+ * log is still written and agent_events/* still reads it). NEXO_MICROAPP_AGENT_EVENTS_QUEUE bounds
+ * each microapp's queue (default 256).
+ */
+function agentEventsFirehose(runtime: Parameters<MicroappRequestServer>[0]): AgentEventFirehose | undefined {
+  const enabled = runtime.env.NEXO_MICROAPP_AGENT_EVENTS_ENABLED;
+  if (enabled !== undefined && enabled !== "1" && enabled !== "0")
+    throw new Error(`NEXO_MICROAPP_AGENT_EVENTS_ENABLED must be 0 or 1, got ${JSON.stringify(enabled)}`);
+  if (enabled === "0") return undefined;
+  const rawQueue = runtime.env.NEXO_MICROAPP_AGENT_EVENTS_QUEUE;
+  const capacity = rawQueue === undefined ? DEFAULT_AGENT_EVENTS_QUEUE : Number(rawQueue);
+  if (!Number.isInteger(capacity) || capacity < 1)
+    throw new Error(
+      `NEXO_MICROAPP_AGENT_EVENTS_QUEUE must be a positive integer, got ${JSON.stringify(rawQueue)}`,
+    );
+  return new AgentEventFirehose({
+    events: runtime.store.agentEvents,
+    outlets: () => runtime.outlets(),
+    capacity,
+    logger: runtime.logger,
+  });
 }

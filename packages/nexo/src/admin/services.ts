@@ -13,7 +13,12 @@ import type { OperatorTokenControl } from "../daemon/components/microapps.js";
 import type { DaemonServices } from "../daemon/services/index.js";
 import type { LlmProvider } from "../engine/types.js";
 import type { MemorySnapshots } from "../memory/snapshots.js";
-import type { AuditRepository, MemoryRepository } from "../store/index.js";
+import type {
+  AgentEventRepository,
+  AuditRepository,
+  MemoryRepository,
+  TranscriptRepository,
+} from "../store/index.js";
 
 /** How a provider is found by name (llm.yaml's global providers); the engine's registry fits. */
 export interface AdminProviderLookup {
@@ -46,6 +51,10 @@ export interface AdminServices {
    */
   readonly daemon?: DaemonServices;
   readonly memory?: MemoryRepository;
+  /** The agent event log (agent_events/list, read). */
+  readonly agentEvents?: AgentEventRepository;
+  /** The transcripts, whose index agent_events/search queries. */
+  readonly transcripts?: Pick<TranscriptRepository, "search">;
   /** Bundles of agents' memories (memory/*_snapshot). */
   readonly memorySnapshots?: MemorySnapshots;
   readonly providers?: AdminProviderLookup;

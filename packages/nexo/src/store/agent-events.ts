@@ -20,6 +20,8 @@ import { requireId, resolveLimit, toPlainJson } from "./validate.js";
 
 /** An event as stored and pushed: the wire's flattened form, with its stream and seq. */
 export type StoredAgentEvent = admin.AgentEvent & {
+  kind: string;
+  agent_id: string;
   session_id: string;
   seq: number;
   tenant_id: string | null;

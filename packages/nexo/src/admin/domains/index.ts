@@ -3,6 +3,7 @@
  * one line here.
  */
 import type { AdminDomainModule } from "../domain.js";
+import { agentEventsDomain } from "./agent-events.js";
 import { agentsDomain } from "./agents.js";
 import { auditDomain } from "./audit.js";
 import { authDomain } from "./auth.js";
@@ -39,6 +40,7 @@ export const ADMIN_DOMAIN_MODULES: readonly AdminDomainModule[] = [
   llmDomain,
   memoryDomain,
   memorySnapshotsDomain,
+  agentEventsDomain,
   secretsDomain,
   authDomain,
   pairingDomain,

@@ -20,6 +20,7 @@ import type { MicroappHost } from "../../extensions/microapps/host.js";
 import {
   type MicroappIdentity,
   MicroappManager,
+  type MicroappOutlet,
   type MicroappStatus,
 } from "../../extensions/microapps/manager.js";
 import type { OriginResolver } from "../../extensions/microapps/tool.js";
@@ -57,6 +58,8 @@ export interface MicroappRuntime {
   readonly services: DaemonServices;
   /** Pushes a notification to the running microapps holding its capability; returns who got it. */
   notify(method: microapp.MicroappNotificationName, params: unknown): string[];
+  /** The running microapps, one by one: for a sender with its own per-microapp queue. */
+  outlets(): MicroappOutlet[];
   readonly logger: Logger;
 }
 
@@ -104,6 +107,7 @@ export class Microapps implements Component {
       operatorToken: daemonOperatorToken(spec.stateDir, this.http),
       services: services!,
       notify: (method, params) => manager?.notify(method, params) ?? [],
+      outlets: () => manager?.outlets() ?? [],
       logger,
     });
     const requests = this.requests;

@@ -34,6 +34,12 @@ export interface MicroappIdentity {
   readonly granted: ReadonlySet<string>;
 }
 
+/** A running microapp as a destination of notifications it is sent one at a time. */
+export interface MicroappOutlet extends MicroappIdentity {
+  /** Resolves once the frame is handed to the pipe (waits while the pipe is full). */
+  notify(method: string, params: unknown): Promise<void>;
+}
+
 export interface MicroappManagerOptions {
   definitions: readonly MicroappDefinition[];
   /** Each microapp's state dir is `<stateRoot>/<id>/state`. */
@@ -166,6 +172,21 @@ export class MicroappManager {
       sent.push(host.id);
     }
     return sent;
+  }
+
+  /** The running microapps with their grants, for a sender that paces itself per microapp. */
+  outlets(): MicroappOutlet[] {
+    return this.slots.flatMap((slot) => {
+      const host = slot.host;
+      if (host?.session === undefined) return [];
+      return [
+        {
+          id: host.id,
+          granted: slot.report.granted,
+          notify: (method, params) => host.notify(method, params),
+        },
+      ];
+    });
   }
 
   host(id: string): MicroappHost | undefined {

@@ -20,6 +20,16 @@ import { ProcessingControlStateSchema, ProcessingScopeSchema } from "./processin
 /** Owning tenant; `null` on single-tenant deployments. */
 const EventTenantSchema = z.string().nullable().optional();
 
+/**
+ * Where a scope event (pause, drop, escalation) sits in the log: its stream is the scope's
+ * (`conversation:<agent>/<channel>/<account>/<contact>`), not a session, and `seq` counts there, so
+ * `agent_events/read` with that `session_id` replays one conversation's control history.
+ */
+const ScopeStreamFields = {
+  session_id: NonEmptyStringSchema.optional(),
+  seq: CountSchema.optional(),
+};
+
 /** One transcript line appended; `seq` counts per session, live and backfill agree on it. */
 export const TranscriptAppendedEventSchema = z.looseObject({
   kind: z.literal("transcript_appended"),
@@ -40,6 +50,7 @@ export type TranscriptAppendedEvent = z.infer<typeof TranscriptAppendedEventSche
 export const ProcessingStateChangedEventSchema = z.looseObject({
   kind: z.literal("processing_state_changed"),
   agent_id: NonEmptyStringSchema,
+  ...ScopeStreamFields,
   scope: ProcessingScopeSchema,
   prev_state: ProcessingControlStateSchema,
   new_state: ProcessingControlStateSchema,
@@ -52,6 +63,7 @@ export type ProcessingStateChangedEvent = z.infer<typeof ProcessingStateChangedE
 export const PendingInboundsDroppedEventSchema = z.looseObject({
   kind: z.literal("pending_inbounds_dropped"),
   agent_id: NonEmptyStringSchema,
+  ...ScopeStreamFields,
   scope: ProcessingScopeSchema,
   dropped: z.number().int().positive(),
   at_ms: EpochMsSchema,
@@ -62,6 +74,7 @@ export type PendingInboundsDroppedEvent = z.infer<typeof PendingInboundsDroppedE
 export const EscalationRequestedEventSchema = z.looseObject({
   kind: z.literal("escalation_requested"),
   agent_id: NonEmptyStringSchema,
+  ...ScopeStreamFields,
   scope: ProcessingScopeSchema,
   summary: z.string(),
   reason: EscalationReasonSchema,
@@ -75,6 +88,7 @@ export type EscalationRequestedEvent = z.infer<typeof EscalationRequestedEventSc
 export const EscalationResolvedEventSchema = z.looseObject({
   kind: z.literal("escalation_resolved"),
   agent_id: NonEmptyStringSchema,
+  ...ScopeStreamFields,
   scope: ProcessingScopeSchema,
   resolved_at_ms: EpochMsSchema,
   by: ResolvedBySchema,

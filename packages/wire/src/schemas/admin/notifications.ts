@@ -38,6 +38,23 @@ export const PairingStatusChangedNotificationSchema = PairingStatusSchema;
 export type PairingStatusChangedNotification = z.infer<typeof PairingStatusChangedNotificationSchema>;
 
 export const AgentEventNotificationSchema = AgentEventSchema;
+
+/**
+ * The microapp fell behind the firehose and `dropped` frames were never sent to it. For each
+ * stream it missed (at most 100), `agent_events/read {agent_id, session_id, since_seq}` returns
+ * every event from the first one lost, with the seqs the live frames would have had.
+ */
+export const AgentEventsLaggedNotificationSchema = z.looseObject({
+  dropped: z.number().int().positive(),
+  streams: z.array(
+    z.looseObject({
+      agent_id: NonEmptyStringSchema,
+      session_id: NonEmptyStringSchema,
+      since_seq: z.number().int().nonnegative(),
+    }),
+  ),
+});
+export type AgentEventsLaggedNotification = z.infer<typeof AgentEventsLaggedNotificationSchema>;
 export type AgentEventNotification = z.infer<typeof AgentEventNotificationSchema>;
 
 export interface AdminNotificationSchema<P extends z.ZodType = z.ZodType> extends NotificationSchema<P> {
@@ -61,6 +78,10 @@ export const adminNotifications = {
    * receives every kind.
    */
   "nexo/notify/agent_event": pushed(AgentEventNotificationSchema, [
+    "transcripts_subscribe",
+    "agent_events_subscribe_all",
+  ]),
+  "nexo/notify/agent_events_lagged": pushed(AgentEventsLaggedNotificationSchema, [
     "transcripts_subscribe",
     "agent_events_subscribe_all",
   ]),

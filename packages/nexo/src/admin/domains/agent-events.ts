@@ -1,0 +1,69 @@
+/**
+ * `nexo/admin/agent_events/*` (transcripts_read): the agent event log read back — an agent's events
+ * newest first (`list`), one stream after a seq (`read`, the resync after a missed live frame: the
+ * seqs are the ones the live frames carried), and full-text search over the redacted transcript
+ * lines (`search`, the transcripts' own index).
+ */
+import { admin } from "@nexo/wire/schemas";
+import type { StoredAgentEvent } from "../../store/index.js";
+import { DEFAULT_AGENT_EVENTS_READ_LIMIT, MAX_AGENT_EVENTS_LIMIT } from "../../store/index.js";
+import { defineAdminDomain } from "../domain.js";
+
+export const DEFAULT_AGENT_EVENTS_SEARCH_LIMIT = 50;
+export const MAX_AGENT_EVENTS_SEARCH_LIMIT = 500;
+
+const clamp = (limit: number | undefined, fallback: number, max: number) =>
+  Math.min(max, Math.max(1, limit || fallback));
+
+export const agentEventsDomain = defineAdminDomain({
+  domain: "agent_events",
+  handlers: ({ agentEvents, transcripts, now = Date.now }) =>
+    agentEvents &&
+    transcripts && {
+      "nexo/admin/agent_events/list": (params) => ({
+        events: agentEvents
+          .list({
+            agentId: params.agent_id,
+            sinceMs: params.since_ms ?? now() - admin.AGENT_EVENTS_LIST_DEFAULT_WINDOW_MS,
+            limit: clamp(
+              params.limit,
+              admin.AGENT_EVENTS_LIST_DEFAULT_LIMIT,
+              admin.AGENT_EVENTS_LIST_MAX_LIMIT,
+            ),
+            ...(params.kind === undefined ? {} : { kind: params.kind }),
+            ...(params.tenant_id === undefined ? {} : { tenantId: params.tenant_id }),
+          })
+          .map(wire),
+      }),
+      "nexo/admin/agent_events/read": (params) => ({
+        // Another agent's stream reads as empty, exactly like an unknown one.
+        events: agentEvents
+          .read(params.session_id, {
+            sinceSeq: params.since_seq ?? 0,
+            limit: clamp(params.limit, DEFAULT_AGENT_EVENTS_READ_LIMIT, MAX_AGENT_EVENTS_LIMIT),
+          })
+          .filter((event) => event.agent_id === params.agent_id)
+          .map(wire),
+      }),
+      "nexo/admin/agent_events/search": (params) => {
+        // Only transcript lines are indexed: asking for another kind finds nothing.
+        if (params.kind !== undefined && params.kind !== "transcript_appended") return { hits: [] };
+        const hits = transcripts.search(params.query, {
+          agentId: params.agent_id,
+          limit: clamp(params.limit, DEFAULT_AGENT_EVENTS_SEARCH_LIMIT, MAX_AGENT_EVENTS_SEARCH_LIMIT),
+        });
+        return {
+          hits: hits.map(({ entry, snippet }) => ({
+            session_id: entry.sessionId,
+            timestamp_ms: Date.parse(entry.createdAt),
+            role: entry.role,
+            source_plugin: entry.sourcePlugin ?? "internal",
+            snippet,
+          })),
+        };
+      },
+    },
+});
+
+/** The stored event as the wire carries it (`tenant_id: null` on single-tenant deployments). */
+const wire = (event: StoredAgentEvent): admin.AgentEvent => event;

@@ -1,0 +1,317 @@
+/**
+ * `nexo/admin/agent_events/*` and the live firehose over real microapp child processes and a real
+ * SQLite store: backfill granted and denied (with audit rows), live frames only with a subscribe
+ * capability and with the very seq backfill returns, a microapp that stopped reading told it lagged
+ * and resyncing from the log, and events kept across a restart.
+ */
+import assert from "node:assert/strict";
+import { afterEach, describe, it } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { AgentEventFirehose } from "../../../src/admin/agent-event-firehose.js";
+import type { Store } from "../../../src/store/index.js";
+import { type AdminRig, adminRig } from "../../fixtures/microapps/admin-harness.js";
+import { cleanupMicroapps } from "../../fixtures/microapps/harness.js";
+
+let rig: AdminRig | undefined;
+let firehose: AgentEventFirehose | undefined;
+afterEach(async () => {
+  firehose?.close();
+  firehose = undefined;
+  await rig?.stop();
+  rig = undefined;
+  await cleanupMicroapps();
+});
+
+const LIST = "nexo/admin/agent_events/list";
+const READ = "nexo/admin/agent_events/read";
+const SEARCH = "nexo/admin/agent_events/search";
+const services = (store: Store) => ({ agentEvents: store.agentEvents, transcripts: store.transcripts });
+
+type Event = { kind: string; seq: number; session_id: string; body?: string; agent_id: string };
+type Note = { method: string; params: Record<string, unknown> };
+
+async function notesOf(r: AdminRig, id: string): Promise<Note[]> {
+  const reply = await r.manager
+    .host(id)!
+    .callTool({ tool: `${id}_notes`, args: {}, binding_context: { agent_id: "t" } });
+  return reply.output as Note[];
+}
+
+/** Polls the microapp's received notifications until `done` holds (generous: the machine is loaded). */
+async function notesUntil(r: AdminRig, id: string, done: (notes: Note[]) => boolean): Promise<Note[]> {
+  let notes: Note[] = [];
+  for (let i = 0; i < 300; i++) {
+    notes = await notesOf(r, id);
+    if (done(notes)) return notes;
+    await sleep(50);
+  }
+  return notes;
+}
+
+const scope = {
+  kind: "conversation",
+  agent_id: "ana",
+  channel: "whatsapp",
+  account_id: "acme",
+  contact_id: "wa.55",
+};
+
+describe("agent_events/list, read, search", () => {
+  it("answers with transcripts_read and refuses without it, auditing both", async () => {
+    rig = await adminRig(
+      [
+        { id: "reader", fixture: "probe", grants: ["audit_read", "transcripts_read"] },
+        { id: "nosy", fixture: "probe", grants: ["audit_read"] },
+      ],
+      { services },
+    );
+    const session = rig.store.sessions.create({ agentId: "ana", channel: "whatsapp" });
+    const other = rig.store.sessions.create({ agentId: "carlos" });
+    rig.store.transcripts.append(session.id, {
+      role: "user",
+      content: "my card is 4111 1111 1111 1111, ship the blue kettle",
+      sourcePlugin: "whatsapp",
+      senderId: "wa.55",
+    });
+    rig.store.transcripts.append(session.id, { role: "assistant", content: "the kettle ships tomorrow" });
+    rig.store.transcripts.append(other.id, { role: "user", content: "kettle for carlos" });
+    rig.store.agentEvents.appendScopeEvent("processing_state_changed", scope, {
+      prev_state: { state: "agent_active" },
+      new_state: {
+        state: "paused_by_operator",
+        scope,
+        paused_at_ms: Date.now(),
+        operator_token_hash: "0123456789abcdef",
+      },
+      at_ms: Date.now(),
+    });
+
+    const read = (await rig.call("reader", READ, { agent_id: "ana", session_id: session.id })).result as {
+      events: Event[];
+    };
+    assert.deepEqual(
+      read.events.map((e) => [e.kind, e.seq]),
+      [
+        ["transcript_appended", 1],
+        ["transcript_appended", 2],
+      ],
+    );
+    assert.match(read.events[0]!.body!, /\[REDACTED:card\]/);
+    assert.doesNotMatch(JSON.stringify(read.events), /4111/);
+    const after1 = (await rig.call("reader", READ, { agent_id: "ana", session_id: session.id, since_seq: 1 }))
+      .result as { events: Event[] };
+    assert.deepEqual(
+      after1.events.map((e) => e.seq),
+      [2],
+      "since_seq is exclusive",
+    );
+    const unknown = await rig.call("reader", READ, { agent_id: "ana", session_id: "no-such-session" });
+    assert.deepEqual(unknown.result, { events: [] }, "unknown scope is empty, not an error");
+    const foreign = await rig.call("reader", READ, { agent_id: "ana", session_id: other.id });
+    assert.deepEqual(foreign.result, { events: [] }, "another agent's session reads as empty");
+
+    const list = (await rig.call("reader", LIST, { agent_id: "ana" })).result as { events: Event[] };
+    assert.deepEqual(
+      list.events.map((e) => e.kind),
+      ["processing_state_changed", "transcript_appended", "transcript_appended"],
+    );
+    const onlyPauses = (await rig.call("reader", LIST, { agent_id: "ana", kind: "processing_state_changed" }))
+      .result as { events: Event[] };
+    assert.equal(onlyPauses.events.length, 1);
+    assert.equal(onlyPauses.events[0]!.session_id, "conversation:ana/whatsapp/acme/wa.55");
+    const cross = await rig.call("reader", LIST, { agent_id: "ana", tenant_id: "globex" });
+    assert.deepEqual(cross.result, { events: [] }, "a cross-tenant list is empty");
+
+    const search = (await rig.call("reader", SEARCH, { agent_id: "ana", query: "kettle" })).result as {
+      hits: Array<{ session_id: string; role: string; source_plugin: string; snippet: string }>;
+    };
+    assert.equal(search.hits.length, 2, "carlos's line is not ana's");
+    assert.ok(search.hits.every((hit) => hit.session_id === session.id && /«kettle»/.test(hit.snippet)));
+    assert.deepEqual(search.hits.map((h) => h.source_plugin).sort(), ["internal", "whatsapp"]);
+    const card = (await rig.call("reader", SEARCH, { agent_id: "ana", query: "4111" })).result as {
+      hits: unknown[];
+    };
+    assert.deepEqual(card.hits, [], "the redacted number is not searchable");
+    const wrongKind = await rig.call("reader", SEARCH, {
+      agent_id: "ana",
+      query: "kettle",
+      kind: "escalation_requested",
+    });
+    assert.deepEqual(wrongKind.result, { hits: [] });
+
+    for (const method of [LIST, READ, SEARCH]) {
+      const denied = await rig.call("nosy", method, {
+        agent_id: "ana",
+        session_id: session.id,
+        query: "kettle",
+      });
+      assert.equal(denied.error?.code, -32004, method);
+      assert.equal(denied.error?.data?.capability, "transcripts_read");
+    }
+    const rows = rig.store.audit
+      .tail({ limit: 100 })
+      .entries.filter((row) => row.method.includes("agent_events"));
+    assert.equal(rows.filter((row) => row.microapp_id === "nosy" && row.result === "denied").length, 3);
+    assert.ok(rows.filter((row) => row.microapp_id === "reader" && row.result === "ok").length >= 3);
+    assert.ok(rows.every((row) => row.capability === "transcripts_read"));
+  });
+});
+
+describe("agent event firehose", () => {
+  it("pushes live only to subscribers, by capability, with the seq backfill returns", async () => {
+    rig = await adminRig(
+      [
+        {
+          id: "subscriber",
+          fixture: "probe",
+          grants: ["audit_read", "transcripts_read", "transcripts_subscribe"],
+        },
+        { id: "auditor", fixture: "probe", grants: ["audit_read", "agent_events_subscribe_all"] },
+        { id: "reader", fixture: "probe", grants: ["audit_read", "transcripts_read"] },
+      ],
+      { services },
+    );
+    const started = rig;
+    firehose = new AgentEventFirehose({
+      events: rig.store.agentEvents,
+      outlets: () => started.manager.outlets(),
+      logger: { warn() {} },
+    });
+    const session = rig.store.sessions.create({ agentId: "ana" });
+    rig.store.transcripts.append(session.id, { role: "user", content: "hello" });
+    rig.store.transcripts.append(session.id, { role: "assistant", content: "hi there" });
+    rig.store.agentEvents.appendScopeEvent("processing_state_changed", scope, {
+      prev_state: { state: "agent_active" },
+      new_state: { state: "agent_active" },
+      at_ms: 1,
+    });
+    rig.store.agentEvents.appendScopeEvent("escalation_requested", scope, {
+      summary: "needs a human",
+      reason: "other",
+      urgency: "high",
+      requested_at_ms: 2,
+    });
+
+    const firehoseOf = (notes: Note[]) =>
+      notes.filter((n) => n.method === "nexo/notify/agent_event").map((n) => n.params);
+    const auditor = firehoseOf(await notesUntil(rig, "auditor", (n) => firehoseOf(n).length >= 4));
+    assert.deepEqual(
+      auditor.map((e) => e.kind),
+      ["transcript_appended", "transcript_appended", "processing_state_changed", "escalation_requested"],
+    );
+    const subscriberNotes = await notesUntil(rig, "subscriber", (n) => n.length >= 5);
+    assert.deepEqual(
+      firehoseOf(subscriberNotes).map((e) => e.kind),
+      ["transcript_appended", "transcript_appended", "processing_state_changed"],
+      "no escalations without subscribe_all",
+    );
+    assert.deepEqual(
+      subscriberNotes
+        .filter((n) => n.method === "nexo/notify/transcript_appended")
+        .map((n) => [n.params.role, n.params.body]),
+      [
+        ["user", "hello"],
+        ["assistant", "hi there"],
+      ],
+    );
+    await sleep(300);
+    assert.deepEqual(await notesOf(rig, "reader"), [], "transcripts_read alone subscribes to nothing");
+
+    const backfill = (await rig.call("subscriber", READ, { agent_id: "ana", session_id: session.id }))
+      .result as { events: unknown[] };
+    assert.deepEqual(
+      firehoseOf(subscriberNotes).slice(0, 2),
+      backfill.events,
+      "live and backfill are the same events, same seq",
+    );
+  });
+
+  it("tells a microapp that stopped reading that it lagged, and read since_seq fills the gap", async () => {
+    rig = await adminRig(
+      [
+        {
+          id: "slowpoke",
+          fixture: "probe",
+          grants: ["audit_read", "transcripts_read", "transcripts_subscribe"],
+        },
+      ],
+      { services },
+    );
+    const started = rig;
+    const warnings: unknown[] = [];
+    firehose = new AgentEventFirehose({
+      events: rig.store.agentEvents,
+      outlets: () => started.manager.outlets(),
+      capacity: 4,
+      logger: { warn: (...args: unknown[]) => void warnings.push(args) },
+    });
+    const session = rig.store.sessions.create({ agentId: "ana" });
+    const host = rig.manager.host("slowpoke")!;
+    const blocked = host.callTool({
+      tool: "slowpoke_block",
+      args: { ms: 3000 },
+      binding_context: { agent_id: "t" },
+    });
+    await sleep(300);
+    // Far more than a pipe holds: the microapp's queue overflows while it reads nothing.
+    const TOTAL = 60;
+    for (let i = 1; i <= TOTAL; i++)
+      rig.store.transcripts.append(session.id, { role: "user", content: `line ${i} ${"x".repeat(8000)}` });
+    await blocked;
+
+    const notes = await notesUntil(rig, "slowpoke", (n) =>
+      n.some((note) => note.method === "nexo/notify/agent_events_lagged"),
+    );
+    const lagged = notes.find((n) => n.method === "nexo/notify/agent_events_lagged");
+    assert.ok(lagged, "told it lagged");
+    const stream = (
+      lagged.params.streams as Array<{ agent_id: string; session_id: string; since_seq: number }>
+    )[0]!;
+    assert.equal(stream.session_id, session.id);
+    assert.ok((lagged.params.dropped as number) > 0);
+    assert.ok(warnings.length > 0, "the daemon logs the lag");
+
+    const live = notes
+      .filter((n) => n.method === "nexo/notify/agent_event")
+      .map((n) => n.params.seq as number);
+    const resync = (
+      await rig.call("slowpoke", READ, {
+        agent_id: stream.agent_id,
+        session_id: stream.session_id,
+        since_seq: stream.since_seq,
+        limit: 1000,
+      })
+    ).result as { events: Event[] };
+    const seen = new Set([...live, ...resync.events.map((e) => e.seq)]);
+    assert.deepEqual(
+      [...seen].sort((a, b) => a - b),
+      Array.from({ length: TOTAL }, (_, i) => i + 1),
+      "nothing missing after the resync",
+    );
+    assert.ok(live.length < TOTAL, "some frames really were dropped");
+  });
+
+  it("keeps the events across a restart, with the same seqs, and carries on counting", async () => {
+    rig = await adminRig([{ id: "reader", fixture: "probe", grants: ["audit_read", "transcripts_read"] }], {
+      services,
+    });
+    const stateDir = rig.stateDir;
+    const session = rig.store.sessions.create({ agentId: "ana" });
+    rig.store.transcripts.append(session.id, { role: "user", content: "before the restart" });
+    const before = (await rig.call("reader", READ, { agent_id: "ana", session_id: session.id })).result;
+    await rig.stop();
+    rig = await adminRig([{ id: "reader", fixture: "probe", grants: ["audit_read", "transcripts_read"] }], {
+      services,
+      stateDir,
+    });
+    const after = (await rig.call("reader", READ, { agent_id: "ana", session_id: session.id })).result;
+    assert.deepEqual(after, before);
+    rig.store.transcripts.append(session.id, { role: "assistant", content: "after the restart" });
+    const more = (await rig.call("reader", READ, { agent_id: "ana", session_id: session.id, since_seq: 1 }))
+      .result as { events: Event[] };
+    assert.deepEqual(
+      more.events.map((e) => [e.seq, e.body]),
+      [[2, "after the restart"]],
+    );
+  });
+});
