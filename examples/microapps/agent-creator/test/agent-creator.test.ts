@@ -1,14 +1,22 @@
 /**
- * agent-creator, run as a real process (from its TypeScript sources) and driven by the scripted
- * daemon of the SDK's tests: the admin calls each tool makes, the config's defaults, and a tool
- * whose optional capability was not granted answering the agent with the reason.
+ * agent-creator in a real nexo daemon, as its author tests it (`nexo-plugin-sdk/microapp/testing`:
+ * the project's `nexo` CLI started on a throwaway config directory, an agent calling the tools):
+ * agents and skills really created through the admin RPC, a tool whose optional capability was not
+ * granted answering the agent with the reason. Then, run from its TypeScript sources and driven by
+ * the scripted daemon of the SDK's tests: the exact admin calls each tool makes and the config's
+ * rules.
  */
 import assert from "node:assert/strict";
-import { afterEach, describe, test } from "node:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, afterEach, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { InvalidParamsError } from "@nexo/wire";
 import { microapp } from "@nexo/wire/schemas";
+import { startTestDaemon, type TestDaemon } from "nexo-plugin-sdk/microapp/testing";
 import { ScriptedDaemon } from "../../../../packages/sdk/test/helpers/scripted-daemon.js";
+
+const EXECUTABLE = fileURLToPath(new URL("../main.mjs", import.meta.url));
 
 const SOURCE = fileURLToPath(new URL("../src/main.ts", import.meta.url));
 const COMMAND = [process.execPath, "--conditions=@nexo/source", "--import", "tsx", SOURCE] as const;
@@ -28,6 +36,69 @@ const CONFIG = {
   default_model: { provider: "anthropic", model: "claude-sonnet-4-5" },
   system_prompt: "Be kind.",
 };
+
+// The daemon checks every agent's provider: the test daemon has the offline scripted one.
+const REAL_CONFIG = { ...CONFIG, default_model: { provider: "scripted", model: "nexo-scripted-demo" } };
+
+describe("agent-creator in a real daemon", () => {
+  let daemon: TestDaemon;
+  before(async () => {
+    // No `nexo` option: the CLI is the project's node_modules/.bin/nexo.
+    daemon = await startTestDaemon({
+      microapps: {
+        "agent-creator": { path: EXECUTABLE, grants: ["agents_crud", "skills_crud"], config: REAL_CONFIG },
+      },
+    });
+  });
+  after(async () => {
+    await daemon?.stop();
+  });
+
+  test("the agent creates an agent: agents.yaml gets it with the configured model and prompt", async () => {
+    const created = await daemon.callTool("agent_creator_create_agent", { id: "carlos" });
+    assert.equal(created.success, true, created.text);
+    assert.deepEqual(JSON.parse(created.text), {
+      id: "carlos",
+      model: REAL_CONFIG.default_model,
+      active: true,
+    });
+    const yaml = readFileSync(join(daemon.configDir, "agents.yaml"), "utf8");
+    assert.match(yaml, /id: carlos/);
+    assert.match(yaml, /Be kind\./);
+    const listed = await daemon.callTool("agent_creator_list_agents");
+    assert.match(listed.text, /"carlos"/);
+  });
+
+  test("a skill added by the agent lands in the daemon's skill store", async () => {
+    const added = await daemon.callTool("agent_creator_add_skill", {
+      name: "brief",
+      body: "Answer briefly.",
+    });
+    assert.equal(added.success, true, added.text);
+    assert.match(
+      readFileSync(join(daemon.configDir, "skills", "brief", "SKILL.md"), "utf8"),
+      /Answer briefly\./,
+    );
+    const skills = await daemon.callTool("agent_creator_list_skills");
+    assert.match(skills.text, /"brief"/);
+  });
+
+  test("without llm_keys_crud, set_llm_key tells the agent why, and the daemon audits the refusal", async () => {
+    const refused = await daemon.callTool("agent_creator_set_llm_key", {
+      provider: "anthropic",
+      base_url: "https://api.anthropic.com",
+      api_key: "sk-ant-secret-123",
+    });
+    assert.equal(refused.success, false);
+    assert.match(refused.text, /refused: the operator has not granted the capability llm_keys_crud/);
+    const audit = await daemon.auditTail({ microappId: "agent-creator", result: "denied" });
+    assert.deepEqual(
+      audit.entries.map((row) => [row.method, row.capability]),
+      [["nexo/admin/llm_providers/upsert", "llm_keys_crud"]],
+    );
+    assert.ok(!daemon.stderr().includes("sk-ant-secret-123"), "the key is not in the daemon's log");
+  });
+});
 
 describe("agent-creator", () => {
   test("its catalogue: every tool prefixed agent_creator_", async () => {

@@ -249,8 +249,12 @@ export class Daemon {
     report.microapps = await this.parts.microapps.update(next.microapps ?? []);
     report.mcp = await this.parts.mcp.apply(next.mcp);
     const { agents } = report;
-    if (agents.added.length + agents.removed.length + agents.changed.length > 0)
-      await this.parts.microapps.agentsUpdated([...after.keys()]);
+    if (agents.added.length + agents.removed.length + agents.changed.length > 0) {
+      // Not awaited: when a microapp's own admin call (agents/upsert) caused this reload, that
+      // microapp may be waiting for the reply before it reads anything else, so waiting here for
+      // its tools/list answer would hold both until a timeout. Failures are logged per microapp.
+      void this.parts.microapps.agentsUpdated([...after.keys()]);
+    }
     this.spec = {
       ...next,
       broker: this.spec.broker,

@@ -315,10 +315,32 @@ function help(request: ChatRequest): ReplyPlan {
   };
 }
 
+/**
+ * `call TOOL {json}`: exactly that call, whatever the tool's schema — how tests and demos make an
+ * agent call a tool with given arguments (the SDK's microapp test daemon sends this sentence).
+ */
+function exactCall(request: ChatRequest, name: string, json: string): ReplyPlan {
+  if (!offered(request, name)) return notOffered(name, "make that call");
+  let input: unknown;
+  try {
+    input = JSON.parse(json);
+  } catch (error) {
+    return { text: `The arguments for ${name} are not valid JSON (${(error as Error).message}).`, calls: [] };
+  }
+  if (input === null || typeof input !== "object" || Array.isArray(input)) {
+    return { text: `The arguments for ${name} must be a JSON object.`, calls: [] };
+  }
+  return { text: `Calling ${name}.`, calls: [{ name, input: input as Record<string, unknown> }] };
+}
+
 type Rule = readonly [pattern: RegExp, reply: (match: RegExpExecArray, request: ChatRequest) => ReplyPlan];
 
 /** Tried in order on the last user message, politeness removed; the first match answers. */
 const RULES: readonly Rule[] = [
+  [
+    /^call\s+([A-Za-z0-9_.:-]+)\s+(?:with\s+)?(\{[\s\S]*\})$/,
+    (m, request) => exactCall(request, m[1]!, m[2]!),
+  ],
   [
     /^(?:think|reason) (?:about|through|over|on)\s+(.+)$/is,
     (m) => {

@@ -172,6 +172,32 @@ describe("scripted provider", () => {
     }
   });
 
+  it("'call TOOL {json}' makes exactly that call, and refuses a tool not offered or arguments that are no object", async () => {
+    const booking = spec(
+      "demo_booking",
+      { city: { type: "string" }, nights: { type: "number" }, guest: { type: "string" } },
+      ["city", "guest"],
+    );
+    const args = { city: "Rome", nights: 3, guest: "Ana", extra: { nested: [1, "two"] } };
+    const { calls } = await run(`call demo_booking ${JSON.stringify(args)}`, [booking]);
+    assert.deepEqual(
+      calls.map((c) => [c.name, c.input]),
+      [["demo_booking", args]],
+    );
+    const withWith = await run('please call demo_booking with {"city":"Oslo"}', [booking]);
+    assert.deepEqual(withWith.calls[0]?.input, { city: "Oslo" });
+    const missing = await run('call demo_weather {"city":"Paris"}', [booking]);
+    assert.equal(missing.calls.length, 0);
+    assert.match(missing.reply, /demo_weather tool, but it is not available/);
+    const broken = await run('call demo_booking {"city":', [booking]);
+    assert.equal(broken.calls.length, 0);
+    const notObject = await run("call demo_booking {}", [booking]);
+    assert.deepEqual(notObject.calls[0]?.input, {});
+    const badJson = await run("call demo_booking {city: Rome}", [booking]);
+    assert.equal(badJson.calls.length, 0);
+    assert.match(badJson.reply, /not valid JSON/);
+  });
+
   it("streams thinking deltas before the text for 'think about X'", async () => {
     const { events, thinking, reply, calls } = await run("think about the meaning of life");
     assert.match(thinking, /meaning of life/);
