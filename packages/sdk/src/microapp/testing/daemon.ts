@@ -78,7 +78,9 @@ export class TestDaemon {
   static async start(options: TestDaemonOptions): Promise<TestDaemon> {
     const cli = findNexoCli(options.nexo);
     const dir = writeConfigDir(options);
-    const env: Record<string, string> = { NEXO_LOG: "info" };
+    // The helper reads the daemon's log lines: JSON whatever the terminal (nexo prints pretty
+    // lines when stderr is a TTY).
+    const env: Record<string, string> = { NEXO_LOG: "info", NEXO_LOG_FORMAT: "json" };
     for (const name of ENV_PASSED) if (process.env[name] !== undefined) env[name] = process.env[name]!;
     Object.assign(env, options.env);
     const child = spawn(cli.program, [...cli.args, "start", "--config", dir.config], {
@@ -95,7 +97,8 @@ export class TestDaemon {
         `${cli.source} nexo start`,
       );
       await output.waitFor(
-        (line) => line.msg === "nexo daemon ready",
+        // "nexo daemon ready: 1 agent, …": the message names what runs after the colon.
+        (line) => typeof line.msg === "string" && line.msg.startsWith("nexo daemon ready"),
         options.readyTimeoutMs ?? 60_000,
         () => child.exitCode !== null || child.signalCode !== null,
         `${cli.source} nexo start`,
