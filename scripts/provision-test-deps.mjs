@@ -4,13 +4,13 @@
 // installed with apt-get when this user may (root, or sudo without a password); otherwise this
 // fails once, up front, with the exact command to run, instead of letting whole suites fail later.
 // Set NEXO_SKIP_PROVISION=1 to skip the step (the tests that need a missing program then fail).
+// The list lives in scripts/test-deps.json, shared with `nexo doctor` (which tells a contributor
+// what is missing).
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 
 /** Each program the tests need, with the Debian package that provides it. */
-const REQUIRED = [
-  { program: "nats-server", pkg: "nats-server", why: "broker tests against a real NATS server" },
-  { program: "bwrap", pkg: "bubblewrap", why: "sandbox tests with a real bubblewrap" },
-];
+const REQUIRED = JSON.parse(readFileSync(new URL("./test-deps.json", import.meta.url), "utf8")).programs;
 
 const has = (program) => spawnSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" }).status === 0;
 

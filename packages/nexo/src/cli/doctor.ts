@@ -14,11 +14,17 @@ export function formatTable(results: CheckResult[]): string {
 export function registerDoctor(program: Command, env: NodeJS.ProcessEnv): void {
   program
     .command("doctor")
-    .description("check this machine (Node.js, SQLite, bubblewrap, nats-server) and optionally a config dir")
+    .description(
+      "check this machine (Node.js, SQLite, bubblewrap, nats-server), inside a clone what npm test needs, and optionally a config dir",
+    )
     .option("--config <dir>", "also validate this config directory")
     .option("--json", "print the results as JSON")
     .action(async (options: { config?: string; json?: boolean }) => {
       const checks = defaultChecks();
+      // Inside a nexo clone, also tell the contributor what `npm test` needs from the system.
+      const { findNexoClone, testDependenciesCheck } = await import("../doctor/test-deps-check.js");
+      const clone = findNexoClone(process.cwd());
+      if (clone !== undefined) checks.push(testDependenciesCheck(clone, env.PATH));
       if (options.config !== undefined) {
         const { configDirCheck } = await import("../doctor/config-check.js");
         checks.push(configDirCheck(options.config, env));

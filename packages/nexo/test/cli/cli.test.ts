@@ -70,7 +70,14 @@ describe("nexo doctor", () => {
     const report = JSON.parse(r.stdout) as { passed: boolean; checks: Array<{ id: string; status: string }> };
     assert.equal(r.code, 0, r.stdout);
     assert.equal(report.passed, true);
-    assert.deepEqual(report.checks.map((c) => c.id).sort(), ["bwrap", "nats-server", "node", "sqlite"]);
+    // The tests run inside the clone, so the contributor's check is there too.
+    assert.deepEqual(report.checks.map((c) => c.id).sort(), [
+      "bwrap",
+      "nats-server",
+      "node",
+      "sqlite",
+      "test-deps",
+    ]);
     const byId = Object.fromEntries(report.checks.map((c) => [c.id, c.status]));
     assert.equal(byId.node, "ok");
     assert.equal(byId.sqlite, "ok");
@@ -86,6 +93,28 @@ describe("nexo doctor", () => {
     const bwrap = report.checks.find((c) => c.id === "bwrap")!;
     assert.equal(bwrap.status, "warn");
     assert.match(bwrap.detail, /apt-get install bubblewrap/);
+  });
+
+  test("inside a clone it names what npm test needs and the command that installs it (issue 14.7)", async () => {
+    const r = await runCli(["doctor", "--json"], { env: { ...process.env, PATH: "/nonexistent" } });
+    const report = JSON.parse(r.stdout) as { checks: Array<{ id: string; status: string; detail: string }> };
+    const deps = report.checks.find((c) => c.id === "test-deps")!;
+    assert.equal(deps.status, "warn");
+    assert.match(deps.detail, /missing nats-server \(broker tests/);
+    assert.match(deps.detail, /apt-get install -y --no-install-recommends nats-server bubblewrap/);
+    const present = await runCli(["doctor", "--json"]);
+    const ok = (JSON.parse(present.stdout) as { checks: Array<{ id: string; status: string }> }).checks;
+    assert.equal(ok.find((c) => c.id === "test-deps")?.status, "ok");
+  });
+
+  test("outside a clone the contributor's check is not offered", async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), "nexo-doctor-outside-"));
+    const r = await runCli(["doctor", "--json"], { cwd: elsewhere });
+    const report = JSON.parse(r.stdout) as { checks: Array<{ id: string }> };
+    assert.equal(
+      report.checks.some((c) => c.id === "test-deps"),
+      false,
+    );
   });
 
   test("the human report is a table with a verdict", async () => {
