@@ -63,15 +63,20 @@ export class ConfigReloader {
   /**
    * Loads, validates and applies the directory as it is now. A reload already running may have
    * read the files before the caller's change, so the caller gets one that starts after it; calls
-   * arriving meanwhile share that one.
+   * arriving meanwhile share that one. The running one may also have read them after the change
+   * (the watcher's reload of an earlier edit, say) and applied it, leaving the next one nothing to
+   * report: the caller's report is then both reports together.
    */
   reloadNow(): Promise<ReloadOutcome> {
-    if (this.running === undefined) return this.begin();
-    this.queued ??= this.running.then(() => {
+    const running = this.running;
+    if (running === undefined) return this.begin();
+    this.queued ??= running.then(() => {
       this.queued = undefined;
       return this.begin();
     });
-    return this.queued;
+    return Promise.all([running, this.queued]).then(([earlier, next]) =>
+      earlier.ok && next.ok ? { ok: true, report: mergeReports(earlier.report, next.report) } : next,
+    );
   }
 
   private begin(): Promise<ReloadOutcome> {
@@ -108,4 +113,32 @@ export class ConfigReloader {
   private spec(): DaemonSpec {
     return this.target.spec;
   }
+}
+
+/** What two reloads in a row changed, each name once. */
+function mergeReports(a: ReloadReport, b: ReloadReport): ReloadReport {
+  const both = (x: readonly string[], y: readonly string[]) => [...new Set([...x, ...y])];
+  return {
+    agents: {
+      added: both(a.agents.added, b.agents.added),
+      removed: both(a.agents.removed, b.agents.removed),
+      changed: both(a.agents.changed, b.agents.changed),
+    },
+    plugins: {
+      added: both(a.plugins.added, b.plugins.added),
+      removed: both(a.plugins.removed, b.plugins.removed),
+    },
+    mcp: {
+      added: both(a.mcp.added, b.mcp.added),
+      removed: both(a.mcp.removed, b.mcp.removed),
+      changed: both(a.mcp.changed, b.mcp.changed),
+    },
+    microapps: {
+      added: both(a.microapps.added, b.microapps.added),
+      removed: both(a.microapps.removed, b.microapps.removed),
+      restarted: both(a.microapps.restarted, b.microapps.restarted),
+    },
+    providersReloaded: a.providersReloaded || b.providersReloaded,
+    needsRestart: both(a.needsRestart, b.needsRestart),
+  };
 }

@@ -102,3 +102,30 @@ test("hot reload: valid changes apply without a restart, invalid ones keep the r
     await daemon.stop("test over");
   }
 });
+
+test("a change that the reload already running picked up is still in the caller's report", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "nexo-reload-cfg-"));
+  const stateDir = mkdtempSync(join(tmpdir(), "nexo-reload-state-"));
+  const agent = (id: string) =>
+    `  - id: ${id}\n    model: { provider: scripted, model: nexo-scripted-demo }\n`;
+  writeFileSync(join(dir, "agents.yaml"), `agents:\n${agent("ana")}${agent("bob")}`);
+  writeFileSync(join(dir, "daemon.yaml"), `state_dir: ${stateDir}\nhttp: { enabled: false }\n`);
+  const env = { PATH: process.env.PATH };
+  const spec = specFromConfig(await loadDaemonConfig(dir, { env }), env, createLogger({ level: "silent" }));
+  const daemon = await Daemon.start({ ...spec, source: { dir, env, watch: false } });
+  try {
+    const reloader = daemon.reloader!;
+    // A reload (the watcher's, for an earlier edit) starts; it reads the directory only after
+    // the edit below has landed, so it is the one that applies the edit.
+    const running = reloader.reloadNow();
+    writeFileSync(join(dir, "agents.yaml"), `agents:\n${agent("ana")}`);
+    const mine = await reloader.reloadNow();
+    const earlier = await running;
+    assert.ok(earlier.ok && mine.ok);
+    assert.deepEqual(earlier.report.agents.removed, ["bob"], "the running reload applied the edit");
+    assert.deepEqual(mine.report.agents.removed, ["bob"], "and the caller is told");
+    assert.deepEqual(daemon.summary().agents, ["ana"]);
+  } finally {
+    await daemon.stop("test over");
+  }
+});

@@ -87,7 +87,9 @@ export class ScriptedHost {
       output: this.child.stdin,
       name: "scripted-host",
       errorProtocol: options.errorProtocol ?? "plugin",
-      requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+      // Generous: a child started from TypeScript sources on a loaded machine can take many
+      // seconds to answer its first request.
+      requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
       onProtocolProblem: (problem) => this.problems.push(problem),
       endOutputOnClose: false,
     });
@@ -106,7 +108,7 @@ export class ScriptedHost {
   }
 
   /** Resolves once `check` returns a value other than undefined; fails after `timeoutMs`. */
-  async until<T>(what: string, check: () => T | undefined, timeoutMs = 10_000): Promise<T> {
+  async until<T>(what: string, check: () => T | undefined, timeoutMs = 30_000): Promise<T> {
     const first = check();
     if (first !== undefined) return first;
     return new Promise<T>((resolve, reject) => {

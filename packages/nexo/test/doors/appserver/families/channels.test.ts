@@ -53,7 +53,9 @@ describe("AppServer channels", () => {
     const server = new AppServerProcess({
       args: ["--listen", "ws://127.0.0.1:0"],
       stdin: "ignore",
-      env: { NEXO_APPSERVER_ADAPTER_HEARTBEAT_MS: "2000" },
+      // A probe every 5 s, to be answered within 1.7 s (a third of it): room for a loaded machine, where
+      // an answer from this process can take over a second.
+      env: { NEXO_APPSERVER_ADAPTER_HEARTBEAT_MS: "5000" },
     });
     processes.push(server);
     const url = await server.websocketUrl();
@@ -72,7 +74,7 @@ describe("AppServer channels", () => {
     await plain.initialize();
     await mute.initialize(adapterCapabilities("slackish"), "slackish-adapter");
 
-    // Both adapters are listed while connected (before the first probe, two seconds away). Each is
+    // Both adapters are listed while connected (before the first probe, five seconds away). Each is
     // adopted when its own `initialized` arrives, which another socket's request may overtake.
     const bothListed = async () => {
       const deadline = Date.now() + 15_000;

@@ -28,7 +28,9 @@ function knownIssueOf(file: string): string | undefined {
   }
 }
 
-describe("plugin conformance scenarios", () => {
+// Each scenario has its own environment (temp root, broker, registries, child), and most of a
+// scenario's time is spent waiting on its child: four at once.
+describe("plugin conformance scenarios", { concurrency: 4 }, () => {
   it("finds the scenarios and every one is well-formed", () => {
     assert.ok(files.length > 0, "no scenarios found");
     for (const file of files) loadScenario(file);

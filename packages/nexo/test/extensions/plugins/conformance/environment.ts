@@ -113,6 +113,7 @@ export class ScenarioEnvironment {
         },
       },
       ...(setup.shutdown_timeout_ms ? { shutdownTimeoutMs: setup.shutdown_timeout_ms } : {}),
+      ...(setup.exit_grace_ms ? { exitGraceMs: setup.exit_grace_ms } : {}),
       logger,
       processGroups: this.groups,
     });

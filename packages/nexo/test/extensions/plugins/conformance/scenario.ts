@@ -165,6 +165,8 @@ const Setup = z.strictObject({
   providers: z.record(z.string(), ProviderSetup).optional(),
   /** How long the host waits for the shutdown acknowledgement. */
   shutdown_timeout_ms: z.number().int().positive().optional(),
+  /** How long the host lets the child exit after the acknowledgement before SIGKILL (default 1000). */
+  exit_grace_ms: z.number().int().positive().optional(),
 });
 export type Setup = z.infer<typeof Setup>;
 
