@@ -114,8 +114,9 @@ export async function runAppServer(flags: AppServerFlags, env: NodeJS.ProcessEnv
   const closeDoors = (reason: string): Promise<void> => {
     doorsClosed ??= (async () => {
       logger.debug({ reason }, "AppServer stopping");
-      server.close(reason);
+      const closing = server.close(reason);
       await listener?.close();
+      await closing;
     })();
     return doorsClosed;
   };
@@ -164,6 +165,10 @@ export async function runAppServer(flags: AppServerFlags, env: NodeJS.ProcessEnv
       `nexo app-server: listening on ${listener.url}${plan.websocket.token === undefined ? "" : "?token=…"}\n`,
     );
   }
+  // Adapter processes of subprocess external channels (appserver.yaml; only with --config).
+  void server.startChannelProcesses().catch((error: Error) => {
+    logger.error({ error: error.message }, "external channel processes could not start");
+  });
   if (plan.stdio) {
     const stdio = server.accept(
       new LineTransport({ input: process.stdin, output: process.stdout, maxFrameBytes: MAX_MESSAGE_BYTES }),

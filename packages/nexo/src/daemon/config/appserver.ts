@@ -7,12 +7,60 @@
  *   token: ${NEXO_APPSERVER_TOKEN}   # else NEXO_APPSERVER_TOKEN itself; required off loopback
  *   agent: assistant                 # the agents.yaml agent that answers threads (nexo start)
  *   approval_timeout_s: 120          # an unanswered approval then fails its turn (-32020)
+ *   model: claude-sonnet-4-5         # threads without a model of their own use it (else the agent's)
+ *   default_approval_policy: default # or auto_approve: threads without a policy of their own
+ *   subagents: { model: claude-haiku-4-5 }   # what Spawn's sub-agents run on (else the parent's)
+ *   external_channels:               # the channel adapters this server accepts
+ *     telegram: { transport: websocket }            # connects by itself, channelAdapter "telegram"
+ *     feishu:                                      # started by the server, spoken to over stdio
+ *       transport: subprocess
+ *       command: node
+ *       args: [feishu-adapter.js]
+ *       working_directory: adapters                # relative: to the workspace
+ *       env: { FEISHU_APP_ID: "${FEISHU_APP_ID}" }
+ *       enabled: false
+ *
+ * The AppServer's management methods edit the last four (workspace/config/*, subagent/settings/*,
+ * externalChannel/*) through the services' comment-preserving writer.
  */
 import { z } from "zod";
 import type { Env } from "../../config/index.js";
 import { ListenError, type ListenPlan, parseListen } from "./appserver-listen.js";
 
 export const DEFAULT_APPROVAL_TIMEOUT_S = 120;
+
+/** A channel name: what adapters declare as `channelAdapter.channelName`. */
+export const EXTERNAL_CHANNEL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+export const ExternalChannelEntrySchema = z
+  .strictObject({
+    enabled: z.boolean().optional(),
+    transport: z.enum(["websocket", "subprocess"]),
+    /** subprocess only: the adapter's program and its arguments. */
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).optional(),
+    /** subprocess only: where it runs; relative to the workspace. Default: the workspace. */
+    working_directory: z.string().min(1).optional(),
+    /** subprocess only: added to the server's environment. */
+    env: z.record(z.string(), z.string()).optional(),
+  })
+  .superRefine((entry, ctx) => {
+    if (entry.transport === "subprocess" && entry.command === undefined) {
+      ctx.addIssue({ code: "custom", path: ["command"], message: "a subprocess channel needs a command" });
+    }
+    if (entry.transport === "websocket") {
+      for (const key of ["command", "args", "working_directory", "env"] as const) {
+        if (entry[key] !== undefined) {
+          ctx.addIssue({
+            code: "custom",
+            path: [key],
+            message: `${key} is for subprocess channels; a websocket adapter connects by itself`,
+          });
+        }
+      }
+    }
+  });
+export type ExternalChannelEntry = z.infer<typeof ExternalChannelEntrySchema>;
 
 export const AppServerFileSchema = z.strictObject({
   /** stdio://, ws://HOST:PORT or ws+stdio://HOST:PORT (appserver-listen.ts); the daemon takes ws:// only. */
@@ -23,6 +71,18 @@ export const AppServerFileSchema = z.strictObject({
   agent: z.string().min(1).optional(),
   /** How long an approval request waits for an answer. Default 120 s. */
   approval_timeout_s: z.number().positive().max(86_400).optional(),
+  /** The model of threads that name none (a thread's own `model` wins); else the agent's. */
+  model: z.string().min(1).optional(),
+  /** The approval policy of threads that name none. Default `default` (ask). */
+  default_approval_policy: z.enum(["default", "auto_approve"]).optional(),
+  subagents: z.strictObject({ model: z.string().min(1).optional() }).optional(),
+  /** The channel adapters accepted, by channel name. */
+  external_channels: z
+    .record(
+      z.string().regex(EXTERNAL_CHANNEL_NAME, "a channel name is letters, digits, _ . - (up to 64)"),
+      ExternalChannelEntrySchema,
+    )
+    .optional(),
 });
 export type AppServerFile = z.infer<typeof AppServerFileSchema>;
 

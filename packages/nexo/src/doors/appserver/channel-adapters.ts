@@ -9,8 +9,10 @@
  *   (an agent's reply routed there, `nexo/dispatch`) is delivered as `ext/channel/send`;
  * - lists it in `channel/list` and `channel/status` as an `external` channel.
  *
- * One connection per channel name: a second adapter for a name that is already served here (by
- * another adapter connection or by a channel plugin) is closed with the reason.
+ * Only the channels the server's configuration lists are accepted (external-channels.ts): an
+ * adapter for any other name gets `system/event {kind: "channelRejected", channelName, message}`
+ * and is closed. One connection per channel name: a second adapter for a name that is already
+ * served here (by another adapter connection or by a channel plugin) is closed with the reason.
  */
 
 import { ChannelConnectionError, ChannelUnsupportedError } from "@nexo/wire";
@@ -29,8 +31,12 @@ export interface ChannelSink {
   register(adapter: ChannelAdapter): () => void;
 }
 
+/** Why the adapter of `name` on `connection` is refused; undefined when it is accepted. */
+export type AdapterGate = (name: string, connection: AppServerConnection) => Promise<string | undefined>;
+
 export interface ChannelAdapterOptions {
   logger: Logger;
+  gate: AdapterGate;
   /** Absent in a standalone server: nothing there sends to channels. */
   sink?: ChannelSink | undefined;
   heartbeatMs: number;
@@ -56,13 +62,43 @@ export class ChannelAdapterConnections {
   attach(connection: AppServerConnection): void {
     connection.onReady(() => {
       const declared = connection.capabilities.channelAdapter;
-      if (declared !== undefined) this.adopt(connection, declared);
+      if (declared !== undefined) void this.admit(connection, declared);
     });
   }
 
   /** The adapters connected now, by channel name. */
   list(): ConnectedAdapter[] {
     return [...this.byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** The adapter connected for `channel` now. */
+  get(channel: string): ConnectedAdapter | undefined {
+    return this.byName.get(channel);
+  }
+
+  /** Checks the connected adapters again (the configuration changed): refused ones are closed. */
+  async recheck(): Promise<void> {
+    await Promise.all(
+      this.list().map(async (adapter) => {
+        const refused = await this.options.gate(adapter.name, adapter.connection);
+        if (refused !== undefined) reject(adapter.connection, adapter.name, refused);
+      }),
+    );
+  }
+
+  private async admit(connection: AppServerConnection, declared: ChannelAdapterCapability): Promise<void> {
+    const refused = await this.options.gate(declared.channelName, connection).catch((error: Error) => {
+      return `Channel '${declared.channelName}' cannot be checked: ${error.message}`;
+    });
+    if (refused !== undefined) {
+      this.options.logger.warn(
+        { connection: connection.id, channel: declared.channelName, reason: refused },
+        "channel adapter rejected",
+      );
+      reject(connection, declared.channelName, refused);
+      return;
+    }
+    if (connection.phase !== "closed") this.adopt(connection, declared);
   }
 
   private adopt(connection: AppServerConnection, declared: ChannelAdapterCapability): void {
@@ -102,6 +138,12 @@ export class ChannelAdapterConnections {
       this.inFlight.delete(adapter);
     }
   }
+}
+
+/** Tells the adapter why (`system/event` channelRejected, as DotCraft does), then closes it. */
+function reject(connection: AppServerConnection, channelName: string, message: string): void {
+  connection.notify("system/event", { kind: "channelRejected", channelName, message });
+  connection.abort(message);
 }
 
 /** nexo's outbound message as the protocol's structured delivery. */

@@ -64,6 +64,8 @@ export interface ConnectionOptions {
   maxConcurrentRequests?: number;
   /** How long a server→client request (an approval) waits by default. */
   serverRequestTimeoutMs?: number;
+  /** The external channel whose adapter process the server started and speaks to here. */
+  spawnedFor?: string;
 }
 
 export const DEFAULT_MAX_CONCURRENT_REQUESTS = 64;
@@ -72,6 +74,8 @@ export class AppServerConnection {
   readonly id: number;
   readonly kind: ConnectionKind;
   readonly peer: JsonRpcPeer;
+  /** The external channel whose adapter process the server started; undefined for other clients. */
+  readonly spawnedFor: string | undefined;
   private phaseNow: ConnectionPhase = "new";
   private info: ClientInfo | undefined;
   private caps: EffectiveClientCapabilities = effectiveCapabilities(undefined);
@@ -86,6 +90,7 @@ export class AppServerConnection {
     this.id = options.id;
     this.kind = options.kind;
     this.peer = options.peer;
+    this.spawnedFor = options.spawnedFor;
     this.logger = options.logger;
     this.outbox = new Outbox(options.peer, (reason) => this.abort(reason), options.outbox);
     this.calls = new Caller(options.peer, { requests: appServerServerRequests });

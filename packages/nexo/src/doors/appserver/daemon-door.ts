@@ -65,6 +65,7 @@ export function appServerDoor(
       });
       const listener = await listenWebSocket({ ...settings.websocket, server: host, logger });
       const unwatch = announceMcpStatus(host);
+      await host.startChannelProcesses();
       logger.info({ url: listener.url, agent: agentId }, "AppServer listening");
       await publishEndpoint(daemon.spec.stateDir, listener.url, agentId);
       return { host, listener, unwatch };
@@ -72,8 +73,9 @@ export function appServerDoor(
     stop: async ({ host, listener, unwatch }, reason) => {
       unwatch();
       rmSync(join(daemon.spec.stateDir, APPSERVER_ENDPOINT_FILE), { force: true });
-      host.close(reason);
+      const closing = host.close(reason);
       await listener.close();
+      await closing;
       await host.threads.shutdown(true, STOP_GRACE_MS);
     },
   });

@@ -17,6 +17,7 @@ import {
   DEFAULT_HEARTBEAT_MS,
   DEFAULT_HEARTBEAT_TIMEOUT_MS,
 } from "./channel-adapters.js";
+import type { ChannelProcesses } from "./channel-processes.js";
 import { AppServerConnection, type ConnectionKind } from "./connection.js";
 import type { AppServerManagement } from "./management.js";
 import type { OutboxLimits } from "./outbox.js";
@@ -57,6 +58,8 @@ export interface AcceptOptions {
   kind: ConnectionKind;
   /** Ends the connection from this side; a WebSocket listener closes with the given reason. */
   abort?: (reason: string) => void;
+  /** The external channel whose adapter process this server started (channel-processes.ts). */
+  spawnedFor?: string;
 }
 
 export class AppServerHost {
@@ -67,6 +70,8 @@ export class AppServerHost {
   readonly management: AppServerManagement | undefined;
   /** Connections that declared `channelAdapter`, by channel name. */
   readonly channelAdapters: ChannelAdapterConnections;
+  /** The adapter processes of subprocess external channels; only with a config directory. */
+  private channelProcesses: ChannelProcesses | undefined;
   private readonly live = new Set<AppServerConnection>();
   private nextConnectionId = 1;
   private closing = false;
@@ -81,6 +86,11 @@ export class AppServerHost {
     this.channelAdapters = new ChannelAdapterConnections({
       logger: options.logger,
       sink: options.channels,
+      // Loaded on the first adapter: what it reads (the config) stays off a plain server's start-up.
+      gate: async (name, connection) =>
+        (await import("./external-channels.js")).rejection(this.management?.services, name, {
+          spawnedFor: connection.spawnedFor,
+        }),
       heartbeatMs,
       heartbeatTimeoutMs: Math.min(DEFAULT_HEARTBEAT_TIMEOUT_MS, Math.max(1, Math.floor(heartbeatMs / 3))),
     });
@@ -112,6 +122,7 @@ export class AppServerHost {
       initializeResult: () => this.initializeResult(),
       logger: this.logger,
       abort: accept.abort ?? ((reason) => peer.close(reason)),
+      ...(accept.spawnedFor === undefined ? {} : { spawnedFor: accept.spawnedFor }),
       ...(this.options.outbox ? { outbox: this.options.outbox } : {}),
       ...(this.options.maxConcurrentRequests === undefined
         ? {}
@@ -146,9 +157,33 @@ export class AppServerHost {
     }
   }
 
-  /** Refuses new connections and closes the open ones. */
-  close(reason: string): void {
+  /** Starts the adapter processes of the subprocess external channels (none without a config). */
+  async startChannelProcesses(): Promise<void> {
+    const services = this.management?.services;
+    if (services === undefined || this.closing) return;
+    const { ChannelProcesses } = await import("./channel-processes.js");
+    this.channelProcesses ??= new ChannelProcesses({
+      services,
+      workspace: this.workspace,
+      logger: this.logger,
+      accept: (transport, channel) => this.accept(transport, { kind: "stdio", spawnedFor: channel }),
+    });
+    await this.channelProcesses.reconcile();
+  }
+
+  /**
+   * The external channels changed (externalChannel/*): adapter processes follow the file, and
+   * connected adapters whose channel is gone or disabled are refused and closed.
+   */
+  async externalChannelsChanged(): Promise<void> {
+    await this.channelProcesses?.reconcile();
+    await this.channelAdapters.recheck();
+  }
+
+  /** Refuses new connections, closes the open ones and stops the adapter processes. */
+  async close(reason: string): Promise<void> {
     this.closing = true;
     for (const connection of [...this.live]) connection.abort(reason);
+    await this.channelProcesses?.close();
   }
 }

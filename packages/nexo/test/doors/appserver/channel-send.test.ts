@@ -20,6 +20,8 @@ let door: ReturnType<typeof appServerDoor>;
 before(async () => {
   env = await startFromDir({
     "agents.yaml": "agents:\n  - id: ana\n    model: { provider: scripted, model: s }\n",
+    // The adapter's channel must be one the server accepts.
+    "appserver.yaml": "external_channels:\n  telegram: { transport: websocket }\n",
   });
   door = appServerDoor(
     env.daemon,

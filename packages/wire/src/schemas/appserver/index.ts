@@ -95,6 +95,7 @@ export * from "./channels.js";
 export * from "./commands.js";
 export * from "./common.js";
 export * from "./errors.js";
+export * from "./external-channels.js";
 export * from "./hub.js";
 export * from "./initialize.js";
 export * from "./items.js";
@@ -108,6 +109,7 @@ export * from "./threads.js";
 export * from "./tools.js";
 export * from "./turns.js";
 export * from "./workspace.js";
+export * from "./workspace-config.js";
 
 /** Client→server requests. */
 export const appServerMethods = {

@@ -122,8 +122,8 @@ export const SystemEventKindSchema = z.enum([
 ]);
 export type SystemEventKind = z.infer<typeof SystemEventKindSchema>;
 
-/** Context maintenance progress (compaction, memory consolidation). */
-export const SystemEventParamsSchema = z.looseObject({
+/** Context maintenance progress of a thread (compaction, memory consolidation). */
+export const ThreadSystemEventParamsSchema = z.looseObject({
   threadId: id,
   turnId: z.string().optional(),
   kind: SystemEventKindSchema,
@@ -131,6 +131,22 @@ export const SystemEventParamsSchema = z.looseObject({
   percentLeft: z.number().min(0).max(1).optional(),
   tokenCount: tokenCount.optional(),
 });
+
+/**
+ * Sent to a channel adapter connection whose channel the server does not accept (not among its
+ * external channels, or not enabled), right before the server closes it. It names no thread.
+ */
+export const ChannelRejectedEventParamsSchema = z.looseObject({
+  kind: z.literal("channelRejected"),
+  channelName: z.string(),
+  message: z.string(),
+});
+export type ChannelRejectedEventParams = z.infer<typeof ChannelRejectedEventParamsSchema>;
+
+export const SystemEventParamsSchema = z.union([
+  ThreadSystemEventParamsSchema,
+  ChannelRejectedEventParamsSchema,
+]);
 export type SystemEventParams = z.infer<typeof SystemEventParamsSchema>;
 
 export const ThreadQueueUpdatedParamsSchema = z.looseObject({

@@ -7,6 +7,7 @@
 import type { MethodFamily } from "../family.js";
 import { channelStatusFamily } from "./channels.js";
 import { CORE_FAMILIES } from "./core.js";
+import { externalChannelFamily } from "./external-channels.js";
 import { mcpFamily, mcpStatusFamily } from "./mcp.js";
 import { modelFamily } from "./models.js";
 import { pluginFamily } from "./plugins.js";
@@ -22,4 +23,5 @@ export const FAMILIES: readonly MethodFamily[] = [
   skillsFamily,
   pluginFamily,
   channelStatusFamily,
+  externalChannelFamily,
 ];

@@ -50,8 +50,12 @@ describe("AppServer channels", () => {
   });
 
   test("channel adapters: heartbeat, listed as external, one per channel, closed when they stop answering", async () => {
+    const config = configDir({
+      "appserver.yaml":
+        "external_channels:\n  telegram: { transport: websocket }\n  slackish: { transport: websocket }\n",
+    });
     const server = new AppServerProcess({
-      args: ["--listen", "ws://127.0.0.1:0"],
+      args: ["--listen", "ws://127.0.0.1:0", "--config", config.dir],
       stdin: "ignore",
       // A probe every 5 s, to be answered within 1.7 s (a third of it): room for a loaded machine, where
       // an answer from this process can take over a second.
