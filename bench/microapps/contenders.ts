@@ -84,6 +84,7 @@ export async function microappContender(): Promise<MicroappContender> {
     close: async () => {
       await manager.stop("benchmark over");
       groups.killAll("SIGKILL");
+      frame.close();
       store.close();
       rmSync(stateRoot, { recursive: true, force: true });
     },

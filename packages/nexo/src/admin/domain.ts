@@ -16,6 +16,7 @@
  * and they reach the microapp as they are.
  */
 
+import type { SupervisorLogger } from "../extensions/supervisor.js";
 import type { OutboundDomain, OutboundMethodName, OutboundParams, OutboundResult } from "./methods.js";
 import type { AdminServices } from "./services.js";
 
@@ -39,6 +40,17 @@ export type AdminHandler<M extends OutboundMethodName> = (
 
 export type AdminHandlers = { readonly [M in OutboundMethodName]?: AdminHandler<M> };
 
+/** What a domain gets beside the services when its handlers are built. */
+export interface AdminDomainContext {
+  /** The daemon's logger. */
+  readonly logger: SupervisorLogger;
+  /**
+   * Registers what the domain holds beyond one call (timers, listeners on a plugin), released
+   * when the frame closes — the daemon stops — so nothing outlives it.
+   */
+  onClose(release: () => void): void;
+}
+
 export interface AdminDomainModule {
   /** The table's domain of every method the handlers serve. */
   readonly domain: OutboundDomain;
@@ -46,7 +58,7 @@ export interface AdminDomainModule {
    * The handlers, built once from the services; `undefined` (or a missing method) when a service
    * the domain needs is not there: those methods then answer -32601.
    */
-  handlers(services: AdminServices): AdminHandlers | undefined;
+  handlers(services: AdminServices, context: AdminDomainContext): AdminHandlers | undefined;
 }
 
 /** Types a domain module (an identity function: the checking is the point). */

@@ -61,6 +61,8 @@ export class AdminFrame {
   private readonly handlers = new Map<OutboundMethodName, AnyHandler>();
   private readonly maxConcurrent: number;
   private readonly logger: SupervisorLogger;
+  /** What the domains hold beyond one call, released by `close`. */
+  private readonly releases: Array<() => void> = [];
 
   /** Throws AdminEnvError for a kill switch that is neither 0 nor 1. */
   constructor(options: AdminFrameOptions) {
@@ -68,8 +70,9 @@ export class AdminFrame {
     this.gate = new CapabilityGate(disabledDomains(options.env ?? process.env));
     this.maxConcurrent = options.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_ADMIN_CALLS;
     this.logger = options.logger ?? noopLogger;
+    const context = { logger: this.logger, onClose: (release: () => void) => this.releases.push(release) };
     for (const module of options.domains ?? ADMIN_DOMAIN_MODULES) {
-      for (const [method, handler] of Object.entries(module.handlers(this.services) ?? {})) {
+      for (const [method, handler] of Object.entries(module.handlers(this.services, context) ?? {})) {
         const name = method as OutboundMethodName;
         if (handler === undefined) continue;
         if (domainOf(name) !== module.domain)
@@ -78,6 +81,20 @@ export class AdminFrame {
           );
         if (this.handlers.has(name)) throw new TypeError(`${name} is served by two domains`);
         this.handlers.set(name, handler as AnyHandler);
+      }
+    }
+  }
+
+  /**
+   * Releases what the domains hold (pairing challenges and their timers, …); the daemon calls it
+   * when it stops, after its microapps. A release that throws is logged; the others still run.
+   */
+  close(): void {
+    for (const release of this.releases.splice(0).reverse()) {
+      try {
+        release();
+      } catch (error) {
+        this.logger.error({ err: (error as Error).message }, "an admin domain did not close cleanly");
       }
     }
   }

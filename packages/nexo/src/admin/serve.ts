@@ -63,6 +63,7 @@ export function adminRpc(options: AdminRpcOptions = {}): MicroappRequestServer {
       close: () => {
         firehose?.close();
         stopSweeping();
+        frame.close();
       },
     };
   };

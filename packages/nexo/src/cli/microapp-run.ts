@@ -49,6 +49,7 @@ function throwawayAdmin() {
         .entries.reverse()
         .map(({ method, result, error_code }) => ({ method, result, error_code })),
     close: () => {
+      frame.close();
       store.close();
       rmSync(stateDir, { recursive: true, force: true });
     },

@@ -12,7 +12,9 @@
  * - cancel: `{cancelled: false}` for an unknown or already ended challenge; otherwise the challenge
  *   ends `cancelled`, the plugin is told and the notification goes out.
  *
- * Challenges are in memory only: a daemon restart drops them (a QR code lives for seconds).
+ * Challenges are in memory only: a daemon restart drops them (a QR code lives for seconds). When
+ * the daemon stops, every live challenge ends (its plugin told to stop showing the code, its
+ * timer cleared); a plugin that cannot cancel one is logged.
  */
 import type { ChannelPairing } from "../../channels/features.js";
 import { PairingChallenges } from "../../channels/pairing.js";
@@ -22,13 +24,15 @@ import { viaService } from "../service-errors.js";
 
 export const pairingDomain = defineAdminDomain({
   domain: "pairing",
-  handlers: ({ daemon, notify, now }) => {
+  handlers: ({ daemon, notify, now }, { logger, onClose }) => {
     if (daemon === undefined) return undefined;
     const challenges = new PairingChallenges({
       pairingOf: (channel): ChannelPairing => daemon.channels.feature(channel, "pairing"),
       onChange: (status) => void notify?.("nexo/notify/pairing_status_changed", status),
+      warn: (message, fields) => logger.warn(fields, message),
       ...(now === undefined ? {} : { now }),
     });
+    onClose(() => challenges.close());
     return {
       "nexo/admin/pairing/start": ({ agent_id, channel, instance }) =>
         viaService(async () => {
