@@ -96,6 +96,16 @@ export class DaemonSessions implements SessionOpener {
   }
 
   /**
+   * Drops the cached sessions of these records (their transcript changed under them: an
+   * operator's line, held messages written on resume), so the next message reloads them; every
+   * other conversation keeps its session. A session running a turn is kept.
+   */
+  forgetRecords(sessionIds: Iterable<string>): void {
+    const ids = new Set(sessionIds);
+    for (const [key, session] of this.live) if (ids.has(session.id) && !session.busy) this.live.delete(key);
+  }
+
+  /**
    * A session of `agentId` for a conversation whose record another door keeps (an AppServer
    * thread): the agent's model, tools (plugins and MCP servers included), hooks and approval
    * settings, with the record's transcript as history. Not cached here: the door owns it. Unlike

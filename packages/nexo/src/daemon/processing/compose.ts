@@ -50,7 +50,7 @@ export function takeoverOf(deps: TakeoverDeps): Takeover {
     store: deps.store,
     send: deps.send,
     sessionOf: (key) => routingSessions().open(key).id,
-    refresh: () => deps.sessions()?.forget(),
+    refresh: (sessionIds) => deps.sessions()?.forgetRecords(sessionIds),
     escalations,
     events,
     pendingCap: pendingCapFromEnv(deps.env),

@@ -32,8 +32,8 @@ export interface ProcessingControlDeps {
   send(kind: string, message: OutboundMessage): Promise<OutboundReceipt>;
   /** The conversation's session id, its record created when it has none yet. */
   sessionOf(key: SessionKey): string;
-  /** The transcript changed under the cached engine sessions: they must read it again. */
-  refresh(): void;
+  /** These sessions' transcripts changed under their cached engine sessions: reload them. */
+  refresh(sessionIds: readonly string[]): void;
   escalations: Escalations;
   events: TakeoverEvents;
   /** Held messages per paused conversation. */
@@ -214,7 +214,9 @@ export class ProcessingControl implements TurnGate {
         senderId: `operator:${call.operatorTokenHash}`,
       });
     }
-    this.deps.refresh();
+    this.deps.refresh(
+      call.sessionId === undefined ? [conversationSession] : [conversationSession, call.sessionId],
+    );
     this.deps.logger.info(
       { scope, drained: ended.pending.length },
       "conversation resumed: the agent answers again",
@@ -264,7 +266,7 @@ export class ProcessingControl implements TurnGate {
       senderId: `operator:${call.operatorTokenHash}`,
       messageId: receipt.messageId,
     });
-    this.deps.refresh();
+    this.deps.refresh([sessionId]);
     return { correlationId: uuidv7(), transcriptStamped };
   }
 

@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { sessionKeyOf } from "../../../src/daemon/processing/scope.js";
 import { type DaemonDir, restartFromDir, startFromDir } from "../../helpers/daemon-dir.js";
 import { endpoint, say } from "../../helpers/loopback.js";
 import {
@@ -254,11 +255,27 @@ describe("processing/* over a real daemon", () => {
     });
     assert.equal(skip.error?.code, -32601);
     assert.match(skip.error?.message ?? "", /not_implemented/);
-    const agentScope = await call(run, "ops", "nexo/admin/processing/pause", {
-      scope: { kind: "agent", agent_id: "ana" },
-      operator_token_hash: OPERATOR,
-    });
-    assert.equal(agentScope.error?.code, -32601);
+    // Every scope kind but a conversation is valid wire, answered -32601 not_implemented by each
+    // method, audited as an error.
+    for (const scope of [
+      { kind: "agent", agent_id: "ana" },
+      { kind: "agent_binding", agent_id: "ana", channel: "loopback", account_id: "default" },
+      { kind: "event_stream", agent_id: "ana", subject_pattern: "orders.>" },
+      { kind: "batch_queue", agent_id: "ana", queue_name: "nightly" },
+      { kind: "custom", agent_id: "ana", scope_kind: "ticket", scope_id: "77" },
+    ]) {
+      for (const [method, params] of [
+        ["nexo/admin/processing/pause", { scope, operator_token_hash: OPERATOR }],
+        ["nexo/admin/processing/resume", { scope, operator_token_hash: OPERATOR }],
+        ["nexo/admin/processing/intervention", { scope, operator_token_hash: OPERATOR, action: reply }],
+        ["nexo/admin/processing/state", { scope }],
+      ] as const) {
+        const refused = await call(run, "ops", method, params);
+        assert.equal(refused.error?.code, -32601, `${method} ${scope.kind}: ${JSON.stringify(refused)}`);
+        assert.match(refused.error?.message ?? "", new RegExp(`not_implemented: scope kind "${scope.kind}"`));
+        assert.equal(lastAudit(run, "ops")?.error_code, -32601);
+      }
+    }
     // Summary rules are checked before the state flips: carol stays paused.
     const noSession = await call(run, "ops", "nexo/admin/processing/resume", {
       scope: scopeOf("carol"),
@@ -287,6 +304,46 @@ describe("processing/* over a real daemon", () => {
       ).state,
       "paused_by_operator",
     );
+  });
+
+  it("intervention and resume reload only the taken-over conversation's cached session, not the others'", async () => {
+    for (const contact of ["dana", "erin"]) assert.match(await say(url, contact, "hello"), /scripted/);
+    const cached = (contact: string) => run.daemon.sessions.open(sessionKeyOf(scopeOf(contact) as never));
+    const dana = cached("dana");
+    const erin = cached("erin");
+    assert.equal(cached("dana"), dana, "a conversation's session is cached between messages");
+    ok(
+      await call(run, "ops", "nexo/admin/processing/pause", {
+        scope: scopeOf("dana"),
+        operator_token_hash: OPERATOR,
+      }),
+    );
+    ok(
+      await call(run, "ops", "nexo/admin/processing/intervention", {
+        scope: scopeOf("dana"),
+        operator_token_hash: OPERATOR,
+        action: {
+          kind: "reply",
+          channel: "loopback",
+          account_id: "default",
+          to: "dana",
+          body: "a human here",
+          msg_kind: "text",
+        },
+      }),
+    );
+    assert.equal(cached("erin"), erin, "another conversation keeps its session");
+    const afterIntervention = cached("dana");
+    assert.notEqual(afterIntervention, dana, "the taken-over conversation reads its transcript again");
+    assert.match(JSON.stringify(afterIntervention.history.at(-1)), /a human here/);
+    ok(
+      await call(run, "ops", "nexo/admin/processing/resume", {
+        scope: scopeOf("dana"),
+        operator_token_hash: OPERATOR,
+      }),
+    );
+    assert.equal(cached("erin"), erin, "resume leaves the other conversation's session too");
+    assert.notEqual(cached("dana"), afterIntervention);
   });
 });
 
