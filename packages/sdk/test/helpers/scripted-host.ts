@@ -170,7 +170,7 @@ export class ScriptedHost {
     assert.equal(this.stdoutRest, "", "stdout ends with a partial line");
   }
 
-  waitExit(timeoutMs = 10_000): Promise<Exit> {
+  waitExit(timeoutMs = 30_000): Promise<Exit> {
     return this.until("the child to exit", () => this.exitInfo, timeoutMs);
   }
 

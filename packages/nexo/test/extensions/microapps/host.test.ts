@@ -73,11 +73,12 @@ describe("microapp host: initialize and tools", () => {
   });
 
   it("a timeout fails the call and keeps the process: the same pid answers afterwards", async () => {
-    const { host } = await makeMicroapp("probe", { timeout_secs: 0.5 });
+    // timeout_secs bounds initialize too: 5 s leaves a loaded machine room to start the probe.
+    const { host } = await makeMicroapp("probe", { timeout_secs: 5 });
     const session = await host.start();
     await assert.rejects(
-      host.callTool({ tool: "probe_slow", args: { ms: 2000 }, binding_context: binding }),
-      (error: unknown) => error instanceof TimeoutError && error.timeoutMs === 500,
+      host.callTool({ tool: "probe_slow", args: { ms: 20_000 }, binding_context: binding }),
+      (error: unknown) => error instanceof TimeoutError && error.timeoutMs === 5000,
     );
     const pid = await host.callTool({ tool: "probe_pid", args: {}, binding_context: binding });
     assert.deepEqual(pid, { output: session.pid });

@@ -13,7 +13,7 @@ import type { MicroappDefinition } from "../../../src/extensions/microapps/defin
 import { MicroappManager } from "../../../src/extensions/microapps/manager.js";
 import { ProcessGroupRegistry } from "../../../src/extensions/reaper.js";
 import { cleanupMicroapps, fixtureDefinition, tempDir } from "../../fixtures/microapps/harness.js";
-import { pidsWithMarker, recordingLogger } from "../../fixtures/processes.js";
+import { childPidsWithMarker, recordingLogger } from "../../fixtures/processes.js";
 
 const managers: MicroappManager[] = [];
 afterEach(async () => {
@@ -62,7 +62,7 @@ async function notes(m: MicroappManager, id: string): Promise<Array<{ method: st
 describe("microapp manager: the capability boot diff", () => {
   it("refuses a microapp missing a required capability — never spawned, logged with each missing one — and runs the others", async () => {
     const marker = "probe/main.mjs";
-    const before = pidsWithMarker(marker).length;
+    const before = childPidsWithMarker(marker).length;
     const { manager: m, logs } = manager([
       await as("probe", "probe", ["memory_query"]),
       await as("py-hello", "py-hello", ["audit_read", "agents_crud", "no_such_cap"]),
@@ -77,7 +77,7 @@ describe("microapp manager: the capability boot diff", () => {
       /microapp probe is refused: its plugin.toml requires audit_read/,
     );
     assert.equal(m.host("probe"), undefined);
-    assert.equal(pidsWithMarker(marker).length, before, "the refused microapp was never spawned");
+    assert.equal(childPidsWithMarker(marker).length, before, "the refused microapp was never spawned");
     const refusal = logs.find((entry) => entry.level === "error" && entry.fields.microapp === "probe");
     assert.deepEqual(refusal?.fields.missing, ["audit_read"]);
 
