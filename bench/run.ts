@@ -26,11 +26,17 @@ const ctx = {
   log: (line: string) => process.stderr.write(`${line}\n`),
 };
 
-for (const file of files) {
+// Benchmarks take minutes: each says where the run is and how long the previous one took.
+const runStarted = Date.now();
+const elapsed = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
+for (const [index, file] of files.entries()) {
   const name = basename(file, ".bench.ts");
-  ctx.log(`\n== ${name}`);
+  ctx.log(`\n== [${index + 1}/${files.length}] ${name} (run time so far ${elapsed(runStarted)})`);
+  const started = Date.now();
+  const before = results.length;
   const mod = (await import(pathToFileURL(join(here, file)).href)) as { default: Benchmark };
   await mod.default(ctx);
+  ctx.log(`-- ${name}: ${results.length - before} results in ${elapsed(started)}`);
 }
 
 const table = results.map((r) => ({

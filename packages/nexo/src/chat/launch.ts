@@ -48,6 +48,17 @@ export interface ChatTarget {
   recentLog?(): string;
 }
 
+/**
+ * Long steps of opening a target (starting a daemon takes a second or more on a first start, with
+ * its plugins and migrations): shown to the person so the chat does not look stuck.
+ */
+export interface ChatProgress {
+  start(message: string): void;
+  stop(message: string, failed?: boolean): void;
+}
+
+const NO_PROGRESS: ChatProgress = { start() {}, stop() {} };
+
 /** Why the chat could not reach anything to talk to; `exitCode` 2 for a usage or config problem. */
 export class ChatLaunchError extends Error {
   override readonly name = "ChatLaunchError";
@@ -70,7 +81,11 @@ const DAEMON_START_TIMEOUT_MS = 60_000;
 /** How long a child may take to leave after being asked, before it is killed. */
 const CHILD_STOP_GRACE_MS = 15_000;
 
-export async function openChatTarget(flags: ChatTargetFlags, env: NodeJS.ProcessEnv): Promise<ChatTarget> {
+export async function openChatTarget(
+  flags: ChatTargetFlags,
+  env: NodeJS.ProcessEnv,
+  progress: ChatProgress = NO_PROGRESS,
+): Promise<ChatTarget> {
   const workspace = resolve(flags.workspace ?? process.cwd());
   if (flags.connect !== undefined) {
     if (flags.config !== undefined) throw new ChatLaunchError("--connect and --config exclude each other", 2);
@@ -82,7 +97,7 @@ export async function openChatTarget(flags: ChatTargetFlags, env: NodeJS.Process
       stop: async () => {},
     };
   }
-  if (flags.config !== undefined) return daemonTarget(resolve(flags.config), flags, env, workspace);
+  if (flags.config !== undefined) return daemonTarget(resolve(flags.config), flags, env, workspace, progress);
   return appServerTarget(flags, env, workspace);
 }
 
@@ -107,6 +122,7 @@ async function daemonTarget(
   flags: ChatTargetFlags,
   env: NodeJS.ProcessEnv,
   workspace: string,
+  progress: ChatProgress,
 ): Promise<ChatTarget> {
   const configEnv = flags.stateDir === undefined ? env : { ...env, NEXO_STATE_DIR: resolve(flags.stateDir) };
   let config: Awaited<ReturnType<typeof loadDaemonConfig>>;
@@ -142,6 +158,8 @@ async function daemonTarget(
     token = randomBytes(24).toString("base64url");
     await writeFileAtomic(tokenFile, `${token}\n`, { mode: 0o600 });
   }
+  const startedAt = Date.now();
+  progress.start(`starting the daemon for ${configDir}`);
   const args = ["start", "--config", configDir, "--appserver", "ws://127.0.0.1:0"];
   if (flags.agent !== undefined) args.push("--appserver-agent", flags.agent);
   if (flags.stateDir !== undefined) args.push("--state-dir", stateDir);
@@ -163,10 +181,12 @@ async function daemonTarget(
     }),
   ])
     .catch(async (error: unknown) => {
+      progress.stop("the daemon did not start", true);
       await stopChild(daemon, "SIGTERM");
       throw error;
     })
     .finally(() => polling.abort());
+  progress.stop(`daemon ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
   return {
     transport: webSocketTransport(endpoint.url, token),
     description: `a daemon started for this chat (pid ${daemon.pid}, agent ${endpoint.agent}; log ${log})`,

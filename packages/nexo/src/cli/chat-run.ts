@@ -8,7 +8,7 @@
  */
 import { join } from "node:path";
 import { ChatClient } from "../chat/client.js";
-import { ChatLaunchError, type ChatTargetFlags, openChatTarget } from "../chat/launch.js";
+import { ChatLaunchError, type ChatProgress, type ChatTargetFlags, openChatTarget } from "../chat/launch.js";
 import { TurnRenderer, useColor } from "../chat/render.js";
 import { ChatRepl } from "../chat/repl.js";
 import { defaultStateDir } from "../paths.js";
@@ -21,16 +21,35 @@ function fail(message: string): void {
   process.stderr.write(`nexo chat: ${message}\n`);
 }
 
+/**
+ * On a terminal a spinner with the time taken; piped, one line on stderr when the step starts and
+ * one when it ends, so a log shows how long it took.
+ */
+async function startProgress(terminal: boolean): Promise<ChatProgress> {
+  if (terminal) {
+    const { spinner } = await import("@clack/prompts");
+    const spin = spinner({ indicator: "timer" });
+    return {
+      start: (message) => spin.start(message),
+      stop: (message, failed) => spin.stop(message, failed ? 1 : 0),
+    };
+  }
+  return {
+    start: (message) => process.stderr.write(`nexo chat: ${message}…\n`),
+    stop: (message) => process.stderr.write(`nexo chat: ${message}\n`),
+  };
+}
+
 export async function runChat(flags: ChatFlags, env: NodeJS.ProcessEnv): Promise<number> {
+  const terminal = process.stdin.isTTY === true && process.stdout.isTTY === true;
   let target: Awaited<ReturnType<typeof openChatTarget>>;
   try {
-    target = await openChatTarget(flags, env);
+    target = await openChatTarget(flags, env, await startProgress(terminal));
   } catch (error) {
     if (!(error instanceof ChatLaunchError)) throw error;
     fail(error.message);
     return error.exitCode;
   }
-  const terminal = process.stdin.isTTY === true && process.stdout.isTTY === true;
   const renderer = new TurnRenderer(process.stdout, useColor(process.stdout, env));
   const repl = new ChatRepl({
     input: process.stdin,

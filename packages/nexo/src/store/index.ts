@@ -60,7 +60,13 @@ export {
   type RecallHit,
   type RecallOptions,
 } from "./memory.js";
-export { type AppliedMigration, type Migration, type MigrationReport, migrate } from "./migrations.js";
+export {
+  type AppliedMigration,
+  type Migration,
+  type MigrationReport,
+  type MigrationStep,
+  migrate,
+} from "./migrations.js";
 export {
   type NewPendingInbound,
   type PauseRecord,

@@ -23,6 +23,14 @@ export interface MigrationReport {
   applied: number[];
 }
 
+/** One migration about to run: `index` of `total` still to apply on this open (1-based). */
+export interface MigrationStep {
+  version: number;
+  name: string;
+  index: number;
+  total: number;
+}
+
 export interface AppliedMigration {
   version: number;
   name: string;
@@ -41,6 +49,7 @@ export function migrate(
   db: Connection,
   migrations: readonly Migration[],
   now: () => Date = () => new Date(),
+  onStep?: (step: MigrationStep) => void,
 ): MigrationReport {
   checkMigrationList(migrations);
   db.exec(BOOKKEEPING);
@@ -49,8 +58,15 @@ export function migrate(
   const from = before.at(-1)?.version ?? 0;
 
   const applied: number[] = [];
-  for (const migration of migrations) {
-    if (migration.version <= from) continue;
+  const pending = migrations.filter((m) => m.version > from);
+  for (const [position, migration] of pending.entries()) {
+    // Told before it runs: a migration over a big database (an index, a backfill) takes a while.
+    onStep?.({
+      version: migration.version,
+      name: migration.name,
+      index: position + 1,
+      total: pending.length,
+    });
     const ran = db
       .transaction(() => {
         // Another process may have applied it between our first look and taking the write lock.

@@ -9,7 +9,7 @@ import { StoreError } from "./errors.js";
 import { EscalationRepository } from "./escalations.js";
 import { type InboxOptions, InboxRepository } from "./inbox.js";
 import { MemoryRepository } from "./memory.js";
-import { type Migration, type MigrationReport, migrate } from "./migrations.js";
+import { type Migration, type MigrationReport, type MigrationStep, migrate } from "./migrations.js";
 import { ProcessingRepository } from "./processing.js";
 import { MIGRATIONS } from "./schema.js";
 import { SessionRepository } from "./sessions.js";
@@ -22,6 +22,8 @@ export interface StoreOptions extends ConnectionOptions {
   migrations?: readonly Migration[];
   /** Bounds of the durable inbox. */
   inbox?: InboxOptions;
+  /** Called before each migration this open applies (the daemon logs it as progress). */
+  onMigration?: (step: MigrationStep) => void;
 }
 
 export class Store {
@@ -71,7 +73,7 @@ export class Store {
     const now = options.now ?? (() => new Date());
     const db = openConnection(path, options);
     try {
-      const report = migrate(db, options.migrations ?? MIGRATIONS, now);
+      const report = migrate(db, options.migrations ?? MIGRATIONS, now, options.onMigration);
       return new Store(path, db, report, now, options.inbox);
     } catch (error) {
       db.close();

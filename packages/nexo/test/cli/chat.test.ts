@@ -92,12 +92,14 @@ describe("nexo chat with a private app-server", () => {
     assert.equal(alive(bannerPid(result.stderr)), false, "the private app-server outlived the chat");
   });
 
-  it("/new starts a new thread and --resume continues one", { timeout: 60_000 }, async () => {
+  it("/new starts a new thread and --resume continues one", { timeout: 200_000 }, async () => {
     const workspace = tempDir("nexo-chat-ws-");
     const state = tempDir("nexo-chat-state-");
+    // Generous: two chats, each with its own app-server, on a machine that may be loaded.
     const first = await runCli(["chat", "--workspace", workspace], {
       env: env(state),
       input: "list files\n/thread\n/new\n/thread\n",
+      timeoutMs: 90_000,
     });
     assert.equal(first.code, 0, first.stderr);
     const ids = [...first.stdout.matchAll(/^thread (\S+)$/gm)].map((m) => m[1]!);
@@ -109,6 +111,7 @@ describe("nexo chat with a private app-server", () => {
     const resumed = await runCli(["chat", "--workspace", workspace, "--resume", ids[0]!], {
       env: env(state),
       input: "/thread\n",
+      timeoutMs: 90_000,
     });
     assert.equal(resumed.code, 0, resumed.stderr);
     assert.match(resumed.stdout, new RegExp(`^thread ${ids[0]}$`, "m"));
@@ -143,6 +146,11 @@ describe("nexo chat with a config directory", () => {
     assert.match(result.stdout, /⏺ demo_weather\(city: Oslo\)/);
     assert.match(result.stdout, /Forecast for Oslo/);
     assert.match(result.stderr, /a daemon started for this chat/);
+    // The start is long work: piped, it is announced and then timed (issue 14.14).
+    assert.match(
+      result.stderr,
+      /nexo chat: starting the daemon for .*…\nnexo chat: daemon ready in \d+\.\d s/,
+    );
     const pid = bannerPid(result.stderr);
     await waitFor("the daemon to stop", () => !alive(pid) || undefined, 20_000);
     assert.equal(existsSync(join(state, "appserver.json")), false, "the endpoint file is removed");

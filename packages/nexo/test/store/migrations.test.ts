@@ -48,6 +48,24 @@ describe("opening a store", () => {
     assert.deepEqual(rawRows(path, "PRAGMA journal_mode"), [{ journal_mode: "wal" }]);
   });
 
+  it("announces each migration before it runs, as progress for long upgrades (issue 14.14)", () => {
+    const path = freshPath();
+    const steps: Array<{ version: number; index: number; total: number; name: string }> = [];
+    Store.open(path, { onMigration: (step) => steps.push(step) }).close();
+    assert.deepEqual(
+      steps,
+      MIGRATIONS.map((m, i) => ({
+        version: m.version,
+        name: m.name,
+        index: i + 1,
+        total: MIGRATIONS.length,
+      })),
+    );
+    const again: unknown[] = [];
+    Store.open(path, { onMigration: (step) => again.push(step) }).close();
+    assert.deepEqual(again, [], "an up-to-date database announces nothing");
+  });
+
   it("is idempotent: reopening applies nothing and keeps the data", () => {
     const path = freshPath();
     const first = Store.open(path);

@@ -98,7 +98,21 @@ export function composeDaemon(
   });
 
   const store = new Part("store", {
-    start: () => Store.open(join(spec.stateDir, DATABASE_FILE)),
+    start: () => {
+      const started = Date.now();
+      const opened = Store.open(join(spec.stateDir, DATABASE_FILE), {
+        onMigration: (step) =>
+          logger.info(
+            { migration: step.version },
+            `store: migration ${step.index} of ${step.total}: ${step.name} (schema v${step.version})`,
+          ),
+      });
+      const { from, to, applied } = opened.migration;
+      if (applied.length > 0) {
+        logger.info(`store: schema v${from} → v${to} in ${Date.now() - started} ms`);
+      }
+      return opened;
+    },
     stop: (opened) => opened.close(),
   });
 
