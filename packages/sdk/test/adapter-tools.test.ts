@@ -212,7 +212,7 @@ describe("tool.invoke against a real SDK plugin", () => {
       }),
       rejectsWith(-33403, (e) => assert.match(e.message, /no host reply within 0\.3s/)),
     );
-    assert.ok(Date.now() - started < 3000);
+    assert.ok(Date.now() - started < 15_000);
   });
 
   test("calls are served concurrently and answered in completion order", async () => {
