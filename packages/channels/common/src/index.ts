@@ -1,0 +1,31 @@
+/**
+ * The parts every nexo channel plugin needs, written once: the shared attachment shape and the
+ * `MEDIA:` reply directive, media roots for local uploads, inbound and outbound allowlists,
+ * per-contact rate limits, the durable outbound queue with delivery status, and redaction of
+ * credentials in everything the plugin logs.
+ */
+
+export { Allowlist, ChannelConfigError, KnownContacts, OutboundPolicy } from "./allowlist.js";
+export {
+  ATTACHMENT_KINDS,
+  type Attachment,
+  type AttachmentKind,
+  AttachmentSchema,
+  describeAttachment,
+  kindFromMime,
+  mimeFromName,
+  textWithAttachments,
+} from "./attachment.js";
+export { writeFileAtomic } from "./files.js";
+export { attachmentFromReference, type SplitReply, splitReplyMedia } from "./media-directive.js";
+export { MediaPathRefusedError, MediaRoots } from "./media-roots.js";
+export {
+  type DeliveryStatus,
+  Outbox,
+  type OutboxOptions,
+  type OutboxRecord,
+  PermanentDeliveryError,
+  RetryableDeliveryError,
+} from "./outbox.js";
+export { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
+export { REDACTED, Redactor, redactStderr } from "./redact.js";
