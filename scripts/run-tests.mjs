@@ -98,6 +98,20 @@ const tsxCache = join(tmpdir(), `tsx-${process.getuid?.() ?? 0}`);
 mkdirSync(tsxCache, { recursive: true });
 const started = Date.now();
 let done = 0;
+const running = new Set();
+
+// Interrupted (Ctrl-C, a CI timeout): the files' process groups go too, and the temp root.
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.once(signal, () => {
+    for (const pid of running) {
+      try {
+        process.kill(-pid, "SIGKILL");
+      } catch {}
+    }
+    rmSync(tmpRoot, { recursive: true, force: true });
+    process.exit(130);
+  });
+}
 
 function runFile(file) {
   return new Promise((resolve) => {
@@ -120,6 +134,7 @@ function runFile(file) {
         },
       },
     );
+    running.add(child.pid);
     const chunks = [];
     child.stdout.on("data", (c) => chunks.push(c));
     child.stderr.on("data", (c) => chunks.push(c));
@@ -131,6 +146,7 @@ function runFile(file) {
       } catch {}
     }, fileTimeoutMs);
     child.on("close", async (code, signal) => {
+      running.delete(child.pid);
       clearTimeout(timer);
       const seconds = (Date.now() - t0) / 1000;
       const output = Buffer.concat(chunks).toString("utf8");

@@ -33,7 +33,12 @@ describe("the TypeScript example plugins, compiled", () => {
       const host = new PluginHost({
         manifest,
         stateDir: mkdtempSync(join(root, `${name}-state-`)),
-        env: { PATH: process.env.PATH, TMPDIR: mkdtempSync(join(root, `${name}-tmp-`)) },
+        env: {
+          PATH: process.env.PATH,
+          TMPDIR: mkdtempSync(join(root, `${name}-tmp-`)),
+          // The 5 s default initialize bound was missed at load 40.
+          NEXO_PLUGIN_INIT_TIMEOUT_MS: "30000",
+        },
         processGroups: groups,
         shutdownTimeoutMs: 2_000,
       });

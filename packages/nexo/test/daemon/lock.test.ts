@@ -174,7 +174,9 @@ describe("state-dir lock with real processes", () => {
 
   it("treats an owner that was killed but not yet reaped (a zombie) as dead", async () => {
     // `sh` starts a short child, then execs into `sleep`, which never reaps it: a zombie remains.
-    const parent = spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 30"], {
+    // The child lives 2 s, so that on a loaded machine `sh` has exec'd before it ends (sh itself
+    // would reap it).
+    const parent = spawn("sh", ["-c", "sleep 2 & echo $!; exec sleep 60"], {
       stdio: ["ignore", "pipe", "ignore"],
     });
     try {
@@ -185,7 +187,7 @@ describe("state-dir lock with real processes", () => {
         const stat = readFileSync(`/proc/${zombie}/stat`, "utf8");
         return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       };
-      await waitUntil(() => fields()[0] === "Z", 3_000, "the zombie");
+      await waitUntil(() => fields()[0] === "Z", 15_000, "the zombie");
       const stateDir = freshStateDir();
       writeLock(stateDir, { pid: zombie, process_start: fields()[19]! });
       const lock = await acquireStateLock(stateDir);
