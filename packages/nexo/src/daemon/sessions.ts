@@ -11,7 +11,7 @@ import { buildToolRegistry } from "../engine/assemble.js";
 import type { HookRunner } from "../engine/hooks.js";
 import type { TenantProviders } from "../engine/providers/llm-config.js";
 import type { AgentSession } from "../engine/session.js";
-import type { MinimalLogger } from "../engine/session-types.js";
+import type { MinimalLogger, ToolHost } from "../engine/session-types.js";
 import { SessionService } from "../engine/sessions/service.js";
 import { LayeredTools } from "../engine/tools/layered.js";
 import type { ToolRegistry } from "../engine/tools/registry.js";
@@ -111,10 +111,11 @@ export class DaemonSessions implements SessionOpener {
    * settings, with the record's transcript as history. Not cached here: the door owns it. Unlike
    * channel sessions, a client is there to answer approval requests.
    */
-  openFor(agentId: string, record: Session): AgentSession {
+  /** `toolLayers`: tools that come and go while the session lives (an AppServer adapter's). */
+  openFor(agentId: string, record: Session, toolLayers?: readonly ToolHost[]): AgentSession {
     const agent = this.options.agents().get(agentId);
     if (!agent) throw new Error(`agent ${agentId} is not configured`);
-    return this.build(agent, record, false);
+    return this.build(agent, record, false, toolLayers);
   }
 
   private load(key: SessionKey, agent: AgentRuntimeSettings): AgentSession {
@@ -125,7 +126,12 @@ export class DaemonSessions implements SessionOpener {
     return this.build(agent, record, true);
   }
 
-  private build(agent: AgentRuntimeSettings, record: Session, channel: boolean): AgentSession {
+  private build(
+    agent: AgentRuntimeSettings,
+    record: Session,
+    channel: boolean,
+    toolLayers?: readonly ToolHost[],
+  ): AgentSession {
     const { store } = this.options;
     const resolved = this.options.providers.resolve(agent.provider, agent.tenantId);
     const provider = this.options.wrapProvider ? this.options.wrapProvider(resolved) : resolved;
@@ -148,6 +154,7 @@ export class DaemonSessions implements SessionOpener {
       ...(agent.tenantId ? { tenantId: agent.tenantId } : {}),
       ...(agent.systemPrompt ? { system: agent.systemPrompt } : {}),
       registry: new LayeredTools([this.toolsOf(agent.id, settings), this.options.shared]),
+      ...(toolLayers === undefined ? {} : { toolLayers }),
       ...(this.options.hooks ? { hooks: this.options.hooks } : {}),
       ...(agent.allowedTools ? { toolAllowList: agent.allowedTools } : {}),
       ...(channel ? { approvalsUnavailable: CHANNEL_APPROVAL_REFUSAL } : {}),

@@ -11,6 +11,7 @@ import { AgentSession } from "./session.js";
 import type { MinimalLogger, ToolHost, TranscriptSink } from "./session-types.js";
 import { toolPatternMatcher } from "./tools/allow-list.js";
 import { type BuiltinToolOptions, builtinTools } from "./tools/builtins.js";
+import { LayeredTools } from "./tools/layered.js";
 import { ToolRegistry } from "./tools/registry.js";
 import { SPAWN_APPROVAL_REFUSAL, spawnTool } from "./tools/spawn.js";
 import type { AgentMemory, ApprovalGrant, ApprovalMode, ChatMessage, LlmProvider, Tool } from "./types.js";
@@ -45,6 +46,11 @@ export interface AgentSettings {
   extraTools?: Tool[];
   /** Tools to use instead of building a registry (the json-stream door keeps its own to add MCP tools). */
   registry?: ToolHost;
+  /**
+   * Tools that come and go while the session lives (an AppServer channel adapter's tools), asked
+   * after the registry at every model request. Not passed on to sub-agents.
+   */
+  toolLayers?: readonly ToolHost[];
   approvalsUnavailable?: string;
   contextWindow?: number;
   logger?: MinimalLogger;
@@ -66,6 +72,7 @@ export function buildToolRegistry(settings: AgentSettings, depth = 0): ToolRegis
             sink: undefined,
             workspace: ctx.workspace,
             registry: undefined,
+            toolLayers: undefined,
             approvalsUnavailable: SPAWN_APPROVAL_REFUSAL,
           },
           childDepth,
@@ -93,7 +100,7 @@ export function createAgentSession(settings: AgentSettings, depth = 0): AgentSes
     maxTokens: settings.maxTokens,
     maxTurns: settings.maxTurns,
     ...(settings.thinkingBudget === undefined ? {} : { thinkingBudget: settings.thinkingBudget }),
-    tools: settings.registry ?? buildToolRegistry(settings, depth),
+    tools: withLayers(settings.registry ?? buildToolRegistry(settings, depth), settings.toolLayers),
     ...(allowed ? { toolFilter: (tool: Tool) => allowed(tool.name) } : {}),
     ...(settings.hooks ? { hooks: settings.hooks } : {}),
     policy,
@@ -109,4 +116,8 @@ export function createAgentSession(settings: AgentSettings, depth = 0): AgentSes
       ? {}
       : { approvalsUnavailable: settings.approvalsUnavailable }),
   });
+}
+
+function withLayers(base: ToolHost, layers: readonly ToolHost[] | undefined): ToolHost {
+  return layers === undefined || layers.length === 0 ? base : new LayeredTools([base, ...layers]);
 }

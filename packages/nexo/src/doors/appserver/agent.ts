@@ -34,7 +34,7 @@ export type SessionSource = (request: OpenSessionRequest) => AgentSession | Prom
  */
 export function standaloneSessions(options: AgentOptions): SessionSource {
   let resolved: ReturnType<typeof import("../jsonstream/bootstrap.js")["resolveProvider"]> | undefined;
-  return async ({ record, sessions, workspace }) => {
+  return async ({ record, sessions, workspace, toolLayers }) => {
     const { resolveProvider, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } = await import(
       "../jsonstream/bootstrap.js"
     );
@@ -48,6 +48,7 @@ export function standaloneSessions(options: AgentOptions): SessionSource {
       workspace,
       memory: sessions.store.memory,
       allowList: ["info"],
+      toolLayers,
       logger: options.logger,
     });
   };

@@ -56,7 +56,7 @@ export function appServerDoor(
         // The daemon's store: the door uses it but leaves closing it to the daemon.
         openStore: () => Promise.resolve(daemon.store),
         closeStore: false,
-        sessions: ({ record }) => daemon.sessions.openFor(agentId, record),
+        sessions: ({ record, toolLayers }) => daemon.sessions.openFor(agentId, record, toolLayers),
         // The management families act on the running daemon: its plugins, MCP servers and channels.
         management: { services: daemon.services, live: true },
         // Channel adapter connections serve their channel kind through the daemon's registry.

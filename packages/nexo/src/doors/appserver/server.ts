@@ -60,6 +60,7 @@ export function createThreadedAppServer(options: ThreadedAppServerOptions): AppS
     openSession: async (request) => sessions(request),
     configure: configureThread,
     onRuntimeChanged: (threadId, runtime) => host?.broadcast("thread/runtimeChanged", { threadId, runtime }),
+    adapterFor: (channel) => host?.channelAdapters.get(channel),
   });
   host = createAppServer({ ...rest, threads });
   return host;

@@ -22,7 +22,8 @@ export const SessionIdentitySchema = z.looseObject({
   channelName: z.string().min(1),
   userId: z.string().optional(),
   channelContext: z.string().optional(),
-  workspacePath: z.string(),
+  /** Absent or empty: the server's workspace (DotCraft's SDK leaves it out when it has none). */
+  workspacePath: z.string().optional(),
 });
 export type SessionIdentity = z.infer<typeof SessionIdentitySchema>;
 

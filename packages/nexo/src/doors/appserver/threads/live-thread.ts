@@ -67,6 +67,8 @@ export interface LiveThreadOptions {
 interface RunningTurn {
   projector: TurnProjector;
   starter: AppServerConnection | undefined;
+  /** Who sent the turn's input (a channel adapter's user), when the client said. */
+  sender: SenderContext | undefined;
   approvals: Map<string, PendingApproval>;
   /** Set when the turn must end as failed whatever the engine reports (an approval timed out). */
   failure?: { error: string; code: number };
@@ -105,6 +107,12 @@ export class LiveThread {
       waitingOnApproval: (this.current?.approvals.size ?? 0) > 0,
       waitingOnPlanConfirmation: false,
     };
+  }
+
+  /** The running turn's id and who sent its input; undefined when no turn runs. */
+  turnContext(): { turnId: string; sender: SenderContext | undefined } | undefined {
+    const running = this.current;
+    return running === undefined ? undefined : { turnId: running.projector.turn.id, sender: running.sender };
   }
 
   /** The running turn as a client sees it now (all items so far). */
@@ -175,6 +183,7 @@ export class LiveThread {
     const running: RunningTurn = {
       projector,
       starter: options.starter,
+      sender: options.sender,
       approvals: new Map(),
       done: Promise.resolve(),
     };

@@ -20,9 +20,11 @@ import type {
   ThreadSummary,
 } from "@nexo/wire/schemas/appserver";
 import type { AgentSession } from "../../../engine/session.js";
+import type { ToolHost } from "../../../engine/session-types.js";
 import type { SessionService } from "../../../engine/sessions/service.js";
 import type { Logger } from "../../../log.js";
 import type { Session, Store } from "../../../store/index.js";
+import type { ConnectedAdapter } from "../channel-adapters.js";
 import type { AppServerConnection } from "../connection.js";
 import { appServerErrors } from "../errors.js";
 import { countTurns, rebuildTurns, startsTurn } from "./history.js";
@@ -45,6 +47,8 @@ export interface OpenSessionRequest {
   /** The engine's session service over the thread store: `open` builds the engine session. */
   sessions: SessionService;
   configuration: ThreadConfiguration | undefined;
+  /** Tools that come and go while the thread lives (its channel adapter's): pass as `toolLayers`. */
+  toolLayers: ToolHost[];
 }
 
 export interface ThreadServiceOptions {
@@ -63,6 +67,8 @@ export interface ThreadServiceOptions {
   configure: (session: AgentSession, configuration: ThreadConfiguration | undefined) => void;
   /** Where `thread/runtimeChanged` goes (every connection). */
   onRuntimeChanged: (threadId: string, runtime: ThreadRuntime) => void;
+  /** The channel adapter connected for a channel now (its tools are offered to that channel's threads). */
+  adapterFor?: (channel: string) => ConnectedAdapter | undefined;
 }
 
 const NO_CONNECTIONS: ReadonlySet<AppServerConnection> = new Set();
@@ -218,9 +224,32 @@ export class ThreadService {
     const entries = store.transcripts.entries(threadId);
     const workspace = workspaceOf(record, this.options.workspace);
     const configuration = threadState(record).configuration;
-    const session = await this.options.openSession({ record, workspace, sessions, configuration });
+    let live: LiveThread | undefined;
+    const toolLayers: ToolHost[] = [];
+    const { adapterFor } = this.options;
+    if (adapterFor !== undefined && record.channel !== null) {
+      // Loaded with the first thread (the engine's tool registry), not at start-up.
+      const { ChannelTools } = await import("./channel-tools.js");
+      toolLayers.push(
+        new ChannelTools({
+          threadId,
+          channel: record.channel,
+          channelContext: record.contact ?? undefined,
+          adapterFor,
+          turn: () => live?.turnContext(),
+          logger: this.options.logger,
+        }),
+      );
+    }
+    const session = await this.options.openSession({
+      record,
+      workspace,
+      sessions,
+      configuration,
+      toolLayers,
+    });
     this.options.configure(session, configuration);
-    return new LiveThread({
+    live = new LiveThread({
       id: threadId,
       session,
       workspace,
@@ -241,6 +270,7 @@ export class ThreadService {
         store.sessions.update(threadId, { metadata: withThreadState(row, { outcomes }) });
       },
     });
+    return live;
   }
 
   /** Changes the thread's status; returns the previous one. */

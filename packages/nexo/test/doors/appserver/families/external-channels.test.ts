@@ -85,7 +85,7 @@ function rejectedEvent(client: WsClient): Message | undefined {
 
 before(async () => {
   server = new AppServerProcess({
-    args: ["--config", config.dir, "--listen", "ws://127.0.0.1:0"],
+    args: ["--config", config.dir, "--listen", "ws://127.0.0.1:0", "--provider", "scripted"],
     stdin: "ignore",
     env: { ADAPTER_PID_FILE: pidFile, ANTHROPIC_API_KEY: "sk-test" },
   });
@@ -192,6 +192,79 @@ describe("AppServer externalChannel/*", () => {
     assert.equal(isAlive(pid), false, "the adapter process was stopped");
     assert.deepEqual(await channelsUntil(desk, (names) => !names.includes("sub")), []);
     writeFileSync(pidFile, "");
+  });
+
+  test("ext/channel/toolCall: an adapter's tools are offered to its channel's threads and run on it", async () => {
+    const desk = await connect();
+    await desk.request("externalChannel/upsert", { channel: { name: "tg", transport: "websocket" } });
+    const document = {
+      name: "TgSendDocument",
+      description: "Send a document to the current chat.",
+      requiresChatContext: true,
+      inputSchema: { type: "object", properties: { filePath: { type: "string" } }, required: ["filePath"] },
+    };
+    const adapter = await connect(
+      { channelAdapter: { channelName: "tg", channelTools: [document] } },
+      "tg-adapter",
+    );
+    const calls: Array<Record<string, unknown>> = [];
+    adapter.onServerRequest = (method, params) => {
+      if (method === "ext/channel/heartbeat") return {};
+      if (method !== "ext/channel/toolCall") return undefined;
+      calls.push(params);
+      const args = params.arguments as { filePath: string };
+      return args.filePath === "missing.pdf"
+        ? { success: false, errorCode: "FileNotFound", errorMessage: "no such file" }
+        : { success: true, contentItems: [{ type: "text", text: `sent ${args.filePath} to the chat` }] };
+    };
+    await channelsUntil(desk, (names) => names.includes("tg"));
+
+    // The adapter runs its chat's thread, as DotCraft's ChannelAdapter does (no workspacePath: the
+    // SDK leaves it out when it has none).
+    const { thread } = await adapter.request<{ thread: { id: string } }>("thread/start", {
+      identity: { channelName: "tg", userId: "u1", channelContext: "chat-9" },
+      historyMode: "server",
+    });
+    const turn = async (client: WsClient, threadId: string, text: string) => {
+      const { turn } = await client.request<{ turn: { id: string } }>("turn/start", {
+        threadId,
+        input: [{ type: "text", text }],
+        sender: { senderId: "u1", senderName: "Ana", groupId: "g1" },
+      });
+      const done = await client.waitFor(
+        (m) =>
+          m.method === "turn/completed" &&
+          (m.params?.turn as { id?: string })?.id === turn.id &&
+          (m.params?.turn as { threadId?: string })?.threadId === threadId,
+        "turn/completed",
+      );
+      return { id: turn.id, text: JSON.stringify(done.params) };
+    };
+    const sent = await turn(adapter, thread.id, 'call TgSendDocument {"filePath":"report.pdf"}');
+    assert.equal(calls.length, 1);
+    assert.deepEqual(calls[0], {
+      threadId: thread.id,
+      turnId: sent.id,
+      callId: calls[0]!.callId,
+      tool: "TgSendDocument",
+      arguments: { filePath: "report.pdf" },
+      context: { channelName: "tg", channelContext: "chat-9", senderId: "u1", groupId: "g1" },
+    });
+    assert.match(sent.text, /sent report\.pdf to the chat/);
+
+    const failed = await turn(adapter, thread.id, 'call TgSendDocument {"filePath":"missing.pdf"}');
+    assert.match(failed.text, /FileNotFound: no such file/);
+    // Arguments that break the tool's schema never reach the adapter.
+    await turn(adapter, thread.id, 'call TgSendDocument {"path":"x"}');
+    assert.equal(calls.length, 2);
+
+    // A thread of another channel is not offered the tool.
+    const other = await desk.request<{ thread: { id: string } }>("thread/start", {
+      identity: { channelName: "desktop", userId: "me" },
+    });
+    const refused = await turn(desk, other.thread.id, 'call TgSendDocument {"filePath":"report.pdf"}');
+    assert.equal(calls.length, 2);
+    assert.doesNotMatch(refused.text, /sent report/);
   });
 
   test("a server without a config directory accepts no adapter", async () => {
