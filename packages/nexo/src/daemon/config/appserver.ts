@@ -7,9 +7,6 @@
  *   token: ${NEXO_APPSERVER_TOKEN}   # else NEXO_APPSERVER_TOKEN itself; required off loopback
  *   agent: assistant                 # the agents.yaml agent that answers threads (nexo start)
  *   approval_timeout_s: 120          # an unanswered approval then fails its turn (-32020)
- *   model: claude-sonnet-4-5         # threads without a model of their own use it (else the agent's)
- *   default_approval_policy: default # or auto_approve: threads without a policy of their own
- *   subagents: { model: claude-haiku-4-5 }   # what Spawn's sub-agents run on (else the parent's)
  *   external_channels:               # the channel adapters this server accepts
  *     telegram: { transport: websocket }            # connects by itself, channelAdapter "telegram"
  *     feishu:                                      # started by the server, spoken to over stdio
@@ -20,8 +17,8 @@
  *       env: { FEISHU_APP_ID: "${FEISHU_APP_ID}" }
  *       enabled: false
  *
- * The AppServer's management methods edit the last four (workspace/config/*, subagent/settings/*,
- * externalChannel/*) through the services' comment-preserving writer.
+ * The AppServer's `externalChannel/*` methods edit `external_channels` through the services'
+ * comment-preserving writer.
  */
 import { z } from "zod";
 import type { Env } from "../../config/index.js";
@@ -71,11 +68,6 @@ export const AppServerFileSchema = z.strictObject({
   agent: z.string().min(1).optional(),
   /** How long an approval request waits for an answer. Default 120 s. */
   approval_timeout_s: z.number().positive().max(86_400).optional(),
-  /** The model of threads that name none (a thread's own `model` wins); else the agent's. */
-  model: z.string().min(1).optional(),
-  /** The approval policy of threads that name none. Default `default` (ask). */
-  default_approval_policy: z.enum(["default", "auto_approve"]).optional(),
-  subagents: z.strictObject({ model: z.string().min(1).optional() }).optional(),
   /** The channel adapters accepted, by channel name. */
   external_channels: z
     .record(

@@ -109,7 +109,6 @@ export * from "./threads.js";
 export * from "./tools.js";
 export * from "./turns.js";
 export * from "./workspace.js";
-export * from "./workspace-config.js";
 
 /** Client→server requests. */
 export const appServerMethods = {
