@@ -1,9 +1,11 @@
 /**
- * `nexo microapp check`, `nexo microapp call` (for microapp authors) and `nexo microapp audit
+ * `nexo microapp new`, `nexo microapp check`, `nexo microapp call` (for microapp authors) and `nexo microapp audit
  * tail` (for operators). This file declares the commands; microapp-run.ts and microapp-audit.ts
  * do the work (loaded on use, like every command's implementation).
  */
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
+import { MICROAPP_LANGUAGES } from "../scaffold/microapp.js";
+import type { MicroappNewFlags } from "./microapp-new.js";
 import type { MicroappRunOptions } from "./microapp-run.js";
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -36,6 +38,23 @@ export function registerMicroapp(program: Command): void {
         positiveInteger("--timeout"),
       )
       .option("--json", "print JSON");
+
+  command
+    .command("new")
+    .description(
+      "write a working microapp with one tool and its test, ready for microapp check, and print its extensions.yaml entry",
+    )
+    .argument("<name>", "the microapp's name (its extension id: lowercase)")
+    .addOption(new Option("--lang <language>", "the language").choices(MICROAPP_LANGUAGES).default("python"))
+    .option("--dir <parent>", "where the microapp's directory is made (default: here)")
+    .option(
+      "--sdk <path>",
+      "nexo-plugin-sdk for --lang ts: a packed tarball or an SDK directory (default: the one shipped with this nexo)",
+    )
+    .action(async (name: string, options: MicroappNewFlags) => {
+      const { runMicroappNew } = await import("./microapp-new.js");
+      process.exitCode = await runMicroappNew(name, options);
+    });
 
   shared(
     command

@@ -1,39 +1,26 @@
 /**
  * The work behind `nexo plugin new NAME`: write the scaffold of scaffold/plugin.ts into a new
- * directory and say how to test and enable it. A TypeScript plugin depends on nexo-plugin-sdk by
- * path: the SDK beside this nexo (a clone's packages/sdk), which `npm install` links.
+ * directory and say how to test and enable it. A TypeScript plugin depends on nexo-plugin-sdk as
+ * scaffold/sdk-source.ts finds it (--sdk, the tarball shipped with this nexo, or a clone's SDK).
  *
- * Exit status: 0 written; 1 the directory exists and is not empty, or the SDK cannot be found;
- * 2 a name that makes no plugin id.
+ * Exit status: 0 written; 1 the directory exists and is not empty, or no SDK can be used;
+ * 2 a name that makes no plugin id, or --sdk without --lang ts.
  */
-import { existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join, relative, resolve } from "node:path";
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
 import { type PluginLanguage, pluginFiles, pluginIdOf } from "../scaffold/plugin.js";
+import { findSdk, provideSdk } from "../scaffold/sdk-source.js";
+import { occupied, shownPath, writeScaffold } from "../scaffold/write.js";
 
 export interface PluginNewFlags {
   lang: PluginLanguage;
   dir?: string;
+  sdk?: string;
 }
 
 function fail(message: string, code: 1 | 2): number {
   process.stderr.write(`nexo plugin new: ${message}\n`);
   return code;
-}
-
-/** The directory of nexo-plugin-sdk as this nexo sees it, or undefined. */
-function sdkDirectory(): string | undefined {
-  let entry: string;
-  try {
-    // Its exports do not include package.json: resolve the entry and walk up to the package root.
-    entry = realpathSync(createRequire(import.meta.url).resolve("nexo-plugin-sdk"));
-  } catch {
-    return undefined;
-  }
-  for (let dir = dirname(entry); dir !== dirname(dir); dir = dirname(dir)) {
-    if (existsSync(join(dir, "package.json")) && existsSync(join(dir, "dist"))) return dir;
-  }
-  return undefined;
 }
 
 export async function runPluginNew(name: string, flags: PluginNewFlags): Promise<number> {
@@ -42,27 +29,15 @@ export async function runPluginNew(name: string, flags: PluginNewFlags): Promise
     return fail(`"${name}" makes no plugin id: start with a letter; letters, digits, - and _; 32 at most`, 2);
   }
   const target = resolve(flags.dir ?? ".", name);
-  if (existsSync(target) && readdirSync(target).length > 0) {
-    return fail(`${target} exists and is not empty; nothing was written`, 1);
-  }
-  let sdk = "";
-  if (flags.lang === "ts") {
-    const found = sdkDirectory();
-    if (found === undefined) {
-      return fail(
-        "nexo-plugin-sdk is not installed beside this nexo; use --lang python, or see docs/plugins.md",
-        1,
-      );
-    }
-    sdk = found;
-  }
-  for (const [file, text] of Object.entries(pluginFiles(id, flags.lang, sdk))) {
-    mkdirSync(dirname(join(target, file)), { recursive: true });
-    writeFileSync(join(target, file), text);
-  }
-  const shown = relative(process.cwd(), target).startsWith("..")
-    ? target
-    : relative(process.cwd(), target) || ".";
+  const taken = occupied(target);
+  if (taken !== undefined) return fail(taken, 1);
+  if (flags.sdk !== undefined && flags.lang !== "ts") return fail("--sdk is for --lang ts", 2);
+  const sdk = flags.lang === "ts" ? findSdk(flags.sdk) : undefined;
+  if (sdk !== undefined && "error" in sdk) return fail(sdk.error, 1);
+  mkdirSync(target, { recursive: true });
+  const sdkSpec = sdk === undefined ? "" : provideSdk(sdk, target);
+  writeScaffold(target, pluginFiles(id, flags.lang, sdkSpec));
+  const shown = shownPath(target);
   const test = flags.lang === "python" ? "python3 -m unittest" : "npm install && npm test";
   process.stdout.write(
     [

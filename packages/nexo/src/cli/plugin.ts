@@ -25,6 +25,10 @@ export function registerPlugin(program: Command): void {
     .argument("<name>", "the plugin's name (its id: lowercase, - becomes _)")
     .addOption(new Option("--lang <language>", "the language").choices(PLUGIN_LANGUAGES).default("python"))
     .option("--dir <parent>", "where the plugin's directory is made (default: here)")
+    .option(
+      "--sdk <path>",
+      "nexo-plugin-sdk for --lang ts: a packed tarball or an SDK directory (default: the one shipped with this nexo)",
+    )
     .action(async (name: string, options: PluginNewFlags) => {
       const { runPluginNew } = await import("./plugin-new.js");
       process.exitCode = await runPluginNew(name, options);

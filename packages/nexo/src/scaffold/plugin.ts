@@ -4,8 +4,7 @@
  * TypeScript (nexo-plugin-sdk). Both pass `nexo plugin check` as written.
  */
 
-/** The TypeScript scaffold's one dependency (a template string here, not an import of nexo's). */
-const SDK_PACKAGE = "nexo-plugin-sdk";
+import { SDK_PACKAGE } from "./sdk-source.js";
 
 export type PluginLanguage = "python" | "ts";
 export const PLUGIN_LANGUAGES: readonly PluginLanguage[] = ["python", "ts"];
@@ -19,9 +18,12 @@ export function pluginIdOf(name: string): string | undefined {
   return /^[a-z][a-z0-9_]{0,31}$/.test(id) ? id : undefined;
 }
 
-/** File name → content for a plugin `id`; `sdkPath` is where nexo-plugin-sdk is (TypeScript only). */
-export function pluginFiles(id: string, language: PluginLanguage, sdkPath: string): Record<string, string> {
-  return language === "python" ? pythonPlugin(id) : typescriptPlugin(id, sdkPath);
+/**
+ * File name → content for a plugin `id`; `sdkSpec` is the package.json version spec of
+ * nexo-plugin-sdk (TypeScript only; scaffold/sdk-source.ts).
+ */
+export function pluginFiles(id: string, language: PluginLanguage, sdkSpec: string): Record<string, string> {
+  return language === "python" ? pythonPlugin(id) : typescriptPlugin(id, sdkSpec);
 }
 
 function manifest(id: string, command: string, args: string[], comment: string): string {
@@ -196,7 +198,7 @@ if __name__ == "__main__":
   };
 }
 
-function typescriptPlugin(id: string, sdkPath: string): Record<string, string> {
+function typescriptPlugin(id: string, sdkSpec: string): Record<string, string> {
   return {
     "nexo-plugin.toml": manifest(id, "node", ["dist/plugin.js"], "plugin.ts compiled by `npm run build`."),
     "package.json": `${JSON.stringify(
@@ -206,7 +208,7 @@ function typescriptPlugin(id: string, sdkPath: string): Record<string, string> {
         private: true,
         type: "module",
         scripts: { build: "tsc", test: "npm run build && node --test dist/" },
-        dependencies: { [SDK_PACKAGE]: `file:${sdkPath}` },
+        dependencies: { [SDK_PACKAGE]: sdkSpec },
         devDependencies: { typescript: "~5.9.3", "@types/node": "^20.19.0" },
       },
       null,

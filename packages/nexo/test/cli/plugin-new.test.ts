@@ -1,10 +1,12 @@
 /**
  * `nexo plugin new` (issue 14.15): the Python and the TypeScript scaffolds work as written — their
- * own tests pass, `nexo plugin check` passes, `nexo plugin call` runs the tool.
+ * own tests pass, `nexo plugin check` passes, `nexo plugin call` runs the tool — and a TypeScript
+ * plugin depends on the SDK given with --sdk (issue 14.3). Outside the repository, on the packed
+ * CLI and SDK: newcomer-outside.test.ts.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -64,6 +66,26 @@ describe("nexo plugin new", () => {
     assert.match(unit.output, /# pass 1/);
     const check = await runCli(["plugin", "check", dir], { env: ENV, timeoutMs: 60_000 });
     assert.equal(check.code, 0, check.stdout + check.stderr);
+  });
+
+  it("depends on the SDK tarball given with --sdk by a relative path, the tarball copied beside it", async () => {
+    const parent = tempDir();
+    const tarball = join(parent, "nexo-plugin-sdk-9.9.9.tgz");
+    writeFileSync(tarball, "a tarball is copied, not read, when scaffolding");
+    const made = await runCli(
+      ["plugin", "new", "ts-tools", "--lang", "ts", "--sdk", tarball, "--dir", parent],
+      {
+        env: ENV,
+      },
+    );
+    assert.equal(made.code, 0, made.stderr);
+    const dir = join(parent, "ts-tools");
+    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+    assert.equal(pkg.dependencies["nexo-plugin-sdk"], "file:nexo-plugin-sdk-9.9.9.tgz");
+    assert.equal(readFileSync(join(dir, "nexo-plugin-sdk-9.9.9.tgz"), "utf8"), readFileSync(tarball, "utf8"));
+    const python = await runCli(["plugin", "new", "py", "--sdk", tarball, "--dir", parent], { env: ENV });
+    assert.equal(python.code, 2);
+    assert.match(python.stderr, /--sdk is for --lang ts/);
   });
 
   it("refuses a name that makes no id and a directory that is not empty", async () => {

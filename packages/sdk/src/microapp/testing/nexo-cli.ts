@@ -69,6 +69,7 @@ export function findNexoCli(explicit?: string, env: NodeJS.ProcessEnv = process.
   const onPath = fromPath(env);
   if (onPath !== undefined) return commandFor(onPath, "PATH");
   throw new Error(
-    "no nexo CLI found: install the nexo package in this project (npm i -D nexo), put nexo on PATH, set NEXO_CLI, or pass {nexo: '/path/to/nexo'}",
+    // Not `npm i -D nexo`: that name on the npm registry is an unrelated package.
+    "no nexo CLI found: install the nexo package in this project from its packed tarball (npm i -D ./nexo-<version>.tgz; `npm run package` in a nexo clone), put nexo on PATH (npm install -g ./packages/nexo in the clone), set NEXO_CLI, or pass {nexo: '/path/to/nexo'}",
   );
 }
