@@ -14,7 +14,8 @@ import { fileURLToPath } from "node:url";
 import { runCli } from "../helpers/cli.js";
 
 const REPO = fileURLToPath(new URL("../../../../", import.meta.url));
-const ENV = { PATH: process.env.PATH, HOME: process.env.HOME };
+// A generous handshake deadline: at load 30 a python3 start can take more than the default 5 s.
+const ENV = { PATH: process.env.PATH, HOME: process.env.HOME, NEXO_PLUGIN_INIT_TIMEOUT_MS: "60000" };
 
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "nexo-plugin-new-"));
