@@ -34,8 +34,9 @@ function checkKind(kind: string): void {
 const channel: LoopbackChannel = new LoopbackChannel({
   kind: KIND,
   env: process.env,
-  // The adapter is created below; the channel only publishes once it runs.
-  publish: (topic: string, event: Event): Promise<void> => adapter.broker.publish(topic, event),
+  // The adapter is created below; the channel only publishes once it runs. A POST is answered 202
+  // only once nexo has taken the message (acknowledged publish when nexo offers it).
+  publish: (topic: string, event: Event) => adapter.broker.publishAndWait(topic, event),
   reportPairing: (update) => adapter.broker.pairingUpdate(update),
   log,
 });

@@ -13,7 +13,7 @@
 import type { Writable } from "node:stream";
 import { Dispatcher, JsonRpcPeer } from "@nexo/wire";
 import { plugin } from "@nexo/wire/schemas";
-import { abandonHostCalls, BrokerSender } from "./broker.js";
+import { abandonHostCalls, BrokerSender, setHostFeatures } from "./broker.js";
 import { advertisedChannelFeatures } from "./channel-features.js";
 import { checkToolCatalog, warnAboutUnmatchedDeclarations } from "./declarations.js";
 import { PluginError, RpcTransportError } from "./errors.js";
@@ -174,6 +174,7 @@ export class PluginAdapter {
   ): void {
     dispatcher.handle("initialize", (params) => {
       this.nexoVersion = params.nexo_version;
+      this.brokerSender[setHostFeatures](params.host_features);
       return this.initializeReply as plugin.InitializeResult;
     });
 

@@ -1,6 +1,7 @@
 /**
- * The plugin's handle on its host: `broker.publish` (§5.4) and the framework services
- * `memory.recall` (§5.2) and `llm.complete` (§5.3, streamed with `llm.complete.delta`).
+ * The plugin's handle on its host: `broker.publish` (§5.4), nexo's acknowledged publish
+ * (`broker.publish_acked`, through `publishAndWait`) and the framework services `memory.recall`
+ * (§5.2) and `llm.complete` (§5.3, streamed with `llm.complete.delta`).
  *
  * Every frame goes through the adapter's JsonRpcPeer, which numbers requests 1, 2, 3, … (one
  * counter for every call, as the contract's hosts expect), writes each frame whole, and matches
@@ -17,6 +18,7 @@ import {
 import { plugin } from "@nexo/wire/schemas";
 import {
   PluginError,
+  PublishRefusedError,
   RpcDecodeError,
   RpcServerError,
   RpcTimeoutError,
@@ -52,10 +54,32 @@ export interface MemoryRecallOptions {
 
 /** Internal to the SDK: the adapter calls it on shutdown (not exported from the package). */
 export const abandonHostCalls = Symbol("abandonHostCalls");
+/** Internal to the SDK: the adapter records what the host advertised in `initialize`. */
+export const setHostFeatures = Symbol("setHostFeatures");
+
+export interface PublishAndWaitOptions {
+  /** How long to wait for the host's acknowledgement. Default 30 000 ms. */
+  timeoutMs?: number;
+}
+
+/** What `publishAndWait` learned. */
+export type PublishReceipt =
+  /**
+   * The host acknowledged the message: `durable` when it is in the daemon's durable inbox (a
+   * daemon killed from now on still answers it after its restart); `duplicate` when the inbox
+   * already held the same channel message id.
+   */
+  | { acknowledged: true; eventId: string; durable: boolean; duplicate: boolean }
+  /**
+   * The host does not offer the acknowledged publish (an upstream host, or a nexo before it): the
+   * message went out as the `broker.publish` notification, and nothing is known of its fate.
+   */
+  | { acknowledged: false };
 
 export class BrokerSender {
   private readonly link: HostLink;
   private readonly inFlight = new Set<AbortController>();
+  private hostFeatures: ReadonlySet<plugin.HostFeature> = new Set();
 
   /**
    * The adapter builds its own; tests may pass a LineWriter to capture `publish` frames. A
@@ -68,17 +92,56 @@ export class BrokerSender {
 
   /** Sends a `broker.publish` notification. The host drops topics outside its allowlist (§6). */
   async publish(topic: string, event: Event): Promise<void> {
-    const params = { topic, event: Event.toJson(event) };
-    const check = plugin.BrokerPublishParamsSchema.safeParse(params);
-    if (!check.success) {
-      throw new WireError(`cannot publish: ${formatIssues(check.error.issues, "(params)")}`);
-    }
-    toStrictJson(params, "broker.publish params");
+    const params = publishParams(topic, event);
     try {
       await this.link.notify("broker.publish", params);
     } catch (error) {
       throw sendFailure("broker.publish", error);
     }
+  }
+
+  /** Whether the host advertised the acknowledged publish in `initialize`. */
+  get acknowledgedPublish(): boolean {
+    return this.hostFeatures.has("broker.publish_acked");
+  }
+
+  /**
+   * Publishes and waits until the host has taken the message. A channel that tells its sender
+   * "received" only after this resolves never acknowledges a message a crash of the daemon loses.
+   * With a host that does not offer it (see `acknowledgedPublish`), this is `publish` and resolves
+   * `{acknowledged: false}` once the notification is written. Throws PublishRefusedError when the
+   * host refused the message (it was not taken), RpcTimeoutError / RpcTransportError when no
+   * answer came (its fate is unknown).
+   */
+  async publishAndWait(
+    topic: string,
+    event: Event,
+    options: PublishAndWaitOptions = {},
+  ): Promise<PublishReceipt> {
+    if (!this.acknowledgedPublish) {
+      await this.publish(topic, event);
+      return { acknowledged: false };
+    }
+    const params = publishParams(topic, event);
+    let raw: unknown;
+    try {
+      raw = await this.call("broker.publish_acked", params, options.timeoutMs);
+    } catch (error) {
+      throw asPublishRefusal(error);
+    }
+    const result = plugin.BrokerPublishAckedResultSchema.safeParse(raw);
+    if (!result.success) {
+      throw new RpcDecodeError(
+        `broker.publish_acked result: ${formatIssues(result.error.issues, "(result)")}`,
+      );
+    }
+    const { event_id: eventId, durable, duplicate } = result.data;
+    return { acknowledged: true, eventId, durable, duplicate };
+  }
+
+  /** What the host advertised in `initialize` (`host_features`); set by the adapter. */
+  [setHostFeatures](features: readonly plugin.HostFeature[] | undefined): void {
+    this.hostFeatures = new Set(features ?? []);
   }
 
   /**
@@ -192,6 +255,26 @@ export class BrokerSender {
       this.inFlight.delete(controller);
     }
   }
+}
+
+/** `broker.publish` / `broker.publish_acked` params, checked against the contract and strict JSON. */
+function publishParams(topic: string, event: Event): plugin.BrokerPublishParams {
+  const params = { topic, event: Event.toJson(event) };
+  const check = plugin.BrokerPublishParamsSchema.safeParse(params);
+  if (!check.success) {
+    throw new WireError(`cannot publish: ${formatIssues(check.error.issues, "(params)")}`);
+  }
+  toStrictJson(params, "broker.publish params");
+  return params as plugin.BrokerPublishParams;
+}
+
+/** A host error whose data names a publish refusal becomes PublishRefusedError; others pass. */
+function asPublishRefusal(error: unknown): unknown {
+  if (!(error instanceof RpcServerError)) return error;
+  const data = plugin.PublishRefusedDataSchema.safeParse(error.data);
+  if (!data.success) return error;
+  const message = error.message.replace(/^rpc error -?\d+: /, "");
+  return new PublishRefusedError(error.code, message, data.data, { cause: error });
 }
 
 function llmParams(options: LlmCompleteOptions, stream: boolean): Record<string, unknown> {

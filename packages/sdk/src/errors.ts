@@ -11,6 +11,7 @@
  *   out of a tool handler therefore becomes -33403, not the host's code.
  */
 import { ToolError as WireToolError } from "@nexo/wire";
+import type { PublishRefusal, PublishRefusedData } from "@nexo/wire/schemas/plugin";
 
 /**
  * The classes whose instances count as SDK tool errors. tools.ts registers them: they extend the
@@ -81,6 +82,24 @@ export class RpcServerError extends RpcError {
     this.name = "RpcServerError";
     this.code = code;
     this.data = data;
+  }
+}
+
+/**
+ * The host refused an acknowledged publish (`BrokerSender.publishAndWait`): the message was not
+ * taken. `reason` says why (`inbox_full`, `queue_full`, `not_acknowledged` may pass on a retry
+ * after `retryAfterSecs`; `topic_not_allowed`, `invalid_message`, `not_routed` will not).
+ */
+export class PublishRefusedError extends RpcServerError {
+  readonly reason: PublishRefusal;
+  /** Seconds to wait before retrying; undefined when a retry cannot help. */
+  readonly retryAfterSecs: number | undefined;
+
+  constructor(code: number, message: string, data: PublishRefusedData, options?: ErrorOptions) {
+    super(code, message, data, options);
+    this.name = "PublishRefusedError";
+    this.reason = data.reason;
+    this.retryAfterSecs = data.retry_after_secs;
   }
 }
 

@@ -8,7 +8,13 @@
 
 export type { EventHandler, PluginAdapterOptions, ShutdownHandler } from "./adapter.js";
 export { PluginAdapter } from "./adapter.js";
-export type { HostLink, LineWriter, MemoryRecallOptions } from "./broker.js";
+export type {
+  HostLink,
+  LineWriter,
+  MemoryRecallOptions,
+  PublishAndWaitOptions,
+  PublishReceipt,
+} from "./broker.js";
 export { BrokerSender } from "./broker.js";
 export {
   ChannelAuthenticationError,
@@ -38,6 +44,7 @@ export {
   MemoryWriteFailedError,
   MethodNotFoundError,
   PluginError,
+  PublishRefusedError,
   RpcDecodeError,
   RpcError,
   RpcServerError,

@@ -55,6 +55,21 @@ export const PluginHostCode = {
   providerAccessDenied: -32011,
   /** A host-side queue for this plugin is full; retry later. */
   overloaded: -32012,
+  /**
+   * `broker.publish_acked` refusals (nexo's acknowledged publish, docs/plugins.md). Each carries
+   * `data.reason` (schemas/plugin/broker.ts); the message was NOT taken.
+   */
+  /** The topic is outside the plugin's allowlist (§6). */
+  publishTopicNotAllowed: -32013,
+  /** The durable inbox is at its bound; retry later (`data.retry_after_secs`). */
+  inboxFull: -32014,
+  /** No agent is bound to the channel the message was published on. */
+  publishNotRouted: -32015,
+  /**
+   * No acknowledgement: the daemon is not routing (starting, stopping), the broker is down, or the
+   * router did not report within the ack timeout. Retry later (`data.retry_after_secs`).
+   */
+  publishNotAcknowledged: -32016,
 } as const;
 
 /** Channel adapter errors (plugin contract §5.x). */

@@ -13,6 +13,7 @@ import {
   ChannelSendOutboundParamsSchema,
   describeManifestIssues,
   HookResponseSchema,
+  InitializeParamsSchema,
   InitializeResultSchema,
   LlmChatDeltaParamsSchema,
   LlmCompleteParamsSchema,
@@ -740,7 +741,12 @@ describe("plugin method tables", () => {
       "shutdown",
       "tool.invoke",
     ]);
-    assert.deepEqual(Object.keys(pluginChildMethods).sort(), ["llm.complete", "memory.recall"]);
+    // broker.publish_acked is nexo's acknowledged publish (the one addition to the child's requests).
+    assert.deepEqual(Object.keys(pluginChildMethods).sort(), [
+      "broker.publish_acked",
+      "llm.complete",
+      "memory.recall",
+    ]);
     assert.deepEqual(Object.keys(pluginNotifications).sort(), [
       "broker.event",
       "broker.publish",
@@ -748,6 +754,51 @@ describe("plugin method tables", () => {
       "llm.chat.delta",
       "llm.complete.delta",
     ]);
+  });
+
+  test("host_features in the initialize params: optional, unknown names and non-arrays dropped", () => {
+    assert.equal(InitializeParamsSchema.parse({ nexo_version: "1" }).host_features, undefined);
+    assert.deepEqual(
+      InitializeParamsSchema.parse({ host_features: ["teleport", "broker.publish_acked", 7] }).host_features,
+      ["broker.publish_acked"],
+    );
+    assert.deepEqual(
+      InitializeParamsSchema.parse({ host_features: "broker.publish_acked" }).host_features,
+      [],
+    );
+  });
+
+  test("broker.publish_acked: the publish params, an {event_id, durable, duplicate} result, typed refusals", () => {
+    const request = {
+      jsonrpc: "2.0",
+      id: 4,
+      method: "broker.publish_acked",
+      params: { topic: "plugin.inbound.wa", event: { topic: "plugin.inbound.wa", source: "wa" } },
+    };
+    assert.deepEqual(checkRequest(request), {
+      ...request.params,
+      event: { ...request.params.event, payload: {} },
+    });
+    checkResult("broker.publish_acked", {
+      jsonrpc: "2.0",
+      id: 4,
+      result: { event_id: "0190a6f0-0000-7000-8000-000000000000", durable: true, duplicate: false },
+    });
+    assert.throws(() =>
+      checkResult("broker.publish_acked", { jsonrpc: "2.0", id: 4, result: { durable: true } }),
+    );
+    checkError({
+      jsonrpc: "2.0",
+      id: 4,
+      error: {
+        code: -32014,
+        message: "the inbox is full",
+        data: { reason: "inbox_full", retry_after_secs: 1 },
+      },
+    });
+    assert.throws(() =>
+      checkError({ jsonrpc: "2.0", id: 4, error: { code: -32013, message: "no", data: { reason: "nope" } } }),
+    );
   });
 
   test("channel_features in the initialize reply: optional, unknown names dropped", () => {

@@ -28,6 +28,7 @@ import {
   type ChannelSendOutboundHandler,
   ChannelUnsupportedError,
   Event,
+  PublishRefusedError,
 } from "nexo-plugin-sdk";
 import {
   type LoopbackConfig,
@@ -35,7 +36,7 @@ import {
   LoopbackTokenRequiredError,
   readLoopbackConfig,
 } from "./config.js";
-import { LoopbackServer } from "./http-server.js";
+import { LoopbackServer, PostRefusedError } from "./http-server.js";
 import {
   type DeliveredMessage,
   type InboundPayload,
@@ -51,8 +52,12 @@ export interface LoopbackChannelOptions {
   kind: string;
   /** Where the settings are read from at each start (see config.ts). */
   env: Env;
-  /** Sends a `broker.publish` to the daemon. */
-  publish: (topic: string, event: Event) => Promise<void>;
+  /**
+   * Hands an inbound message to the daemon and resolves once the daemon has taken it (the SDK's
+   * `publishAndWait`); a client's POST is answered 202 only then. Rejects with PublishRefusedError
+   * when the daemon refused it.
+   */
+  publish: (topic: string, event: Event) => Promise<unknown>;
   /** Sends a `channel.pairing.update` to the daemon. */
   reportPairing: PairingReport;
   log: (line: string) => void;
@@ -290,7 +295,11 @@ export class LoopbackChannel {
       message_id: randomUUID(),
       timestamp: new Date().toISOString(),
     };
-    await this.options.publish(topic, Event.new(topic, this.options.kind, { ...payload }));
+    try {
+      await this.options.publish(topic, Event.new(topic, this.options.kind, { ...payload }));
+    } catch (error) {
+      throw postRefusal(error);
+    }
     return { message_id: payload.message_id, timestamp: payload.timestamp };
   }
 
@@ -331,5 +340,25 @@ function configOrChannelError(env: Env): LoopbackConfig {
       });
     }
     throw error;
+  }
+}
+
+/**
+ * The HTTP answer to a message the daemon refused (docs/plugins.md, acknowledged publish): 503 with
+ * Retry-After for what may pass later (inbox or queue full, no acknowledgement), 404 when no agent
+ * answers on this channel, 500 for what is this plugin's fault (a topic nexo does not allow it, a
+ * message nexo cannot read). Anything else (no answer from the daemon at all) stays a 503.
+ */
+function postRefusal(error: unknown): unknown {
+  if (!(error instanceof PublishRefusedError)) return error;
+  const detail = `nexo refused the message (${error.reason})`;
+  switch (error.reason) {
+    case "not_routed":
+      return new PostRefusedError(404, `${detail}: no agent answers on this channel`);
+    case "topic_not_allowed":
+    case "invalid_message":
+      return new PostRefusedError(500, detail);
+    default:
+      return new PostRefusedError(503, `${detail}; retry later`, error.retryAfterSecs ?? 1);
   }
 }

@@ -1,7 +1,10 @@
 /**
  * The loopback channel's HTTP face, what a terminal chat (chat.ts), curl or a test talks to:
  *
- *   POST /messages            {from, text} → 202 {message_id, timestamp}; handed to the daemon
+ *   POST /messages            {from, text} → 202 {message_id, timestamp} once nexo has taken the
+ *                                            message (in its durable inbox, when nexo offers the
+ *                                            acknowledged publish); else 503 (retry later,
+ *                                            Retry-After), 404 (no agent on this channel), 500
  *   GET  /messages?to=ID[&timeout=MS]      → 200 {messages: [...]}: what is queued for ID, or
  *                                            (long-poll) the next reply within MS
  *   GET  /stream?to=ID                     → Server-Sent Events, one `message` event per reply
@@ -34,7 +37,10 @@ export interface LoopbackServerOptions {
   postOffice: PostOffice;
   /** Where pairing scans and confirmations go. */
   pairing: LoopbackPairing;
-  /** Hands a posted message to the daemon; resolves with its id and receive time. */
+  /**
+   * Hands a posted message to the daemon; resolves with its id and receive time once the daemon
+   * took it. A PostRefusedError says which status to answer; any other failure is a 503.
+   */
   onPost: (post: InboundPost) => Promise<{ message_id: string; timestamp: string }>;
   log: (line: string) => void;
 }
@@ -49,9 +55,16 @@ class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** `Retry-After` in seconds, for a 503 that may pass later. */
+    readonly retryAfterSecs?: number,
   ) {
     super(message);
   }
+}
+
+/** `onPost`'s refusal: the daemon did not take the message, and this is the status to answer. */
+export class PostRefusedError extends HttpError {
+  override readonly name = "PostRefusedError";
 }
 
 export class LoopbackServer {
@@ -132,7 +145,8 @@ export class LoopbackServer {
     try {
       receipt = await this.options.onPost(post);
     } catch (error) {
-      throw new HttpError(503, `could not hand the message to nexo: ${(error as Error).message}`);
+      if (error instanceof PostRefusedError) throw error;
+      throw new HttpError(503, `could not hand the message to nexo: ${(error as Error).message}`, 1);
     }
     sendJson(res, 202, receipt);
   }
@@ -199,6 +213,8 @@ export class LoopbackServer {
 
   private fail(res: ServerResponse, error: unknown): void {
     if (error instanceof HttpError) {
+      if (error.retryAfterSecs !== undefined && !res.headersSent)
+        res.setHeader("retry-after", String(error.retryAfterSecs));
       if (!res.headersSent) sendJson(res, error.status, { error: error.message }, error.status === 413);
       return;
     }

@@ -33,6 +33,11 @@ export interface MessageOrigin {
 export interface TurnInput {
   content: ContentBlock[];
   origin?: MessageOrigin;
+  /**
+   * The message is already the last one of the stored history (a turn killed with the daemon, run
+   * again from the durable inbox): the turn answers it without storing it, or hooking it, again.
+   */
+  alreadyStored?: boolean;
 }
 
 /** Where a tool comes from: built in, or the MCP server, plugin or microapp (`id`) that offers it. */

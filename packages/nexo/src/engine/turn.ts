@@ -31,7 +31,7 @@ export async function runTurn(run: TurnRun, turnInput: TurnInput): Promise<TurnO
       .filter((b) => b.type === "text")
       .map((b) => (b as { text: string }).text)
       .join("\n");
-    if (session.hooks?.has("before_message")) {
+    if (!turnInput.alreadyStored && session.hooks?.has("before_message")) {
       const outcome = await session.hooks.run("before_message", { text: textIn }, session.hookContext);
       if (outcome.decision === "block") {
         emit({ type: "info", turnId, message: `message blocked by ${outcome.by}: ${outcome.reason}` });
@@ -42,7 +42,8 @@ export async function runTurn(run: TurnRun, turnInput: TurnInput): Promise<TurnO
         input = [{ type: "text", text: outcome.payload.text }, ...input.filter((b) => b.type !== "text")];
       }
     }
-    await session.append({ role: "user", content: input }, turnId, turnInput.origin);
+    if (!turnInput.alreadyStored)
+      await session.append({ role: "user", content: input }, turnId, turnInput.origin);
 
     let step = 0;
     let compactedThisStep = false;

@@ -266,6 +266,24 @@ export class TranscriptRepository {
       .run(sessionId, keepThroughSeq).changes;
   }
 
+  /**
+   * Where the user message the channel sent as `messageId` stands in the session's transcript:
+   * "absent"; "unanswered" when it is the session's last user message and nothing follows it (a
+   * turn killed before the model answered); "answered" when anything was stored after it. A replay
+   * after a SIGKILL asks this so it neither stores the message twice nor answers it twice.
+   */
+  messageState(sessionId: string, messageId: string): "absent" | "unanswered" | "answered" {
+    const row = this.#db
+      .prepare(
+        `SELECT u.seq AS seq, (SELECT MAX(seq) FROM transcript_entries WHERE session_id = u.session_id) AS last
+         FROM transcript_entries u WHERE u.session_id = ? AND u.role = 'user' AND u.message_id = ?
+         ORDER BY u.seq DESC LIMIT 1`,
+      )
+      .get(requireId("sessionId", sessionId), messageId) as { seq: number; last: number } | undefined;
+    if (row === undefined) return "absent";
+    return row.last > row.seq ? "answered" : "unanswered";
+  }
+
   /** How many entries the session has (its last seq). */
   count(sessionId: string): number {
     const row = this.#db

@@ -15,6 +15,7 @@
 import { join } from "node:path";
 import { createBroker } from "../../broker/config.js";
 import type { Broker } from "../../broker/types.js";
+import { InboundReceipts } from "../../channels/inbound-receipts.js";
 import { readOperatorTokenFile } from "../../config/secret-files.js";
 import { PluginManager } from "../../extensions/plugins/manager.js";
 import { DATABASE_FILE } from "../../paths.js";
@@ -121,6 +122,8 @@ export function composeDaemon(
     stop: (connected) => connected.close(),
   });
 
+  // Plugins' acknowledged publishes wait here for the router's word on their message.
+  const receipts = new InboundReceipts();
   const plugins = new Part("plugins", {
     start: async () => {
       const manager = new PluginManager({
@@ -129,6 +132,7 @@ export function composeDaemon(
         env: spec.env,
         nexoVersion: NEXO_VERSION,
         broker: broker.value,
+        receipts,
         registries: {
           tools: registries.tools,
           providers: registries.providers.global,
@@ -171,6 +175,7 @@ export function composeDaemon(
     metrics,
     logger,
     shutdownGraceMs: spec.shutdownGraceMs ?? 10_000,
+    receipts,
   });
 
   const channels = new BoundChannels(

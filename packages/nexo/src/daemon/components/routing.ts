@@ -5,6 +5,7 @@
  * message is taken) and then lets the turns in flight finish within the shutdown grace.
  */
 import type { Broker, Subscription } from "../../broker/types.js";
+import type { InboundReceipts } from "../../channels/inbound-receipts.js";
 import type { PluginManager } from "../../extensions/plugins/manager.js";
 import type { Logger } from "../../log.js";
 import type { Store } from "../../store/index.js";
@@ -33,6 +34,8 @@ export interface RoutingDeps {
   gate?: TurnGate;
   /** How long in-flight turns may run on after a shutdown request. */
   shutdownGraceMs: number;
+  /** Where the router reports each message's outcome to plugins awaiting an acknowledged publish. */
+  receipts?: InboundReceipts;
 }
 
 /** The router's view of the agents' bindings: active agents only, as agents.yaml lists them. */
@@ -45,6 +48,7 @@ export function bindingTableOf(agents: Iterable<DaemonAgent>): BindingTable {
 export function routingComponent(deps: RoutingDeps): Part<Routing> {
   const { registries, metrics, logger } = deps;
   let inbound: Subscription | undefined;
+  let detachReceipts: (() => void) | undefined;
   return new Part("routing", {
     start: () => {
       const sessions = new DaemonSessions({
@@ -66,6 +70,7 @@ export function routingComponent(deps: RoutingDeps): Part<Routing> {
         queueCap: (agentId) => registries.agents.get(agentId)?.queueCap ?? 32,
         ...(deps.gate === undefined ? {} : { gate: deps.gate }),
         inbox: deps.store.value.inbox,
+        transcripts: deps.store.value.transcripts,
         onTurn: (agentId, reason, seconds) => metrics.turnFinished(agentId, reason, seconds),
         onRouted: (agentId) => metrics.messageRouted(agentId),
         onUnbound: (channel) => metrics.messageUnbound(channel),
@@ -78,14 +83,21 @@ export function routingComponent(deps: RoutingDeps): Part<Routing> {
         },
       });
       metrics.collectFrom({ broker: deps.broker.value, plugins: deps.plugins.value, router });
+      const receipts = deps.receipts;
       inbound = deps.broker.value.subscribe(
         "plugin.inbound.>",
-        (event, topic) => router.handle(topic, event),
+        (event, topic) => {
+          const outcome = router.handle(topic, event);
+          receipts?.settle(event.id, outcome);
+        },
         { name: "router" },
       );
+      detachReceipts = receipts?.attachRouter();
       return { sessions, router };
     },
     stop: async ({ router }) => {
+      // First: acknowledged publishes are refused from now on rather than left to time out.
+      detachReceipts?.();
       inbound?.unsubscribe();
       await router.drain(deps.shutdownGraceMs);
     },

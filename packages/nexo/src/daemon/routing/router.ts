@@ -11,10 +11,11 @@
  */
 import { setMaxListeners } from "node:events";
 import type { BrokerEvent } from "../../broker/types.js";
+import type { InboundOutcome } from "../../channels/inbound-receipts.js";
 import type { TurnEndReason, TurnEvent } from "../../engine/events.js";
 import type { AgentSession } from "../../engine/session.js";
 import { SessionQueue } from "../../engine/sessions/queue.js";
-import { InboxFullError, type InboxRepository } from "../../store/index.js";
+import { InboxFullError, type InboxRepository, type TranscriptRepository } from "../../store/index.js";
 import type { BindingTable } from "./bindings.js";
 import { type InboundMessage, InboundMessageError, inboundDedupKey, parseInboundEvent } from "./inbound.js";
 import type { ReplySender } from "./outbound.js";
@@ -82,6 +83,11 @@ export interface RouterOptions {
    * between arrival and their turn.
    */
   inbox?: Pick<InboxRepository, "accept" | "done" | "undone">;
+  /**
+   * The transcripts, asked before a replayed message runs: a turn killed after it stored the
+   * message must not store it again, and one that already answered must not answer again.
+   */
+  transcripts?: Pick<TranscriptRepository, "messageState">;
   /** At most this many session queues are kept; idle ones beyond it are forgotten (their sessions stay in the store). */
   maxQueues?: number;
 }
@@ -91,6 +97,8 @@ interface Work {
   inbound: InboundMessage;
   /** The message's row in the durable inbox, when there is one. */
   inboxSeq?: number;
+  /** Queued by `replay`: an earlier run may have begun its turn. */
+  replayed?: boolean;
 }
 
 const keyString = (k: SessionKey) =>
@@ -130,8 +138,11 @@ export class Router {
     this.bindings = bindings;
   }
 
-  /** Entry point for every `plugin.inbound.>` event. Never throws. */
-  handle(topic: string, event: BrokerEvent): void {
+  /**
+   * Entry point for every `plugin.inbound.>` event. Never throws; says what became of the message
+   * (an acknowledged publish answers the plugin with it, channels/inbound-receipts.ts).
+   */
+  handle(topic: string, event: BrokerEvent): InboundOutcome {
     let inbound: InboundMessage;
     try {
       inbound = parseInboundEvent(topic, event);
@@ -139,10 +150,12 @@ export class Router {
       if (!(error instanceof InboundMessageError)) throw error;
       this.counters.malformed++;
       this.options.logger.warn({ topic, err: error.message }, "inbound message dropped: malformed");
-      return;
+      return { status: "refused", reason: "invalid_message", detail: error.message };
     }
     const key = this.keyOf(inbound, topic);
-    if (key === undefined) return;
+    if (key === undefined) {
+      return { status: "refused", reason: "not_routed", detail: `no agent is bound to ${topic}` };
+    }
     const queue = this.queueFor(key);
     if (queue.full) {
       this.counters.queueFull++;
@@ -150,20 +163,27 @@ export class Router {
         { agentId: key.agentId, channel: key.channel, contact: key.contact, depth: queue.depth },
         "inbound message refused: the session's queue is full",
       );
-      return;
+      return {
+        status: "refused",
+        reason: "queue_full",
+        detail: `this conversation already has ${queue.depth} messages waiting`,
+      };
     }
     const work: Work = { key, inbound };
+    let durable = false;
     if (this.options.inbox) {
       const inboxSeq = this.persist(inbound, key);
-      if (inboxSeq === "refused") return;
+      if (typeof inboxSeq === "object") return inboxSeq;
       if (inboxSeq !== "not_persisted") {
         work.inboxSeq = inboxSeq;
         this.inboxLive.add(inboxSeq);
+        durable = true;
       }
     }
     queue.enqueue(work);
     this.counters.routed++;
     this.options.onRouted?.(key.agentId);
+    return { status: "queued", durable };
   }
 
   /**
@@ -186,7 +206,12 @@ export class Router {
         continue;
       }
       this.inboxLive.add(seq);
-      this.queueFor(key).enqueue({ key, inbound: { ...message, eventId: `inbox:${seq}` }, inboxSeq: seq });
+      this.queueFor(key).enqueue({
+        key,
+        inbound: { ...message, eventId: `inbox:${seq}` },
+        inboxSeq: seq,
+        replayed: true,
+      });
       queued++;
     }
     this.counters.replayed += queued;
@@ -211,11 +236,11 @@ export class Router {
   }
 
   /**
-   * Writes the message to the durable inbox: its row, "refused" when it must not be queued
+   * Writes the message to the durable inbox: its row, the outcome when it must not be queued
    * (duplicate, inbox full; counted and logged), "not_persisted" when the write failed — then it
    * still runs from memory, as it would without an inbox, and the failure is logged.
    */
-  private persist(inbound: InboundMessage, key: SessionKey): number | "refused" | "not_persisted" {
+  private persist(inbound: InboundMessage, key: SessionKey): number | InboundOutcome | "not_persisted" {
     const inbox = this.options.inbox!;
     const where = { agentId: key.agentId, channel: key.channel, contact: key.contact };
     try {
@@ -226,7 +251,7 @@ export class Router {
         { ...where, messageId: inbound.messageId, duplicateOf: result.duplicateOf },
         "inbound message ignored: the inbox already holds it (redelivery)",
       );
-      return "refused";
+      return { status: "duplicate" };
     } catch (error) {
       if (!(error instanceof InboxFullError)) {
         this.options.logger.error(
@@ -240,7 +265,7 @@ export class Router {
         { ...where, maxPending: error.maxPending },
         `inbound message refused: ${error.message}`,
       );
-      return "refused";
+      return { status: "refused", reason: "inbox_full", detail: error.message };
     }
   }
 
@@ -254,6 +279,21 @@ export class Router {
         { inboxSeq, err: (error as Error).message },
         "inbox: marking a message done failed",
       );
+    }
+  }
+
+  /** How far an earlier run got with a replayed message (by its channel message id, when it has one). */
+  private storedState(sessionId: string, inbound: InboundMessage): "absent" | "unanswered" | "answered" {
+    const transcripts = this.options.transcripts;
+    if (transcripts === undefined || inbound.messageId === undefined) return "absent";
+    try {
+      return transcripts.messageState(sessionId, inbound.messageId);
+    } catch (error) {
+      this.options.logger.error(
+        { sessionId, err: (error as Error).message },
+        "inbox: could not read the transcript before a replay; the message runs as new",
+      );
+      return "absent";
     }
   }
 
@@ -319,7 +359,7 @@ export class Router {
     }
   }
 
-  private async runTurn({ key, inbound, inboxSeq }: Work): Promise<void> {
+  private async runTurn({ key, inbound, inboxSeq, replayed }: Work): Promise<void> {
     const { logger } = this.options;
     const started = performance.now();
     let reason: TurnEndReason = "error";
@@ -330,8 +370,16 @@ export class Router {
         return;
       }
       const session = this.options.sessions.open(key);
+      const stored = replayed ? this.storedState(session.id, inbound) : "absent";
+      if (stored === "answered") {
+        // The killed run answered it (and may have sent the reply): handled, not answered twice.
+        logger.info({ agentId: key.agentId, inboxSeq }, "inbox: replayed message was already answered");
+        this.markDone(inboxSeq);
+        return;
+      }
       let reply: string | undefined;
       const input = {
+        alreadyStored: stored === "unanswered",
         content: [{ type: "text" as const, text: inbound.text }],
         origin: {
           channel: inbound.kind,

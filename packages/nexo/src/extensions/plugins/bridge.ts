@@ -13,14 +13,29 @@
  * the topic it publishes on and the event's own `topic` must match `plugin.inbound.K` or
  * `plugin.inbound.K.>`; anything else is dropped with a warning and counted. The host fills `id`
  * (UUID v7), `timestamp` and `session_id` when the child leaves them out (the SDKs never send them).
+ *
+ * Acknowledged publish (`broker.publish_acked`, nexo's extension, with `receipts`): the same path,
+ * but a request. Its answer waits for the router's receipt for the event (channels/
+ * inbound-receipts.ts) — `{event_id, durable, duplicate}` once the message is in the durable
+ * inbox, or a typed error naming why it was not taken (allowlist, invalid, unbound, full, no
+ * acknowledgement in time). A plugin that answers its own sender only after this reply never
+ * acknowledges a message a SIGKILL of the daemon can lose.
  */
-import { ConnectionClosedError, Dispatcher, type JsonRpcPeer } from "@nexo/wire";
+import {
+  ConnectionClosedError,
+  Dispatcher,
+  InvalidParamsError,
+  type JsonRpcPeer,
+  PluginHostCode,
+  RpcError,
+} from "@nexo/wire";
 import { plugin } from "@nexo/wire/schemas";
 import { BrokerError } from "../../broker/errors.js";
 import { createEvent } from "../../broker/event.js";
 import { DeliveryQueue } from "../../broker/queue.js";
 import { topicMatches } from "../../broker/topic.js";
 import type { Broker, BrokerEvent, Subscription } from "../../broker/types.js";
+import type { InboundOutcome, InboundReceipts } from "../../channels/inbound-receipts.js";
 import type { SupervisorLogger } from "../supervisor.js";
 import type { PluginHost } from "./host.js";
 
@@ -62,7 +77,14 @@ export interface BrokerBridgeOptions {
   logger: SupervisorLogger;
   /** Default 64 (§8); tests may use another. */
   queueDepth?: number;
+  /** Serves `broker.publish_acked` (acknowledged publish) when given. */
+  receipts?: InboundReceipts;
+  /** How long an acknowledged publish waits for the router's receipt. Default 10 s. */
+  receiptTimeoutMs?: number;
 }
+
+/** Seconds a plugin is told to wait before retrying a refusal that may pass later. */
+const RETRY_AFTER_SECS = 1;
 
 interface Outbound {
   topic: string;
@@ -153,22 +175,46 @@ export class BrokerBridge {
   }
 
   private serve(peer: JsonRpcPeer): void {
-    // Params that are not a broker event are dropped and logged by the peer; counted here.
+    // Params that are not a broker event are dropped and logged by the peer (a request is answered
+    // -32602); counted here.
     const dispatcher = new Dispatcher(
       peer,
-      { notifications: plugin.pluginNotifications },
+      { requests: plugin.pluginChildMethods, notifications: plugin.pluginNotifications },
       {
         onSchemaFailure: () => {
           this.counts.invalid += 1;
         },
       },
     );
-    dispatcher.on("broker.publish", (params) => this.onPublish(params));
+    dispatcher.on("broker.publish", (params) => void this.publish(params, undefined));
+    const receipts = this.options.receipts;
+    if (receipts !== undefined) {
+      dispatcher.handle("broker.publish_acked", (params) => this.publishAcked(params, receipts));
+    }
   }
 
-  private onPublish({ topic, event }: plugin.BrokerPublishParams): void {
+  private async publishAcked(
+    params: plugin.BrokerPublishAckedParams,
+    receipts: InboundReceipts,
+  ): Promise<plugin.BrokerPublishAckedResult> {
+    const published = this.publish(params, receipts);
+    if (published.refused !== undefined) throw published.refused;
+    const outcome = await published.receipt!;
+    return acknowledgement(published.eventId!, outcome);
+  }
+
+  /**
+   * The one path of both publishes: the allowlist, the event completed, the broker. With
+   * `receipts`, the wait for the router's receipt is registered before the broker can deliver.
+   */
+  private publish(
+    { topic, event }: plugin.BrokerPublishParams,
+    receipts: InboundReceipts | undefined,
+  ): { refused?: RpcError; eventId?: string; receipt?: Promise<InboundOutcome> } {
     // The handler stays installed on the current peer after stop(); a stopped bridge forwards nothing.
-    if (this.queue === undefined) return;
+    if (this.queue === undefined) {
+      return { refused: notAcknowledged("the plugin's broker bridge is stopped") };
+    }
     const { logger, broker } = this.options;
     if (!this.allows(topic) || !this.allows(event.topic)) {
       this.counts.rejected += 1;
@@ -176,26 +222,81 @@ export class BrokerBridge {
         { plugin: this.pluginId, topic, eventTopic: event.topic, allowed: this.allowlist },
         "broker.publish dropped: topic outside the plugin's allowlist",
       );
-      return;
+      return {
+        refused: new RpcError(
+          PluginHostCode.publishTopicNotAllowed,
+          `topic not allowed: this plugin may publish on ${this.allowlist.join(", ")}`,
+          { reason: "topic_not_allowed" } satisfies plugin.PublishRefusedData,
+        ),
+      };
     }
+    const { payload, ...rest } = event;
+    const complete = createEvent({
+      ...rest,
+      session_id: event.session_id ?? null,
+      payload: payload as Record<string, unknown>,
+    });
+    const receipt = receipts?.wait(complete.id, this.options.receiptTimeoutMs);
     try {
-      const { payload, ...rest } = event;
-      broker.publish(
-        topic,
-        createEvent({
-          ...rest,
-          session_id: event.session_id ?? null,
-          payload: payload as Record<string, unknown>,
-        }),
-      );
+      broker.publish(topic, complete);
       this.counts.published += 1;
     } catch (error) {
-      if (!(error instanceof BrokerError)) throw error;
-      this.counts.invalid += 1;
-      logger.warn(
-        { plugin: this.pluginId, topic, err: error.message },
-        "broker.publish dropped by the broker",
-      );
+      const refused = this.droppedByBroker(topic, error);
+      // Nothing will deliver it: end the wait now rather than at its timeout.
+      receipts?.settle(complete.id, { status: "unacknowledged", detail: refused.message });
+      return { refused };
     }
+    return { eventId: complete.id, ...(receipt === undefined ? {} : { receipt }) };
+  }
+
+  private droppedByBroker(topic: string, error: unknown): RpcError {
+    if (!(error instanceof BrokerError)) throw error;
+    this.counts.invalid += 1;
+    this.options.logger.warn(
+      { plugin: this.pluginId, topic, err: error.message },
+      "broker.publish dropped by the broker",
+    );
+    return error.code === "unavailable" || error.code === "closed"
+      ? notAcknowledged(`the broker cannot carry it: ${error.message}`)
+      : new InvalidParamsError(`not a usable broker event: ${error.message}`, {
+          reason: "invalid_message",
+        } satisfies plugin.PublishRefusedData);
+  }
+}
+
+function notAcknowledged(detail: string): RpcError {
+  return new RpcError(PluginHostCode.publishNotAcknowledged, `not acknowledged: ${detail}`, {
+    reason: "not_acknowledged",
+    retry_after_secs: RETRY_AFTER_SECS,
+  } satisfies plugin.PublishRefusedData);
+}
+
+/** The reply to `broker.publish_acked` for the router's outcome: a result, or the typed error. */
+export function acknowledgement(eventId: string, outcome: InboundOutcome): plugin.BrokerPublishAckedResult {
+  switch (outcome.status) {
+    case "queued":
+      return { event_id: eventId, durable: outcome.durable, duplicate: false };
+    case "duplicate":
+      return { event_id: eventId, durable: true, duplicate: true };
+    case "unacknowledged":
+      throw notAcknowledged(outcome.detail);
+    case "refused":
+      throw refusal(outcome.reason, outcome.detail);
+  }
+}
+
+function refusal(reason: (InboundOutcome & { status: "refused" })["reason"], detail: string): RpcError {
+  switch (reason) {
+    case "invalid_message":
+      return new InvalidParamsError(`not an inbound message: ${detail}`, { reason });
+    case "not_routed":
+      return new RpcError(PluginHostCode.publishNotRouted, `not routed: ${detail}`, { reason });
+    case "queue_full":
+      return new RpcError(PluginHostCode.overloaded, `overloaded: ${detail}; retry later`, {
+        reason,
+        retry_after_secs: RETRY_AFTER_SECS,
+      });
+    case "inbox_full":
+      return new RpcError(PluginHostCode.inboxFull, detail, { reason, retry_after_secs: RETRY_AFTER_SECS });
   }
 }

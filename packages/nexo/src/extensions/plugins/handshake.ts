@@ -16,6 +16,8 @@ export interface HandshakeInput {
   /** `[plugin.extends].tools` from our copy of the manifest. */
   declaredTools: readonly string[];
   nexoVersion: string;
+  /** nexo's optional features served to this plugin; sent only when there are some. */
+  hostFeatures: readonly plugin.HostFeature[];
   initTimeoutMs: number;
   validators: SchemaValidators;
 }
@@ -45,7 +47,10 @@ export async function performHandshake(input: HandshakeInput): Promise<Handshake
   try {
     result = await calls.request(
       "initialize",
-      { nexo_version: input.nexoVersion },
+      {
+        nexo_version: input.nexoVersion,
+        ...(input.hostFeatures.length > 0 ? { host_features: [...input.hostFeatures] } : {}),
+      },
       { timeoutMs: input.initTimeoutMs },
     );
   } catch (error) {

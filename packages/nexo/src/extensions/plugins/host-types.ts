@@ -28,6 +28,8 @@ export interface PluginHostOptions {
   passthroughEnv?: readonly string[];
   /** Sent as `initialize.nexo_version`. Default: this nexo's version. */
   nexoVersion?: string;
+  /** Sent as `initialize.host_features`: nexo's optional features served to this plugin. Default none. */
+  hostFeatures?: readonly plugin.HostFeature[];
   /** Overrides the restart policy the manifest's `[plugin.supervisor]` asks for. */
   restart?: Partial<RestartPolicy>;
   /** How long `shutdown` may take to be acknowledged. Default 5 s. */

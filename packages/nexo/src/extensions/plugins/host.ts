@@ -277,6 +277,7 @@ export class PluginHost extends EventEmitter<PluginHostEvents> {
         pluginId: this.id,
         declaredTools: this.manifest.manifest.plugin.extends?.tools ?? [],
         nexoVersion: this.options.nexoVersion ?? NEXO_VERSION,
+        hostFeatures: this.options.hostFeatures ?? [],
         initTimeoutMs: this.timeouts.initMs,
         // A fresh ajv per handshake: a restarted plugin re-advertising a schema with an `$id`
         // must not collide with the catalog it replaces.

@@ -13,6 +13,7 @@
 import { EventEmitter } from "node:events";
 import { join } from "node:path";
 import type { Broker } from "../../broker/types.js";
+import type { InboundReceipts } from "../../channels/inbound-receipts.js";
 import type { ChannelRegistry } from "../../channels/registry.js";
 import type { HookRunner } from "../../engine/hooks.js";
 import type { ProviderRegistry } from "../../engine/providers/registry.js";
@@ -68,6 +69,11 @@ export interface PluginManagerOptions {
   env?: Env;
   nexoVersion?: string;
   broker?: Broker;
+  /**
+   * With the broker: channel plugins are offered the acknowledged publish
+   * (`broker.publish_acked`), answered once the router reported on the message here.
+   */
+  receipts?: InboundReceipts;
   registries?: PluginRegistries;
   /** What `memory.recall` and `llm.complete` are served from. */
   services?: { memory?: AgentMemory; providers?: ProviderLookup };
@@ -257,6 +263,9 @@ export class PluginManager extends EventEmitter<PluginManagerEvents> {
     if (manifest === undefined) return;
     const { options } = this;
     const settings = options.settings?.[manifest.id] ?? {};
+    // The bridge below serves the acknowledged publish; the handshake tells the plugin so.
+    const bridged = options.broker !== undefined && manifest.channelKinds.length > 0;
+    const acked = bridged && options.receipts !== undefined;
     let host: PluginHost;
     try {
       host = new PluginHost({
@@ -264,6 +273,7 @@ export class PluginManager extends EventEmitter<PluginManagerEvents> {
         stateDir: join(options.stateRoot, manifest.id),
         ...(options.env ? { env: options.env } : {}),
         ...this.versionOption(),
+        ...(acked ? { hostFeatures: ["broker.publish_acked"] as const } : {}),
         ...(settings.env ? { operatorEnv: settings.env } : {}),
         ...(settings.passthroughEnv ? { passthroughEnv: settings.passthroughEnv } : {}),
         restart: { ...options.restart, ...settings.restart },
@@ -282,10 +292,11 @@ export class PluginManager extends EventEmitter<PluginManagerEvents> {
     });
     // Like the services, the bridge must serve the very first peer: a plugin may publish as soon
     // as it has answered initialize, before start() returns here.
-    if (options.broker !== undefined && manifest.channelKinds.length > 0) {
+    if (bridged && options.broker !== undefined) {
       slot.bridge = new BrokerBridge({
         host,
         broker: options.broker,
+        ...(options.receipts === undefined ? {} : { receipts: options.receipts }),
         kinds: manifest.channelKinds,
         logger: host.protocolLogger,
       });

@@ -19,6 +19,7 @@ import { ReplySender } from "../../../src/daemon/routing/outbound.js";
 import { Router, type SessionKey } from "../../../src/daemon/routing/router.js";
 import { createAgentSession } from "../../../src/engine/assemble.js";
 import type { AgentSession } from "../../../src/engine/session.js";
+import { storeTranscriptSink } from "../../../src/engine/transcript-sink.js";
 import type { ChatRequest, LlmProvider, ProviderEvent } from "../../../src/engine/types.js";
 import { type InboxRepository, Store } from "../../../src/store/index.js";
 
@@ -158,13 +159,19 @@ describe("router", () => {
 
   test("unbound, inactive-agent and malformed messages are counted, not lost silently", async () => {
     const { router, inbound } = setup();
-    inbound("plugin.inbound.nobody", "x", "hello");
+    // What handle says is what an acknowledged publish answers the plugin (bridge.ts).
+    assert.deepEqual(inbound("plugin.inbound.nobody", "x", "hello"), {
+      status: "refused",
+      reason: "not_routed",
+      detail: "no agent is bound to plugin.inbound.nobody",
+    });
     inbound("plugin.inbound.ghost", "x", "hello");
     inbound("plugin.inbound.chat.other", "x", "no binding for this instance");
-    router.handle(
+    const malformed = router.handle(
       "plugin.inbound.chat",
       createEvent({ topic: "plugin.inbound.chat", source: "t", payload: { text: "who?" } }),
     );
+    assert.equal(malformed.status === "refused" && malformed.reason, "invalid_message");
     await router.drain(1000);
     assert.deepEqual(
       { unbound: router.stats().unbound, malformed: router.stats().malformed, routed: router.stats().routed },
@@ -174,7 +181,10 @@ describe("router", () => {
 
   test("a full session queue refuses and counts; other sessions are unaffected", async () => {
     const { router, chat, inbound } = setup(40, 2);
-    for (let i = 0; i < 6; i++) inbound("plugin.inbound.chat", "flood", `m${i}`);
+    const outcomes = Array.from({ length: 6 }, (_, i) => inbound("plugin.inbound.chat", "flood", `m${i}`));
+    assert.deepEqual(outcomes[0], { status: "queued", durable: false }, "no inbox: queued in memory only");
+    const last = outcomes.at(-1)!;
+    assert.equal(last.status === "refused" && last.reason, "queue_full");
     inbound("plugin.inbound.chat", "calm", "hello");
     await router.drain(5000);
     const stats = router.stats();
@@ -224,7 +234,7 @@ describe("router with the durable inbox (a real SQLite file)", () => {
   test("a message is in the inbox as soon as handle returns, and done once its turn has ended", async () => {
     const store = storeFile();
     const { router, chat, inbound } = setup(20, 8, store.inbox);
-    inbound("plugin.inbound.chat", "alice", "hi");
+    assert.deepEqual(inbound("plugin.inbound.chat", "alice", "hi"), { status: "queued", durable: true });
     inbound("plugin.inbound.chat", "bob", "yo");
     assert.deepEqual(
       store.inbox.undone().map((m) => m.text),
@@ -280,11 +290,98 @@ describe("router with the durable inbox (a real SQLite file)", () => {
     store.close();
   });
 
+  test("replay after a kill mid-turn stores the message once, and a message already answered is not answered again", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "nexo-router-inbox-")), "nexo.db");
+    const before = Store.open(path);
+    const message = (contact: string, text: string) => ({
+      kind: "chat",
+      instance: undefined,
+      contact,
+      account: undefined,
+      senderId: contact,
+      messageId: `k-${text}`,
+      text,
+    });
+    // What a daemon killed mid-turn leaves: both messages undone in the inbox; alice's turn had
+    // stored her message (the model had not answered); bob's had stored his and its answer.
+    const sessionIds = new Map<string, string>();
+    for (const [contact, text, answered] of [
+      ["alice", "a0", false],
+      ["bob", "b0", true],
+    ] as const) {
+      before.inbox.accept(
+        inboundDedupKey({ ...message(contact, text), eventId: "-" }),
+        message(contact, text),
+      );
+      const session = before.sessions.create({ agentId: "ana", channel: "chat", contact });
+      sessionIds.set(contact, session.id);
+      before.transcripts.append(session.id, {
+        role: "user",
+        content: [{ type: "text", text }],
+        sourcePlugin: "chat",
+        senderId: contact,
+        messageId: `k-${text}`,
+      });
+      if (answered)
+        before.transcripts.append(session.id, {
+          role: "assistant",
+          content: [{ type: "text", text: `echo: ${text}` }],
+        });
+    }
+    before.close();
+
+    const store = Store.open(path);
+    const provider = new EchoProvider(5);
+    const chat = new RecordingChannel("chat");
+    const channels = new ChannelRegistry();
+    channels.register(chat);
+    const router = new Router({
+      bindings: new BindingTable([{ id: "ana", active: true, inbound_bindings: [{ plugin: "chat" }] }]),
+      sessions: {
+        // As the daemon does: the stored session, its history, and the store as the sink.
+        open: (key) =>
+          createAgentSession({
+            agentId: key.agentId,
+            sessionId: sessionIds.get(key.contact)!,
+            history: store.transcripts.messages(sessionIds.get(key.contact)!),
+            sink: storeTranscriptSink(store.transcripts),
+            provider,
+            model: "m",
+            maxTokens: 100,
+            maxTurns: 2,
+            workspace: mkdtempSync(join(tmpdir(), "nexo-router-")),
+          }),
+      },
+      replies: new ReplySender(channels, new LocalBroker()),
+      logger: quiet,
+      queueCap: () => 8,
+      inbox: store.inbox,
+      transcripts: store.transcripts,
+    });
+    assert.equal(router.replay(), 2);
+    await router.drain(5000);
+    const roles = (contact: string) =>
+      store.transcripts
+        .entries(sessionIds.get(contact)!)
+        .map((e) => `${e.role}:${JSON.stringify(e.content)}`);
+    assert.deepEqual(roles("alice"), [
+      'user:[{"type":"text","text":"a0"}]',
+      'assistant:[{"type":"text","text":"echo: a0"}]',
+    ]);
+    assert.deepEqual(roles("bob"), [
+      'user:[{"type":"text","text":"b0"}]',
+      'assistant:[{"type":"text","text":"echo: b0"}]',
+    ]);
+    assert.deepEqual(bodies(chat), [["alice", "echo: a0"]], "bob's answer is not sent a second time");
+    assert.equal(store.inbox.pending, 0);
+    store.close();
+  });
+
   test("a redelivered message id runs one turn and gets one answer", async () => {
     const store = storeFile();
     const { router, chat, inbound } = setup(10, 8, store.inbox);
     inbound("plugin.inbound.chat", "alice", "hi", "m-1");
-    inbound("plugin.inbound.chat", "alice", "hi", "m-1");
+    assert.deepEqual(inbound("plugin.inbound.chat", "alice", "hi", "m-1"), { status: "duplicate" });
     await router.drain(5000);
     inbound("plugin.inbound.chat", "alice", "hi", "m-1");
     await router.drain(5000);
@@ -298,7 +395,8 @@ describe("router with the durable inbox (a real SQLite file)", () => {
     const { router, chat, inbound } = setup(30, 8, store.inbox);
     inbound("plugin.inbound.chat", "alice", "1");
     inbound("plugin.inbound.chat", "bob", "2");
-    inbound("plugin.inbound.chat", "carol", "3");
+    const refused = inbound("plugin.inbound.chat", "carol", "3");
+    assert.equal(refused.status === "refused" && refused.reason, "inbox_full");
     assert.equal(router.stats().inboxFull, 1);
     assert.equal(router.stats().routed, 2);
     await router.drain(5000);

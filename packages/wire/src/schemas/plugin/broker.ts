@@ -1,6 +1,7 @@
 /**
  * The broker bridge (plugin contract §5.1, §5.4): `broker.event` (host → child) and
- * `broker.publish` (child → host), both notifications carrying a broker Event.
+ * `broker.publish` (child → host), both notifications carrying a broker Event; and nexo's
+ * acknowledged publish, `broker.publish_acked` (child → host request, below).
  */
 import { z } from "zod";
 import { JsonObjectSchema } from "./common.js";
@@ -40,3 +41,65 @@ export const BrokerPublishParamsSchema = z.looseObject({
   event: BrokerEventSchema,
 });
 export type BrokerPublishParams = z.infer<typeof BrokerPublishParamsSchema>;
+
+/**
+ * nexo's acknowledged publish (an additive extension of the contract, docs/plugins.md):
+ * `broker.publish_acked` (child → host request) takes the same params as `broker.publish` and is
+ * answered only once the daemon has taken the message — for a `plugin.inbound.*` message, once the
+ * router has written it to the durable inbox. A host that serves it says so in `initialize` params,
+ * `host_features: ["broker.publish_acked"]`; plugins built with an upstream SDK never look and keep
+ * sending the `broker.publish` notification, which stays served as before.
+ */
+export const HOST_FEATURES = ["broker.publish_acked"] as const;
+export const HostFeatureSchema = z.enum(HOST_FEATURES);
+export type HostFeature = z.infer<typeof HostFeatureSchema>;
+
+/**
+ * The `initialize` params' advertisement. Unknown names are dropped rather than refused, so a
+ * plugin talking to a newer nexo still starts; anything that is not an array reads as none.
+ */
+export const HostFeaturesAdvertSchema = z
+  .unknown()
+  .transform((value): HostFeature[] =>
+    Array.isArray(value)
+      ? value.filter((name): name is HostFeature => (HOST_FEATURES as readonly unknown[]).includes(name))
+      : [],
+  );
+
+export const BrokerPublishAckedParamsSchema = BrokerPublishParamsSchema;
+export type BrokerPublishAckedParams = BrokerPublishParams;
+
+/** The acknowledgement. */
+export const BrokerPublishAckedResultSchema = z.looseObject({
+  /** The broker event's id (the host mints one when the plugin sent none). */
+  event_id: z.string().min(1),
+  /**
+   * True when the message is in the durable inbox: a daemon killed from now on answers it after
+   * its restart. False when it is queued in memory only (the inbox write failed, or the daemon
+   * runs without one).
+   */
+  durable: z.boolean(),
+  /** The inbox already held this message (same channel message id): no second turn runs. */
+  duplicate: z.boolean(),
+});
+export type BrokerPublishAckedResult = z.infer<typeof BrokerPublishAckedResultSchema>;
+
+/** Why an acknowledged publish was refused: `error.data.reason` of codes -32013…-32016, -32012, -32602. */
+export const PUBLISH_REFUSALS = [
+  "topic_not_allowed",
+  "invalid_message",
+  "not_routed",
+  "queue_full",
+  "inbox_full",
+  "not_acknowledged",
+] as const;
+export const PublishRefusalSchema = z.enum(PUBLISH_REFUSALS);
+export type PublishRefusal = z.infer<typeof PublishRefusalSchema>;
+
+/** `error.data` of a refused acknowledged publish. */
+export const PublishRefusedDataSchema = z.looseObject({
+  reason: PublishRefusalSchema,
+  /** Present when retrying later may succeed (inbox or queue full, not acknowledged). */
+  retry_after_secs: z.number().int().nonnegative().optional(),
+});
+export type PublishRefusedData = z.infer<typeof PublishRefusedDataSchema>;

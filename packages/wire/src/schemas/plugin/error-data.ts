@@ -3,7 +3,8 @@
  * §5.w, §5.t), keyed by code. Codes without structured data are absent from the table.
  */
 import { z } from "zod";
-import { ChannelCode, LlmCode, MemoryCode, ToolCode } from "../../errors.js";
+import { ChannelCode, LlmCode, MemoryCode, PluginHostCode, ToolCode } from "../../errors.js";
+import { PublishRefusedDataSchema } from "./broker.js";
 
 const RetryAfterSecsSchema = z.number().int().nonnegative();
 
@@ -62,4 +63,9 @@ export const pluginErrorData = {
   [MemoryCode.rateLimited]: RetryAfterSecsDataSchema,
   [ToolCode.argumentInvalid]: ToolArgumentInvalidDataSchema,
   [ToolCode.unavailable]: ToolUnavailableDataSchema,
+  // nexo's acknowledged publish (./broker.ts).
+  [PluginHostCode.publishTopicNotAllowed]: PublishRefusedDataSchema,
+  [PluginHostCode.inboxFull]: PublishRefusedDataSchema,
+  [PluginHostCode.publishNotRouted]: PublishRefusedDataSchema,
+  [PluginHostCode.publishNotAcknowledged]: PublishRefusedDataSchema,
 } as const satisfies Record<number, z.ZodType>;

@@ -4,7 +4,12 @@
  */
 import type { z } from "zod";
 import { method, notification } from "../jsonrpc.js";
-import { BrokerEventParamsSchema, BrokerPublishParamsSchema } from "./broker.js";
+import {
+  BrokerEventParamsSchema,
+  BrokerPublishAckedParamsSchema,
+  BrokerPublishAckedResultSchema,
+  BrokerPublishParamsSchema,
+} from "./broker.js";
 import {
   ChannelSendOutboundParamsSchema,
   ChannelSendOutboundResultSchema,
@@ -104,6 +109,8 @@ export type PluginMethodName = keyof typeof pluginMethods;
 export const pluginChildMethods = {
   "memory.recall": method(MemoryRecallParamsSchema, MemoryRecallResultSchema),
   "llm.complete": method(LlmCompleteParamsSchema, LlmCompleteResultSchema),
+  // nexo's acknowledged publish (./broker.ts), sent only to hosts advertising it.
+  "broker.publish_acked": method(BrokerPublishAckedParamsSchema, BrokerPublishAckedResultSchema),
 } as const;
 export type PluginChildMethodName = keyof typeof pluginChildMethods;
 

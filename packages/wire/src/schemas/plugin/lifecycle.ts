@@ -3,6 +3,7 @@
  * (§4.1.1) and the graceful `shutdown` request. Both are host → child requests.
  */
 import { z } from "zod";
+import { HostFeaturesAdvertSchema } from "./broker.js";
 import { ChannelFeaturesAdvertSchema } from "./channel-features.js";
 import { JsonObjectSchema, OkResultSchema, optionalParams } from "./common.js";
 
@@ -13,6 +14,8 @@ import { JsonObjectSchema, OkResultSchema, optionalParams } from "./common.js";
 export const InitializeParamsSchema = optionalParams(
   z.looseObject({
     nexo_version: z.string().optional(),
+    /** nexo's optional host features (./broker.ts); absent from upstream hosts. */
+    host_features: HostFeaturesAdvertSchema.optional(),
   }),
 );
 export type InitializeParams = z.infer<typeof InitializeParamsSchema>;
