@@ -4,8 +4,8 @@
  * the answer waits for the router's receipt and carries the broker event's id; each refusal is a
  * typed error with `data.reason`; a bridge without receipts does not serve it; the host advertises
  * it in `initialize` only when asked to. The router's own outcomes are tested in
- * test/daemon/routing/router.test.ts; the loopback plugin over a real daemon in
- * examples/plugins/loopback-channel/test/sigkill-restart.test.ts.
+ * test/daemon/routing/router.test.ts; the loopback plugin over a real daemon killed under load by
+ * the chaos suite's sigkill-load (chaos/sigkill-load.ts).
  */
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
