@@ -119,6 +119,11 @@ export function keepAuditBounded(
       logger.error({ err: (error as Error).message }, "admin audit retention sweep failed");
     }
   };
+  return sweepNowAndEvery(sweep, intervalMs);
+}
+
+/** Runs `sweep` now and every `intervalMs` (never keeping the process alive); returns the stop. */
+export function sweepNowAndEvery(sweep: () => void, intervalMs: number): () => void {
   sweep();
   const timer = setInterval(sweep, intervalMs);
   timer.unref();

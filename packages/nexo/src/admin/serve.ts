@@ -7,10 +7,17 @@
 
 import { join } from "node:path";
 import type { MicroappRequestServer } from "../daemon/components/microapps.js";
+import type { Logger } from "../log.js";
 import { MemorySnapshots } from "../memory/snapshots.js";
 import { rememberSecret } from "../secrets/index.js";
+import type { AgentEventRepository } from "../store/index.js";
 import { AgentEventFirehose, DEFAULT_AGENT_EVENTS_QUEUE } from "./agent-event-firehose.js";
-import { auditRetentionFromEnv, keepAuditBounded } from "./audit.js";
+import {
+  AUDIT_SWEEP_INTERVAL_MS,
+  auditRetentionFromEnv,
+  keepAuditBounded,
+  sweepNowAndEvery,
+} from "./audit.js";
 import type { AdminDomainModule } from "./domain.js";
 import { AdminFrame } from "./frame.js";
 
@@ -57,16 +64,49 @@ export function adminRpc(options: AdminRpcOptions = {}): MicroappRequestServer {
       ...(options.domains ? { domains: options.domains } : {}),
     });
     const stopSweeping = keepAuditBounded(store.audit, retention, logger);
+    const stopPruning = keepAgentEventsBounded(store.agentEvents, runtime.agentEventRetentionDays, logger);
     const firehose = agentEventsFirehose(runtime);
     return {
       serve: (identity, peer) => frame.serve(identity, peer),
       close: () => {
         firehose?.close();
         stopSweeping();
+        stopPruning();
         frame.close();
       },
     };
   };
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Deletes agent events older than `days` (daemon.yaml `agent_events.retention_days`) at start and
+ * hourly, in batches until none is left; the newest event of each stream stays, so its seq keeps
+ * counting. Returns the stop.
+ */
+export function keepAgentEventsBounded(
+  events: Pick<AgentEventRepository, "prune">,
+  days: number,
+  logger: Pick<Logger, "info" | "error">,
+  intervalMs = AUDIT_SWEEP_INTERVAL_MS,
+  now: () => number = Date.now,
+): () => void {
+  return sweepNowAndEvery(() => {
+    try {
+      let deleted = 0;
+      for (
+        let batch = events.prune(now() - days * DAY_MS);
+        batch > 0;
+        batch = events.prune(now() - days * DAY_MS)
+      )
+        deleted += batch;
+      if (deleted > 0)
+        logger.info({ deleted, retentionDays: days }, "agent events past their retention deleted");
+    } catch (error) {
+      logger.error({ err: (error as Error).message }, "agent event retention sweep failed");
+    }
+  }, intervalMs);
 }
 
 /**

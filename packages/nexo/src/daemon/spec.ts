@@ -60,6 +60,7 @@ export function specFromConfig(config: DaemonConfig, env: NodeJS.ProcessEnv, log
     memory: config.memory.long_term,
     microapps: config.microapps,
     shutdownGraceMs: config.daemon.shutdown_grace_ms,
+    agentEventRetentionDays: config.daemon.agent_events.retention_days,
     // The plugins.yaml sandbox policy reaches the plugin launcher as its documented variables.
     env: pluginEnvironment(config.plugins.sandbox, env),
     logger,

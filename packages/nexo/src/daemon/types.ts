@@ -29,6 +29,8 @@ export interface DaemonSpec {
 
   /** How long in-flight turns may run on after a shutdown request. Default 10 s. */
   shutdownGraceMs?: number;
+  /** daemon.yaml `agent_events.retention_days`: older agent events are deleted. Default 30. */
+  agentEventRetentionDays?: number;
   env: NodeJS.ProcessEnv;
   logger: Logger;
   /** Where turns, tool calls, LLM latency and queue depths are counted; one is made when absent. */

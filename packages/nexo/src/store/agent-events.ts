@@ -6,7 +6,8 @@
  * inside the INSERT, and the live push is made from the stored row.
  *
  * The log is append-only and independent of the transcript: a transcript rollback drops entries
- * but never an event, so a seq is never reused and a microapp's `since_seq` stays valid.
+ * but never an event, so a seq is never reused and a microapp's `since_seq` stays valid. Only the
+ * retention (`prune`) deletes events, the old ones, and never a stream's newest.
  *
  * Transcript appends become events inside the transcript's own write (./transcripts.ts), so no
  * writer can append a line without its event. Other kinds are appended by their owners through
@@ -106,6 +107,8 @@ function toEvent(row: Row): StoredAgentEvent {
 export class AgentEventRepository {
   readonly #db: Connection;
   readonly #listeners = new Set<AgentEventListener>();
+  /** Events published inside a transaction, held until the outermost one commits. */
+  #uncommitted: StoredAgentEvent[] = [];
   #insert: ReturnType<Connection["prepare"]> | undefined;
 
   constructor(db: Connection) {
@@ -153,8 +156,52 @@ export class AgentEventRepository {
     return toEvent(row);
   }
 
-  /** Hands committed events to the listeners; a listener that throws does not stop the others. */
+  /**
+   * Hands committed events to the listeners; a listener that throws does not stop the others.
+   * Called inside a transaction (a transcript append nested in `Store.transaction`), the events
+   * wait for it: the store publishes them once the outermost transaction committed
+   * (`publishCommitted`) and drops them if it rolled back (`dropUncommitted`), so a listener never
+   * hears of a row another reader cannot see yet, or never will.
+   */
   publish(events: readonly StoredAgentEvent[]): void {
+    if (this.#db.inTransaction) {
+      this.#uncommitted.push(...events);
+      return;
+    }
+    this.#deliver([...this.#uncommitted.splice(0), ...events]);
+  }
+
+  /** The outermost transaction committed: its events go out. */
+  publishCommitted(): void {
+    if (!this.#db.inTransaction) this.#deliver(this.#uncommitted.splice(0));
+  }
+
+  /** The outermost transaction rolled back: its events never happened. */
+  dropUncommitted(): void {
+    this.#uncommitted.length = 0;
+  }
+
+  /**
+   * Deletes the events older than `beforeMs` (ms since the epoch), oldest first, at most `batch`
+   * per call so a large backlog never holds the write lock for long; returns how many went. The
+   * newest event of each stream is kept whatever its age, so a seq is never reused: the stream's
+   * next event still counts on from it.
+   */
+  prune(beforeMs: number, batch = 10_000): number {
+    if (!Number.isInteger(beforeMs))
+      throw new StoreError("invalid_argument", `beforeMs must be an integer, got ${String(beforeMs)}`);
+    return this.#db
+      .prepare(
+        `DELETE FROM agent_events WHERE id IN (
+           SELECT old.id FROM agent_events AS old
+           WHERE old.at_ms < ? AND EXISTS (
+             SELECT 1 FROM agent_events AS newer WHERE newer.session_id = old.session_id AND newer.seq > old.seq)
+           ORDER BY old.id LIMIT ?)`,
+      )
+      .run(beforeMs, batch).changes;
+  }
+
+  #deliver(events: readonly StoredAgentEvent[]): void {
     for (const event of events)
       for (const listener of this.#listeners) {
         try {

@@ -99,7 +99,17 @@ export class Store {
    * first entry) land together or not at all. Nested calls become savepoints.
    */
   transaction<T>(fn: () => T): T {
-    return this.#db.transaction(fn).immediate();
+    const outermost = !this.#db.inTransaction;
+    let result: T;
+    try {
+      result = this.#db.transaction(fn).immediate();
+    } catch (error) {
+      if (outermost) this.agentEvents.dropUncommitted();
+      throw error;
+    }
+    // Agent events written inside reach their listeners only now that they are committed.
+    if (outermost) this.agentEvents.publishCommitted();
+    return result;
   }
 
   /** Folds the WAL back into the database file; the daemon calls it when idle or shutting down. */

@@ -170,3 +170,76 @@ describe("agent event log", () => {
     store.close();
   });
 });
+
+describe("agent event log: nested transactions and retention", () => {
+  it("a transcript append nested in store.transaction is heard only after the outer commit, by a reader that sees it", () => {
+    const path = join(root, "nested.db");
+    const store = Store.open(path);
+    const reader = Store.open(path);
+    const session = store.sessions.create({ agentId: "ana" });
+    const seenByReader: boolean[] = [];
+    store.agentEvents.subscribe((event) => {
+      // Another connection, as a microapp's agent_events/read would be served: the row must be there.
+      seenByReader.push(reader.agentEvents.read(event.session_id).some((e) => e.seq === event.seq));
+    });
+    let heardInside = 0;
+    store.agentEvents.subscribe(() => heardInside++);
+    store.transaction(() => {
+      store.transcripts.append(session.id, { role: "user", content: "one" });
+      store.transcripts.append(session.id, { role: "user", content: "two" });
+      assert.equal(heardInside, 0, "nothing is heard before the outer transaction commits");
+    });
+    assert.equal(heardInside, 2);
+    assert.deepEqual(seenByReader, [true, true], "each event was readable when it was heard");
+
+    // A rolled-back outer transaction: its events never reach anyone, and the next commit does not
+    // carry them along.
+    assert.throws(() =>
+      store.transaction(() => {
+        store.transcripts.append(session.id, { role: "user", content: "rolled back" });
+        throw new Error("abort");
+      }),
+    );
+    assert.equal(heardInside, 2);
+    store.transcripts.append(session.id, { role: "user", content: "three" });
+    assert.equal(heardInside, 3);
+    assert.equal(store.agentEvents.read(session.id).at(-1)?.seq, 3, "the rolled-back line took no seq");
+    reader.close();
+    store.close();
+  });
+
+  it("prune deletes events older than the cutoff in batches, keeps each stream's newest, and seqs go on", () => {
+    const store = Store.open(join(root, "prune.db"));
+    const old = Date.now() - 40 * 86_400_000;
+    for (let i = 0; i < 5; i++)
+      store.agentEvents.append({
+        kind: "note",
+        agentId: "ana",
+        sessionId: "s-old",
+        atMs: old + i,
+        fields: {},
+      });
+    store.agentEvents.append({ kind: "note", agentId: "ana", sessionId: "s-mixed", atMs: old, fields: {} });
+    store.agentEvents.append({ kind: "note", agentId: "ana", sessionId: "s-mixed", fields: {} });
+    const cutoff = Date.now() - 30 * 86_400_000;
+    assert.equal(store.agentEvents.prune(cutoff, 2), 2, "at most one batch per call");
+    assert.equal(store.agentEvents.prune(cutoff), 3);
+    assert.equal(store.agentEvents.prune(cutoff), 0);
+    assert.deepEqual(
+      store.agentEvents.read("s-old").map((e) => e.seq),
+      [5],
+      "a stream's newest event stays, however old",
+    );
+    assert.deepEqual(
+      store.agentEvents.read("s-mixed").map((e) => e.seq),
+      [2],
+    );
+    const next = store.agentEvents.append({ kind: "note", agentId: "ana", sessionId: "s-old", fields: {} });
+    assert.equal(next.seq, 6, "a seq is never reused");
+    assert.throws(
+      () => store.agentEvents.prune(Number.NaN),
+      (error) => isStoreError(error),
+    );
+    store.close();
+  });
+});

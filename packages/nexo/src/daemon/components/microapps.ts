@@ -26,6 +26,7 @@ import {
 import type { OriginResolver } from "../../extensions/microapps/tool.js";
 import type { Logger } from "../../log.js";
 import type { Store } from "../../store/index.js";
+import { DEFAULT_AGENT_EVENT_RETENTION_DAYS } from "../config/daemon.js";
 import type { HealthServer } from "../http.js";
 import { tokenProblem } from "../http-auth.js";
 import type { Component, Part } from "../lifecycle.js";
@@ -54,6 +55,8 @@ export interface MicroappRuntime {
   /** The environment the config's `${VAR}`s are read with. */
   readonly configEnv: Readonly<Record<string, string | undefined>>;
   readonly operatorToken: OperatorTokenControl;
+  /** Days agent events are kept (daemon.yaml `agent_events.retention_days`). */
+  readonly agentEventRetentionDays: number;
   /** The facade that manages the running daemon (agents, providers, MCP, plugins, reload). */
   readonly services: DaemonServices;
   /** Pushes a notification to the running microapps holding its capability; returns who got it. */
@@ -105,6 +108,7 @@ export class Microapps implements Component {
       env: spec.env,
       configEnv: spec.source?.env ?? spec.env,
       operatorToken: daemonOperatorToken(spec.stateDir, this.http),
+      agentEventRetentionDays: spec.agentEventRetentionDays ?? DEFAULT_AGENT_EVENT_RETENTION_DAYS,
       services: services!,
       notify: (method, params) => manager?.notify(method, params) ?? [],
       outlets: () => manager?.outlets() ?? [],

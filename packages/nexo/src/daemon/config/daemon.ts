@@ -78,12 +78,22 @@ export const HttpSchema = z
   })
   .transform(({ bind, ...rest }) => ({ ...rest, bind: bind.bind, host: bind.host, port: bind.port }));
 
+/** How long agent events are kept by default: the 30 days agent_events/list looks back. */
+export const DEFAULT_AGENT_EVENT_RETENTION_DAYS = 30;
+
 export const DaemonFileSchema = z.strictObject({
   /** The store, plugin state and default workspaces; relative to the config dir. */
   state_dir: z.string().min(1).optional(),
   http: HttpSchema.prefault({}),
   /** How long shutdown lets in-flight turns finish before cancelling them. */
   shutdown_grace_ms: z.int().min(0).max(MAX_SHUTDOWN_GRACE_MS).default(DEFAULT_SHUTDOWN_GRACE_MS),
+  /** The agent event log (what microapps read back with agent_events/*). */
+  agent_events: z
+    .strictObject({
+      /** Events older than this many days are deleted, at start and hourly. */
+      retention_days: z.int().min(1).max(36_500).default(DEFAULT_AGENT_EVENT_RETENTION_DAYS),
+    })
+    .prefault({}),
 });
 export type DaemonFile = z.output<typeof DaemonFileSchema>;
 
