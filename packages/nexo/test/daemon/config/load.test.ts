@@ -191,6 +191,7 @@ describe("loadDaemonConfig on a full directory", () => {
         token: "0123456789abcdef0123",
       },
       shutdown_grace_ms: 2500,
+      agent_events: { retention_days: 30 },
     });
   });
 
