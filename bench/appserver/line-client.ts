@@ -20,7 +20,12 @@ export type Message = {
 /** A JSON-RPC client over newline-delimited text, however the lines travel. */
 export class LineClient {
   private next = 1;
-  private readonly waiters: Array<{ test: (m: Message) => boolean; resolve: (m: Message) => void }> = [];
+  private readonly waiters: Array<{
+    test: (m: Message) => boolean;
+    resolve: (m: Message) => void;
+    reject: (error: Error) => void;
+  }> = [];
+  private closed: Error | undefined;
   private rest = "";
   onMessage: (m: Message) => void = () => undefined;
 
@@ -42,6 +47,7 @@ export class LineClient {
   }
 
   waitFor(test: (m: Message) => boolean, what: string): Promise<Message> {
+    if (this.closed) return Promise.reject(this.closed);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), WAIT_MS);
       this.waiters.push({
@@ -50,8 +56,19 @@ export class LineClient {
           clearTimeout(timer);
           resolve(m);
         },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
       });
     });
+  }
+
+  /** The server is gone: every wait fails now instead of at its timeout. */
+  close(reason: string): void {
+    if (this.closed) return;
+    this.closed = new Error(reason);
+    for (const waiter of this.waiters.splice(0)) waiter.reject(this.closed);
   }
 
   async request(method: string, params: unknown): Promise<Message> {
