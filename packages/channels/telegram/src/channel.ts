@@ -129,13 +129,23 @@ export class TelegramChannel {
     await this.outbox.stop();
   }
 
-  /** A newly registered token: saved, and a running channel of that instance switches to it. */
+  /**
+   * A newly registered token: saved, and a running channel of that instance switches to it. While
+   * a bot runs, the new token is first checked with getMe: one Telegram refuses (or that cannot be
+   * checked) is not saved and the running bot keeps its token — a typo must not take the channel
+   * down.
+   */
   async rotate(instance: string | null, token: string): Promise<void> {
     this.options.redactor.add(token);
-    this.credentials.save(instance, token);
     await this.serially(async () => {
       const running = this.running;
-      if (running === undefined || running.instance !== instance || running.token === token) return;
+      if (running === undefined || running.instance !== instance) {
+        this.credentials.save(instance, token);
+        return;
+      }
+      if (running.token === token) return;
+      await getMe(token, running.config.apiRoot, "the new token");
+      this.credentials.save(instance, token);
       this.options.log(`a new token was registered for ${label(instance)}: reconnecting`);
       await this.stopNow();
       await this.startNow(instance);
@@ -270,17 +280,7 @@ export class TelegramChannel {
     this.options.redactor.add(token);
     this.inboundLimiter = limiter(config.ratePerMinute);
     const bot = new Bot(token, { client: { apiRoot: config.apiRoot } });
-    let me: UserFromGetMe;
-    try {
-      me = await new Api(token, { apiRoot: config.apiRoot, timeoutSeconds: GETME_TIMEOUT_SECS }).getMe();
-    } catch (error) {
-      if (error instanceof GrammyError && (error.error_code === 401 || error.error_code === 404)) {
-        throw new ChannelAuthenticationError(`Telegram refused the bot token (${error.description})`);
-      }
-      throw new ChannelConnectionError(
-        `cannot reach the Bot API at ${config.apiRoot}: ${(error as Error).message}`,
-      );
-    }
+    const me = await getMe(token, config.apiRoot, "the bot token");
     bot.botInfo = me;
     const running: Running = {
       instance,
@@ -418,6 +418,18 @@ export class TelegramChannel {
     const result = this.transition.then(step, step);
     this.transition = result.catch(() => undefined);
     return result;
+  }
+}
+
+/** getMe with a bounded wait; Telegram's refusal is -33002, anything else -33001. */
+async function getMe(token: string, apiRoot: string, what: string): Promise<UserFromGetMe> {
+  try {
+    return await new Api(token, { apiRoot, timeoutSeconds: GETME_TIMEOUT_SECS }).getMe();
+  } catch (error) {
+    if (error instanceof GrammyError && (error.error_code === 401 || error.error_code === 404)) {
+      throw new ChannelAuthenticationError(`Telegram refused ${what} (${error.description})`);
+    }
+    throw new ChannelConnectionError(`cannot reach the Bot API at ${apiRoot}: ${(error as Error).message}`);
   }
 }
 

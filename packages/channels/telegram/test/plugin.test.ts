@@ -294,7 +294,15 @@ describe("telegram plugin over the fake Bot API (long polling)", () => {
   });
 
   test("rotation: a newly persisted token reconnects the running channel as the new bot", async () => {
+    // A token Telegram refuses is not saved, and the running bot keeps going.
+    await assert.rejects(
+      credential("persist", "5559999:AAH-unknown-token-0123456789abcdefgh"),
+      rejectsWith(ChannelAuthenticationError, /refused the new token/),
+    );
+    const saved = join(plugin.stateDir, "credentials", "_default.json");
+    assert.equal(JSON.parse(readFileSync(saved, "utf8")).token, TOKEN_A);
     assert.deepEqual(await credential("persist", TOKEN_B), { ok: true });
+    assert.equal(JSON.parse(readFileSync(saved, "utf8")).token, TOKEN_B);
     await plugin.stderrMatch(/connected as @second_bot/);
     fake.revoke(TOKEN_A);
     const count = plugin.published.length;
