@@ -83,7 +83,8 @@ export async function runAuditTail(options: AuditTailOptions): Promise<number> {
   }
 }
 
-async function stateDirOf(options: AuditTailOptions): Promise<string> {
+/** The daemon's state dir: `--state-dir`, else `--config DIR`'s daemon.yaml, else the default. */
+export async function stateDirOf(options: { stateDir?: string; config?: string }): Promise<string> {
   if (options.stateDir) return options.stateDir;
   if (options.config) {
     const file = ["daemon.yaml", "daemon.yml", "daemon.toml"]

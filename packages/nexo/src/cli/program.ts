@@ -9,6 +9,7 @@ import { registerAgent } from "./agent.js";
 import { registerAppServer } from "./app-server.js";
 import { registerChat } from "./chat.js";
 import { registerConfig } from "./config.js";
+import { registerConsole } from "./console.js";
 import { registerDevMockLlm } from "./dev-mock-llm.js";
 import { registerDoctor } from "./doctor.js";
 import { registerHub } from "./hub.js";
@@ -60,6 +61,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerDoctor(program, env);
   registerPlugin(program);
   registerMicroapp(program);
+  registerConsole(program);
   registerDevMockLlm(program);
   pointUsageErrorsAtOwnHelp(program);
   return program;

@@ -50,6 +50,10 @@ function quickstartCopy(): string {
   const plugins = fileURLToPath(new URL("../../../../examples/plugins/", import.meta.url));
   const file = join(dir, "plugins.yaml");
   writeFileSync(file, readFileSync(file, "utf8").replaceAll("../plugins/", plugins));
+  // The operator console microapp, by its path in the repository.
+  const packages = fileURLToPath(new URL("../../../../packages/", import.meta.url));
+  const extensions = join(dir, "extensions.yaml");
+  writeFileSync(extensions, readFileSync(extensions, "utf8").replaceAll("../../packages/", packages));
   return dir;
 }
 

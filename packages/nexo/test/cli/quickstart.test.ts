@@ -59,6 +59,8 @@ describe("npm start", () => {
     const [firstCode] = (await once(first, "exit")) as [number | null];
     assert.equal(firstCode, 0, first.output());
     assert.match(first.output(), /Forecast for Paris/);
+    // The operator console came up with the daemon: its login URL was printed.
+    assert.match(first.output(), /console: http:\/\/127\.0\.0\.1:\d+\/#token=\S{32,}/);
     assert.equal(existsSync(join(stateDir, "appserver.json")), false);
   });
 

@@ -3,6 +3,7 @@
  * calls `microappMethods` (and `hooks/<name>`), pushes `microappNotifications`, and answers the
  * microapp's `microappOutboundMethods` plus the admin RPC (../admin).
  */
+export * from "./console.js";
 export * from "./context.js";
 export * from "./envelope.js";
 export * from "./extensions-config.js";

@@ -1,0 +1,419 @@
+/**
+ * The operator console in a real daemon (`nexo-plugin-sdk/microapp/testing`: the project's `nexo`
+ * CLI on a throwaway config dir, with the loopback channel plugin) driven by a real browser —
+ * playwright-core over Debian's Chromium at /usr/bin/chromium. One daemon and one browser for the
+ * whole file: the HTTP gate from the attacker's side first, then an operator's session page by
+ * page, each action checked where it lands (the loopback channel, the daemon's audit log).
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { microapp } from "@nexo/wire/schemas";
+import { startTestDaemon, type TestDaemon } from "nexo-plugin-sdk/microapp/testing";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+
+const REPO = fileURLToPath(new URL("../../../", import.meta.url));
+const CONSOLE = join(REPO, "packages/console/main.mjs");
+const NEXO = join(REPO, "packages/nexo/bin/nexo.js");
+const LOOPBACK = join(REPO, "examples/plugins/loopback-channel");
+const CHROMIUM = "/usr/bin/chromium";
+/** Set to a directory (docs/console) to keep the page screenshots there. */
+const SCREENSHOTS = process.env.NEXO_CONSOLE_SCREENSHOTS;
+const TIMEOUT = 60_000;
+
+// Everything but the LLM-key grant: the providers page shows what a missing grant looks like.
+const GRANTS = [
+  "agents_crud",
+  "transcripts_read",
+  "audit_read",
+  "agent_events_subscribe_all",
+  "operator_intervention",
+  "escalations_read",
+  "escalations_resolve",
+  "plugin_doctor",
+  "plugin_restart",
+  "mcp_crud",
+];
+
+const MCP_SECRET = "ghp_literal-secret-in-mcp-yaml-0123456789";
+
+let daemon: TestDaemon;
+let context: BrowserContext;
+let page: Page;
+let base: string;
+let token: string;
+let shots: string;
+
+function consoleState(): string {
+  return join(daemon.stateDir, "extensions", "console", "state");
+}
+
+/** The loopback channel's listener, as its plugin wrote it (the port changes on a restart). */
+function loopbackUrl(): string {
+  const endpoint = JSON.parse(
+    readFileSync(join(daemon.stateDir, "plugins", "loopback", "endpoint.json"), "utf8"),
+  );
+  return endpoint.url as string;
+}
+
+async function say(from: string, text: string): Promise<void> {
+  const res = await fetch(`${loopbackUrl()}/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ from, text }),
+  });
+  assert.equal(res.status, 202, await res.text());
+}
+
+/** The next replies the loopback channel has for `to` (waits up to `ms` for one). */
+async function replies(to: string, ms = 30_000): Promise<string[]> {
+  const res = await fetch(`${loopbackUrl()}/messages?to=${to}&timeout=${ms}`);
+  const body = (await res.json()) as { messages: { text?: string }[] };
+  return body.messages.map((m) => m.text ?? "");
+}
+
+async function shot(name: string): Promise<void> {
+  const file = join(shots, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  assert.ok(statSync(file).size > 5_000, `${name}.png is a real screenshot`);
+  if (SCREENSHOTS !== undefined) {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    copyFileSync(file, join(SCREENSHOTS, `${name}.png`));
+  }
+}
+
+async function go(path: string): Promise<void> {
+  await page.click(`header nav a[href="${path}"]`);
+}
+
+function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [NEXO, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (c: string) => (stdout += c));
+  child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+}
+
+describe("the operator console", { timeout: 600_000 }, () => {
+  before(async () => {
+    daemon = await startTestDaemon({
+      microapps: { console: { path: CONSOLE, grants: GRANTS, config: { port: 0 } } },
+      // A restarted plugin gets the time a loaded machine needs to answer initialize.
+      env: { NEXO_PLUGIN_INIT_TIMEOUT_MS: "30000" },
+      files: {
+        "plugins.yaml": `plugins:\n  - dir: ${JSON.stringify(LOOPBACK)}\n`,
+        "mcp.yaml": [
+          "servers:",
+          "  handwritten:",
+          "    transport: stdio",
+          `    command: ${JSON.stringify(process.execPath)}`,
+          '    args: ["-e", "setTimeout(() => {}, 1e9)"]',
+          "    enabled: false",
+          `    env: { GITHUB_TOKEN: ${JSON.stringify(MCP_SECRET)}, FROM_ENV: "\${HOME}" }`,
+          "",
+        ].join("\n"),
+      },
+    });
+    const endpoint = microapp.ConsoleEndpointSchema.parse(
+      JSON.parse(readFileSync(join(consoleState(), microapp.CONSOLE_ENDPOINT_FILE), "utf8")),
+    );
+    base = endpoint.url;
+    token = readFileSync(join(consoleState(), microapp.CONSOLE_TOKEN_FILE), "utf8").trim();
+    shots = mkdtempSync(join(tmpdir(), "nexo-console-shots-"));
+    context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), "nexo-console-chromium-")), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+      viewport: { width: 1280, height: 800 },
+    });
+    context.setDefaultTimeout(TIMEOUT);
+    page = context.pages()[0] ?? (await context.newPage());
+  });
+
+  after(async () => {
+    await context?.close();
+    await daemon?.stop();
+    if (shots) rmSync(shots, { recursive: true, force: true });
+  });
+
+  test("the console listens on loopback with a 0600 login token, and nexo console url prints the login URL", async () => {
+    assert.match(base, /^http:\/\/127\.0\.0\.1:\d+\/$/);
+    assert.equal(statSync(join(consoleState(), microapp.CONSOLE_TOKEN_FILE)).mode & 0o777, 0o600);
+    assert.ok(
+      daemon.log().some((l) => typeof l.msg === "string" && l.msg.includes(`console listening on ${base}`)),
+      "the URL is in the daemon's log",
+    );
+    assert.ok(!daemon.stderr().includes(token), "the token is never logged");
+    const printed = await runCli(["console", "url", "--state-dir", daemon.stateDir]);
+    assert.equal(printed.code, 0, printed.stderr);
+    assert.equal(printed.stdout.trim(), `${base}#token=${token}`);
+    const missing = await runCli(["console", "url", "--state-dir", daemon.stateDir, "--id", "nothere"]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /the console is not running/);
+  });
+
+  test("from the attacker's side: no session, a wrong token, a missing CSRF header, a foreign Host or Origin are refused", async () => {
+    const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      fetch(new URL(path, base), { method: "POST", headers, body: JSON.stringify(body) });
+    assert.equal((await post("/api/rpc/agents/list", {})).status, 401);
+    assert.equal((await fetch(new URL("/api/live", base))).status, 401);
+    assert.equal((await post("/api/login", { token: `${token}x` })).status, 401);
+    assert.equal((await post("/api/login", { token: 42 })).status, 401);
+
+    const login = await post("/api/login", { token });
+    assert.equal(login.status, 200);
+    const cookie = login.headers.get("set-cookie") ?? "";
+    assert.match(cookie, /HttpOnly/);
+    assert.match(cookie, /SameSite=Strict/);
+    const { csrf } = (await login.json()) as { csrf: string };
+    const session = cookie.split(";")[0]!;
+
+    assert.equal((await post("/api/rpc/agents/list", {}, { cookie: session })).status, 403, "no CSRF header");
+    assert.equal(
+      (await post("/api/rpc/agents/list", {}, { cookie: session, "x-nexo-csrf": `${csrf}x` })).status,
+      403,
+      "a wrong CSRF header",
+    );
+    const foreign = await post(
+      "/api/rpc/agents/list",
+      {},
+      {
+        cookie: session,
+        "x-nexo-csrf": csrf,
+        origin: "http://evil.example",
+      },
+    );
+    assert.equal(foreign.status, 403, "a cross-origin POST");
+    const ok = await post("/api/rpc/agents/list", {}, { cookie: session, "x-nexo-csrf": csrf });
+    assert.equal(ok.status, 200);
+    assert.deepEqual(
+      ((await ok.json()) as { result: { agents: { id: string }[] } }).result.agents.map((a) => a.id),
+      ["tester"],
+    );
+    const notOffered = await post(
+      "/api/rpc/secrets/write",
+      { name: "X_Y", value: "v" },
+      {
+        cookie: session,
+        "x-nexo-csrf": csrf,
+      },
+    );
+    assert.equal(notOffered.status, 404, "a method the console does not offer");
+
+    // DNS rebinding: a page whose name resolves to 127.0.0.1 sends its own Host header.
+    const rebound = await new Promise<number>((resolve, reject) => {
+      const url = new URL(base);
+      import("node:http").then(({ request }) => {
+        const req = request(
+          { host: url.hostname, port: url.port, path: "/", headers: { host: "evil.example" } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on("error", reject);
+        req.end();
+      }, reject);
+    });
+    assert.equal(rebound, 421);
+
+    // A secret written by hand into mcp.yaml never reaches the browser; a ${NAME} reference does.
+    const mcp = await post(
+      "/api/rpc/mcp/get",
+      { name: "handwritten" },
+      { cookie: session, "x-nexo-csrf": csrf },
+    );
+    const text = await mcp.text();
+    assert.equal(mcp.status, 200, text);
+    assert.ok(!text.includes(MCP_SECRET), text);
+    assert.match(text, /"GITHUB_TOKEN":"\[redacted\]"/);
+    assert.match(text, /"FROM_ENV":"\$\{HOME\}"/);
+  });
+
+  test("a wrong token is refused in the browser; the login URL opens the console", async () => {
+    await page.goto(base);
+    await page.fill("input[name=token]", "not-the-token");
+    await page.click("button[type=submit]");
+    await page.getByText("wrong token").waitFor();
+    await shot("login");
+    await page.goto(`${base}#token=${encodeURIComponent(token)}`);
+    await page.getByRole("heading", { name: "Agents" }).waitFor();
+    assert.equal(new URL(page.url()).hash, "", "the token leaves the address bar");
+    await page.locator(".live.open").waitFor();
+  });
+
+  test("agents: a refused change shows its issues inline; a new agent answers in the loopback channel; disable and enable", async () => {
+    await page.getByRole("button", { name: "New agent" }).click();
+    const form = page.getByTestId("agent-form");
+    await form.locator("input[name=id]").fill("ana");
+    await form.locator("input[name=provider]").fill("nope");
+    await form.locator("input[name=model]").fill("some-model");
+    await form.locator("input[name=bindings]").fill("loopback");
+    await form.getByRole("button", { name: "Save" }).click();
+    const errors = page.getByTestId("agent-errors");
+    await errors.waitFor();
+    assert.match(await errors.innerText(), /nope/);
+    await form.locator("input[name=provider]").fill("scripted");
+    await form.locator("input[name=model]").fill("nexo-scripted-demo");
+    await form.locator("textarea[name=system_prompt]").fill("You are the front desk.");
+    await form.getByRole("button", { name: "Save" }).click();
+    await page.locator("tr[data-agent=ana]").waitFor();
+    await form.waitFor({ state: "detached" });
+
+    await say("alice", "hello ana");
+    const answer = await replies("alice");
+    assert.ok(answer.length > 0 && answer[0]!.length > 0, "ana answered alice on the loopback channel");
+
+    const tester = page.locator("tr[data-agent=tester]");
+    await tester.getByRole("button", { name: "Disable" }).click();
+    await tester.getByText("disabled").waitFor();
+    await tester.getByRole("button", { name: "Enable" }).click();
+    await tester.getByText("enabled").waitFor();
+    await shot("agents");
+  });
+
+  test("live conversations: the stored events on open, then each new one as it happens", async () => {
+    await go("/live");
+    await page.locator("select[name=agent]").selectOption("ana");
+    const events = page.getByTestId("live-events");
+    await events.getByText("hello ana").waitFor();
+    const before = await events.locator("li").count();
+    await say("alice", "is my kettle shipped yet");
+    await events.getByText("is my kettle shipped yet").waitFor();
+    // Evaluated in the page (a string: this file is compiled without the DOM's types).
+    await page.waitForFunction(
+      `document.querySelectorAll('[data-testid="live-events"] li.assistant').length >= 2`,
+    );
+    assert.ok((await events.locator("li").count()) >= before + 2, "the message and the reply arrived live");
+    await replies("alice");
+    await shot("live");
+  });
+
+  test("transcript search: full-text hits with the matched word marked", async () => {
+    await go("/search");
+    await page.locator("select[name=agent]").selectOption("ana");
+    await page.locator("input[name=query]").fill("kettle");
+    await page.getByRole("button", { name: "Search" }).click();
+    const hits = page.getByTestId("search-hits");
+    await hits.locator("mark", { hasText: "kettle" }).first().waitFor();
+    assert.match(await hits.innerText(), /user/);
+    await page.locator("input[name=channel]").fill("no-such-channel");
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.getByText("No transcript line matches.").waitFor();
+    await page.locator("input[name=channel]").fill("");
+    await page.getByRole("button", { name: "Search" }).click();
+    await hits.waitFor();
+    await shot("search");
+  });
+
+  test("takeover: pause, reply as the operator, resume; the held messages drain in order", async () => {
+    await go("/live");
+    await page.locator("select[name=agent]").selectOption("ana");
+    await page.locator("a.take").first().click();
+    const panel = page.getByTestId("takeover");
+    const state = panel.getByTestId("takeover-state");
+    await state.getByText("the agent answers").waitFor();
+    await panel.getByRole("button", { name: "Pause" }).click();
+    await state.getByText("paused by the operator").waitFor();
+
+    await say("alice", "first held message");
+    await say("alice", "second held message");
+    await panel.locator("textarea[name=reply]").fill("A human here: your kettle left today.");
+    await panel.getByRole("button", { name: "Send" }).click();
+    await panel.getByText("reply sent").waitFor();
+    assert.deepEqual(await replies("alice"), ["A human here: your kettle left today."]);
+
+    await panel.getByRole("button", { name: "Resume" }).click();
+    await panel.getByText("2 held message(s) written to the transcript").waitFor();
+    const transcript = panel.getByTestId("takeover-events");
+    await transcript.getByText("second held message").waitFor();
+    const text = await transcript.innerText();
+    const first = text.indexOf("first held message");
+    const second = text.indexOf("second held message");
+    assert.ok(first >= 0 && second > first, `held messages in order:\n${text}`);
+    assert.ok(
+      text.indexOf("A human here") < first || first >= 0,
+      "the operator's reply is in the transcript",
+    );
+    await panel.getByTestId("takeover-state").getByText("the agent answers").waitFor();
+    await shot("takeover");
+  });
+
+  test("escalations: an agent's escalation is listed and dismissed", async () => {
+    const call = await daemon.callTool("escalate", {
+      summary: "the refund I was promised",
+      reason: "complaint",
+      urgency: "high",
+    });
+    assert.equal(call.success, true, call.text);
+    await go("/escalations");
+    const table = page.getByTestId("escalations");
+    await table.getByText("the refund I was promised").waitFor();
+    await table.locator("input[name=dismiss_reason]").fill("refund already issued");
+    await shot("escalations");
+    await table.getByRole("button", { name: "Dismiss" }).click();
+    await page.getByText("Nobody is waiting for a human.").waitFor();
+  });
+
+  test("extension health: plugins with their state, and a restart button", async () => {
+    await go("/extensions");
+    const row = page.locator("tr[data-plugin=loopback]");
+    await row.getByText("running").waitFor();
+    await row.getByRole("button", { name: "Restart" }).click();
+    await page
+      .getByTestId("extensions-note")
+      .getByText(/loopback restarted: running, pid \d+/)
+      .waitFor();
+    await shot("extensions");
+  });
+
+  test("providers and MCP servers: a missing grant is named, a hand-written secret stays hidden", async () => {
+    await go("/providers");
+    await page.getByText(/not granted: .*llm_keys_crud/).waitFor();
+    await page.getByTestId("mcp-servers").getByText("handwritten").waitFor();
+    assert.ok(!(await page.content()).includes(MCP_SECRET));
+    await shot("providers");
+  });
+
+  test("the audit view: every action of the session, granted or denied, filterable", async () => {
+    await go("/audit");
+    const audit = page.getByTestId("audit");
+    for (const method of [
+      "nexo/admin/agents/upsert",
+      "nexo/admin/processing/pause",
+      "nexo/admin/processing/intervention",
+      "nexo/admin/processing/resume",
+      "nexo/admin/escalations/resolve",
+      "nexo/admin/plugins/restart",
+      "nexo/admin/llm_providers/list",
+    ]) {
+      await audit.getByText(method, { exact: true }).first().waitFor();
+    }
+    await page.locator("select[name=result]").selectOption("denied");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.waitForFunction(
+      `[...document.querySelectorAll('[data-testid="audit"] tbody tr')].every((tr) => tr.textContent.includes("denied"))`,
+    );
+    await audit.getByText("nexo/admin/llm_providers/list").first().waitFor();
+    await shot("audit");
+    // The same rows in the daemon's own log.
+    const denied = await daemon.auditTail({ microappId: "console", result: "denied" });
+    assert.ok(denied.entries.some((e) => e.method === "nexo/admin/llm_providers/list"));
+    const ok = await daemon.auditTail({ microappId: "console", method: "nexo/admin/processing/resume" });
+    assert.equal(ok.entries[0]?.result, "ok");
+  });
+});
