@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Makes sure the system programs the tests run for real are installed, before `npm test` runs them:
-// nats-server (the multi-machine broker tests) and bwrap (the sandbox tests). What is missing is
+// nats-server (the multi-machine broker tests), bwrap (the sandbox tests) and chromium (the operator
+// console's browser tests). What is missing is
 // installed with apt-get when this user may (root, or sudo without a password); otherwise this
 // fails once, up front, with the exact command to run, instead of letting whole suites fail later.
 // Set NEXO_SKIP_PROVISION=1 to skip the step (the tests that need a missing program then fail).
