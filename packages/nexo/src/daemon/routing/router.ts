@@ -320,10 +320,16 @@ export class Router {
    */
   async drain(graceMs: number): Promise<void> {
     const all = Promise.all([...this.queues.values()].map((q) => q.idle()));
+    let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
       all.then(() => false),
-      new Promise<boolean>((r) => setTimeout(() => r(true), graceMs).unref()),
+      new Promise<boolean>((r) => {
+        timer = setTimeout(() => r(true), graceMs);
+      }),
     ]);
+    // Cleared rather than unref'd: a drain that ended early must not leave the grace timer (and
+    // what it holds) pending for the rest of the grace.
+    clearTimeout(timer);
     if (timedOut) {
       this.options.logger.warn({ graceMs }, "turns still running at shutdown: cancelling them");
       this.controller.abort(new Error("daemon shutting down"));

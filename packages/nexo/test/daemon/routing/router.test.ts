@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createHook } from "node:async_hooks";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -155,6 +156,31 @@ describe("router", () => {
     assert.deepEqual(aliceReplies, ["echo: a0", "echo: a1", "echo: a2"], "in order, one after another");
     assert.ok(provider.maxRunning >= 2, "other sessions ran at the same time");
     assert.equal(provider.aliceMaxRunning, 1, "alice's turns never overlapped");
+  });
+
+  test("a drain that ends before its grace leaves no grace timer behind (issue 10)", async () => {
+    const { router, chat, inbound } = setup(10);
+    inbound("plugin.inbound.chat", "alice", "hi");
+    // Every Timeout created while draining, until it fires or is cleared.
+    const pending = new Set<number>();
+    const hook = createHook({
+      init(id, type) {
+        if (type === "Timeout") pending.add(id);
+      },
+      destroy(id) {
+        pending.delete(id);
+      },
+    }).enable();
+    try {
+      await router.drain(600_000);
+      assert.equal(chat.sent.length, 1, "the turn ended within the grace");
+      // destroy hooks run after the clear, on a later tick.
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r));
+      assert.equal(pending.size, 0, "the 10-minute grace timer is still pending after the drain");
+    } finally {
+      hook.disable();
+    }
   });
 
   test("unbound, inactive-agent and malformed messages are counted, not lost silently", async () => {
