@@ -44,7 +44,9 @@ async function runToolCall(run: TurnRun, call: ToolUseBlock): Promise<ToolResult
   }
 
   const subject = { name: call.name, category, command: commandOf(tool, args) };
-  const needsApproval = tool !== undefined && session.policy.needsApproval(subject);
+  // An exempt tool (escalate) runs at once: an agent asking for a human must not wait on one.
+  const needsApproval =
+    tool !== undefined && tool.approvalExempt !== true && session.policy.needsApproval(subject);
   emit({
     type: "tool_requested",
     turnId,

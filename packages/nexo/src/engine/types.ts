@@ -199,6 +199,12 @@ export interface Tool {
    * "always" for `echo hi` grants `echo` and nothing else.
    */
   command?(args: Record<string, unknown>): string | undefined;
+  /**
+   * Never waits for approval, whatever the session's policy: for tools whose whole point is to
+   * reach a human (`escalate`), where waiting on a human first would defeat them. Only built-ins
+   * set it; the policy is never consulted for such a tool.
+   */
+  readonly approvalExempt?: true;
   /** Runs the tool. Throw for failures that are not the tool's normal output. */
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput>;
 }

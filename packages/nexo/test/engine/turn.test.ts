@@ -8,6 +8,7 @@ import type { TurnEvent } from "../../src/engine/events.js";
 import { HookRunner } from "../../src/engine/hooks.js";
 import { AgentSession, SessionBusyError } from "../../src/engine/session.js";
 import type { SessionConfig } from "../../src/engine/session-types.js";
+import { createEscalateTool, type EscalationArgs } from "../../src/engine/tools/escalate.js";
 import type { ChatMessage, HookVote } from "../../src/engine/types.js";
 import {
   collect,
@@ -226,6 +227,56 @@ describe("turn loop", () => {
     >;
     assert.equal(req.needsApproval, false);
     assert.ok(second.some((e) => e.type === "tool_result"));
+    assertConsistent(s.history);
+  });
+
+  test("escalate never waits for approval under the default policy, even where nobody can approve", async () => {
+    const raised: EscalationArgs[] = [];
+    const escalate = createEscalateTool((_ctx, args) => {
+      raised.push(args);
+      return { created: true, requestedAtMs: Date.now() };
+    });
+    // A channel session: the default policy, nothing allowed, approvals refused (nobody to ask).
+    const { s } = session(
+      [
+        () =>
+          toolCalls(
+            { id: "e1", name: "escalate", input: { summary: "refund" } },
+            { id: "w1", name: "Write", input: { file_path: "a" } },
+          ),
+        () => text("a human will follow up"),
+      ],
+      {
+        tools: new SimpleToolHost([escalate, write]),
+        policy: new ApprovalPolicy({ mode: "default" }),
+        approvalsUnavailable: "nobody can approve on a channel",
+      },
+    );
+    const events = await collect(s.runTurn("I want a human"));
+    const requested = events.filter((e) => e.type === "tool_requested") as Array<
+      Extract<TurnEvent, { type: "tool_requested" }>
+    >;
+    assert.deepEqual(
+      requested.map((e) => [e.callId, e.needsApproval]),
+      [
+        ["e1", false],
+        ["w1", true],
+      ],
+    );
+    assert.deepEqual(raised, [{ summary: "refund", reason: "needs_human_judgment", urgency: "normal" }]);
+    const results = events.filter((e) => e.type === "tool_result") as Array<
+      Extract<TurnEvent, { type: "tool_result" }>
+    >;
+    assert.deepEqual(
+      results.map((e) => [e.callId, e.status]),
+      [["e1", "success"]],
+    );
+    // The Write beside it still needed approval and was refused.
+    const cancelled = events.find((e) => e.type === "tool_cancelled") as Extract<
+      TurnEvent,
+      { type: "tool_cancelled" }
+    >;
+    assert.equal(cancelled.callId, "w1");
     assertConsistent(s.history);
   });
 

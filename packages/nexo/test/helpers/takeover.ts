@@ -19,7 +19,6 @@ export const AGENTS = `agents:
   - id: ana
     model: { provider: scripted, model: nexo-scripted-demo }
     inbound_bindings: [{ plugin: loopback }]
-    approval: { allow: [escalate] }
 `;
 
 export const OPS_GRANTS =

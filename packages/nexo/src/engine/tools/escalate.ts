@@ -61,6 +61,8 @@ export function createEscalateTool(raise: RaiseEscalation): Tool {
     },
     category: "info",
     source: "builtin",
+    // Asking for a human must never itself wait on a human (an approval nobody on a channel can give).
+    approvalExempt: true,
     describe: (args) => `Escalate to a human: ${oneLine(stringArg(args, "summary") ?? "", 60)}`,
     async execute(rawArgs, ctx) {
       const args = rawArgs as Partial<EscalationArgs> & { summary: string };

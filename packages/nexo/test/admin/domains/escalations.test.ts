@@ -1,6 +1,8 @@
 /**
  * Escalations over a real daemon: the agent calls the built-in `escalate` tool in a loopback
- * conversation (the scripted model calls a tool the message names), the escalation is stored and
+ * conversation (the scripted model calls a tool the message names) under the default approval
+ * policy — agents.yaml allows nothing, and a channel refuses every approval — so `escalate` runs
+ * only because it never waits for one; the escalation is stored and
  * pushed as an agent event, operators list it and resolve it (dismissed with a reason, or taken
  * over), and pausing a conversation with a pending escalation resolves it as a takeover.
  */
