@@ -91,7 +91,12 @@ await runAttack("plugin-faults", async (attack) => {
       (error: Error) => `failed: ${error.message}`,
     );
     turnMs.push(performance.now() - at);
-    if (reply !== `hi ${turns}`) turnFailures++;
+    if (reply !== `hi ${turns}`) {
+      turnFailures++;
+      // What went wrong, for whoever reads a broken run (a few, not a flood).
+      if (turnFailures <= 3)
+        attack.note(`turn ${turns} after ${Math.round(performance.now() - at)} ms: ${reply.slice(0, 200)}`);
+    }
     turns++;
     await sleep(200);
   }

@@ -2,8 +2,9 @@
  * The durable inbox (issue 10.19): inbound channel messages between their arrival and the commit
  * of their turn. `accept` is one prepared INSERT in autocommit (WAL, so a SIGKILL right after it
  * returns keeps the row); `pending` lists what a killed daemon left undone, oldest first; `done`
- * marks a message handled. Done rows are kept for `dedupRetentionMs` so that a redelivery of the
- * same message id is recognised, then `sweep` deletes them.
+ * marks a message handled, once its reply reached the channel (`answered` keeps the reply until
+ * then, so a failed send is retried instead of lost). Done rows are kept for `dedupRetentionMs`
+ * so that a redelivery of the same message id is recognised, then `sweep` deletes them.
  *
  * Bounded: at most `maxPending` messages wait at once; beyond that `accept` throws InboxFullError
  * (its own type, so the router counts the refusal apart from other store failures). The message text is redacted before it is written,
@@ -28,6 +29,8 @@ export interface InboxMessage {
 export interface PendingInboxMessage extends InboxMessage {
   seq: number;
   receivedAtMs: number;
+  /** The answer its turn gave, when the turn ended and the reply has not reached the channel yet. */
+  reply: string | undefined;
 }
 
 export interface InboxOptions {
@@ -61,6 +64,7 @@ interface Row {
   message_id: string | null;
   text: string;
   received_at_ms: number;
+  reply: string | null;
 }
 
 export class InboxRepository {
@@ -70,6 +74,7 @@ export class InboxRepository {
   private readonly insert;
   private readonly findKey;
   private readonly markDone;
+  private readonly keepReply;
 
   constructor(
     private readonly db: Connection,
@@ -86,6 +91,7 @@ export class InboxRepository {
     );
     this.findKey = db.prepare("SELECT seq FROM inbox WHERE dedup_key = ?").pluck();
     this.markDone = db.prepare("UPDATE inbox SET done_at_ms = ? WHERE seq = ? AND done_at_ms IS NULL");
+    this.keepReply = db.prepare("UPDATE inbox SET reply = ? WHERE seq = ? AND done_at_ms IS NULL");
     // The store is the inbox's only writer, so the count is kept in memory after this one query.
     this.pendingCount = db
       .prepare("SELECT count(*) FROM inbox WHERE done_at_ms IS NULL")
@@ -126,6 +132,14 @@ export class InboxRepository {
     return { accepted: true, seq: Number(result.lastInsertRowid) };
   }
 
+  /**
+   * Keeps the reply of a message whose turn has ended, until the channel has taken it (`done`).
+   * Redacted like the transcript's copy, so a reply sent again after a restart is the redacted one.
+   */
+  answered(seq: number, reply: string): void {
+    this.keepReply.run(redact(reply).text, seq);
+  }
+
   /** Marks a message handled; marking it twice is harmless. */
   done(seq: number): void {
     if (this.markDone.run(this.now().getTime(), seq).changes > 0) this.pendingCount--;
@@ -135,7 +149,7 @@ export class InboxRepository {
   undone(): PendingInboxMessage[] {
     const rows = this.db
       .prepare(
-        `SELECT seq, kind, instance, contact, account, sender_id, message_id, text, received_at_ms
+        `SELECT seq, kind, instance, contact, account, sender_id, message_id, text, received_at_ms, reply
          FROM inbox WHERE done_at_ms IS NULL ORDER BY seq`,
       )
       .all() as Row[];
@@ -149,6 +163,7 @@ export class InboxRepository {
       messageId: row.message_id ?? undefined,
       text: row.text,
       receivedAtMs: row.received_at_ms,
+      reply: row.reply ?? undefined,
     }));
   }
 

@@ -250,6 +250,15 @@ CREATE INDEX inbox_pending ON inbox (seq) WHERE done_at_ms IS NULL;
 CREATE INDEX inbox_done ON inbox (done_at_ms) WHERE done_at_ms IS NOT NULL;
 `;
 
+/**
+ * The reply of an inbox message (issue 10): written when its turn has ended, before it is sent;
+ * the row is done only once the channel took the reply. A send that failed (or a kill during it)
+ * leaves the reply here, and the next start sends it again instead of losing it.
+ */
+const INBOX_REPLIES = `
+ALTER TABLE inbox ADD COLUMN reply TEXT;
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "sessions", up: SESSIONS },
   { version: 2, name: "transcripts", up: TRANSCRIPTS },
@@ -261,4 +270,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 8, name: "agent_events", up: AGENT_EVENTS },
   { version: 9, name: "processing control", up: PROCESSING_CONTROL },
   { version: 10, name: "inbox", up: INBOX },
+  { version: 11, name: "inbox replies", up: INBOX_REPLIES },
 ];

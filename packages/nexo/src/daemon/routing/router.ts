@@ -5,9 +5,11 @@
  * unbound, malformed, duplicate and over-capacity messages are counted and logged.
  *
  * Durable inbox (issue 10.19): with an `inbox`, a routed message is written to SQLite before it is
- * queued and marked done once its turn has ended (the transcript is committed by then); `replay`
- * queues what an earlier run left undone, in arrival order, at start. A message whose dedup key the
- * inbox already holds is a duplicate and does not run a second turn.
+ * queued; when its turn has ended its reply is kept in the row, and the row is marked done once the
+ * channel took the reply. A failed send is retried a few times in this run, and what is still
+ * unsent is sent again by `replay` at the next start, which also queues what an earlier run left
+ * undone, in arrival order. A message whose dedup key the inbox already holds is a duplicate and
+ * does not run a second turn.
  */
 import { setMaxListeners } from "node:events";
 import type { BrokerEvent } from "../../broker/types.js";
@@ -18,7 +20,7 @@ import { SessionQueue } from "../../engine/sessions/queue.js";
 import { InboxFullError, type InboxRepository, type TranscriptRepository } from "../../store/index.js";
 import type { BindingTable } from "./bindings.js";
 import { type InboundMessage, InboundMessageError, inboundDedupKey, parseInboundEvent } from "./inbound.js";
-import type { ReplySender } from "./outbound.js";
+import type { ReplySender, ReplyTarget } from "./outbound.js";
 
 export interface SessionKey {
   agentId: string;
@@ -59,7 +61,10 @@ export interface RouterStats {
   /** Messages left undone by an earlier run and queued again at start. */
   replayed: number;
   repliesSent: number;
+  /** Failed attempts to hand a reply to its channel (a retried reply counts once per attempt). */
   replyFailures: number;
+  /** Replies still unsent after their last attempt in this run: the inbox keeps them for the next start. */
+  repliesKept: number;
   turnsFailed: number;
 }
 
@@ -82,7 +87,12 @@ export interface RouterOptions {
    * The durable inbox. Without it (unit tests of routing alone) messages live only in memory
    * between arrival and their turn.
    */
-  inbox?: Pick<InboxRepository, "accept" | "done" | "undone">;
+  inbox?: Pick<InboxRepository, "accept" | "answered" | "done" | "undone">;
+  /**
+   * With an inbox: the waits before each new attempt to send a reply the channel refused (default
+   * 1 s, 4 s, 15 s, 60 s). After the last one the reply stays in the inbox for the next start.
+   */
+  replyRetryDelaysMs?: readonly number[];
   /**
    * The transcripts, asked before a replayed message runs: a turn killed after it stored the
    * message must not store it again, and one that already answered must not answer again.
@@ -99,6 +109,18 @@ interface Work {
   inboxSeq?: number;
   /** Queued by `replay`: an earlier run may have begun its turn. */
   replayed?: boolean;
+  /** Queued by `replay`: the earlier run's turn ended with this reply, which never reached the channel. */
+  reply?: string;
+}
+
+const DEFAULT_REPLY_RETRY_DELAYS_MS = [1_000, 4_000, 15_000, 60_000] as const;
+
+/** A reply on its way to the channel; `inboxSeq` when the inbox keeps it until it is sent. */
+interface PendingReply {
+  target: ReplyTarget;
+  text: string;
+  inboxSeq: number | undefined;
+  agentId: string;
 }
 
 const keyString = (k: SessionKey) =>
@@ -114,6 +136,11 @@ export class Router {
   private readonly controller = new AbortController();
   /** Inbox rows queued or running in this run: a replay must not queue them a second time. */
   private readonly inboxLive = new Set<number>();
+  /** Timers of replies waiting for their next attempt; a drain cancels them (the inbox keeps the replies). */
+  private readonly replyRetries = new Map<NodeJS.Timeout, PendingReply>();
+  /** Retried replies being sent right now: a drain waits for them. */
+  private readonly replySends = new Set<Promise<void>>();
+  private draining = false;
   private readonly counters: RouterStats = {
     routed: 0,
     unbound: 0,
@@ -124,6 +151,7 @@ export class Router {
     replayed: 0,
     repliesSent: 0,
     replyFailures: 0,
+    repliesKept: 0,
     turnsFailed: 0,
   };
 
@@ -197,7 +225,7 @@ export class Router {
     if (!inbox) return 0;
     let queued = 0;
     for (const row of inbox.undone()) {
-      const { seq, receivedAtMs: _receivedAtMs, ...message } = row;
+      const { seq, receivedAtMs: _receivedAtMs, reply, ...message } = row;
       if (this.inboxLive.has(seq)) continue;
       const key = this.keyOf(message, "(inbox replay)");
       if (key === undefined) {
@@ -211,6 +239,7 @@ export class Router {
         inbound: { ...message, eventId: `inbox:${seq}` },
         inboxSeq: seq,
         replayed: true,
+        ...(reply === undefined ? {} : { reply }),
       });
       queued++;
     }
@@ -269,6 +298,21 @@ export class Router {
     }
   }
 
+  /** Keeps a turn's reply with its message until the channel took it; false when that failed. */
+  private keepReply(inboxSeq: number | undefined, reply: string): boolean {
+    if (inboxSeq === undefined) return false;
+    try {
+      this.options.inbox?.answered(inboxSeq, reply);
+      return true;
+    } catch (error) {
+      this.options.logger.error(
+        { inboxSeq, err: (error as Error).message },
+        "inbox: keeping a reply failed; it is sent once, without a retry at the next start",
+      );
+      return false;
+    }
+  }
+
   private markDone(inboxSeq: number | undefined): void {
     if (inboxSeq === undefined) return;
     try {
@@ -319,7 +363,14 @@ export class Router {
    * still running and waits for those turns to end.
    */
   async drain(graceMs: number): Promise<void> {
-    const all = Promise.all([...this.queues.values()].map((q) => q.idle()));
+    // Replies waiting for a retry are not retried any more in this run: the inbox keeps them.
+    this.draining = true;
+    for (const [timer, reply] of this.replyRetries) {
+      clearTimeout(timer);
+      if (reply.inboxSeq !== undefined) this.counters.repliesKept++;
+    }
+    this.replyRetries.clear();
+    const all = Promise.all([...this.queues.values()].map((q) => q.idle()).concat([...this.replySends]));
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
       all.then(() => false),
@@ -365,11 +416,31 @@ export class Router {
     }
   }
 
-  private async runTurn({ key, inbound, inboxSeq, replayed }: Work): Promise<void> {
+  private async runTurn({ key, inbound, inboxSeq, replayed, reply: keptReply }: Work): Promise<void> {
     const { logger } = this.options;
     const started = performance.now();
     let reason: TurnEndReason = "error";
+    const target = (sessionId: string) => ({
+      kind: inbound.kind,
+      instance: inbound.instance,
+      to: inbound.contact,
+      sessionId,
+    });
     try {
+      if (keptReply !== undefined) {
+        // An earlier run's turn answered it and kept the reply, which never reached the channel:
+        // sent now, and no turn runs again.
+        const session = this.options.sessions.open(key);
+        logger.info(
+          { agentId: key.agentId, inboxSeq },
+          "inbox: sending a reply an earlier run could not deliver",
+        );
+        await this.deliver(
+          { target: target(session.id), text: keptReply, inboxSeq, agentId: key.agentId },
+          0,
+        );
+        return;
+      }
       if (this.options.gate?.holds(key, inbound)) {
         // The paused conversation's store now keeps it: handled as far as the inbox is concerned.
         this.markDone(inboxSeq);
@@ -378,7 +449,8 @@ export class Router {
       const session = this.options.sessions.open(key);
       const stored = replayed ? this.storedState(session.id, inbound) : "absent";
       if (stored === "answered") {
-        // The killed run answered it (and may have sent the reply): handled, not answered twice.
+        // The killed run answered it but died before keeping the reply (or it had none): handled,
+        // not answered twice.
         logger.info({ agentId: key.agentId, inboxSeq }, "inbox: replayed message was already answered");
         this.markDone(inboxSeq);
         return;
@@ -404,7 +476,11 @@ export class Router {
         }
       }
       this.options.onTurn?.(key.agentId, reason, (performance.now() - started) / 1000);
-      if (this.controller.signal.aborted && inboxSeq !== undefined) {
+      if (
+        this.controller.signal.aborted &&
+        (reason === "cancelled" || reason === "error") &&
+        inboxSeq !== undefined
+      ) {
         // Cut short by the shutdown: left undone, the next start replays it and answers then.
         logger.info(
           { agentId: key.agentId, inboxSeq },
@@ -412,35 +488,79 @@ export class Router {
         );
         return;
       }
-      // The turn has ended and its transcript is committed: the message is handled. Marked before
-      // the reply is sent, so a kill in between loses that reply rather than answering twice.
-      this.markDone(inboxSeq);
       if (reason === "error") {
         this.counters.turnsFailed++;
         // Silence reads as "ignored" to the person on the channel: tell them, without the details
         // (those are the operator's, in the log).
         if (!reply?.trim()) reply = FAILED_TURN_REPLY;
       }
-      if (!reply?.trim()) return;
-      try {
-        await this.options.replies.send(
-          { kind: inbound.kind, instance: inbound.instance, to: inbound.contact, sessionId: session.id },
-          reply,
-        );
-        this.counters.repliesSent++;
-      } catch (error) {
-        this.counters.replyFailures++;
-        logger.error(
-          { agentId: key.agentId, channel: key.channel, to: inbound.contact, err: (error as Error).message },
-          "reply could not be delivered",
-        );
+      if (!reply?.trim()) {
+        this.markDone(inboxSeq);
+        return;
       }
+      // The turn has ended and its transcript is committed. The message is done only once the
+      // channel took the reply: until then the inbox keeps the reply, so a failed send is retried
+      // (here, then at the next start) rather than lost. A kill after the channel took it and
+      // before the row is marked sends it once more at the next start.
+      const kept = this.keepReply(inboxSeq, reply);
+      await this.deliver(
+        {
+          target: target(session.id),
+          text: reply,
+          inboxSeq: kept ? inboxSeq : undefined,
+          agentId: key.agentId,
+        },
+        0,
+      );
+      if (!kept) this.markDone(inboxSeq);
     } catch (error) {
       // A turn that threw would throw again on replay: handled (and logged) once.
       if (!this.controller.signal.aborted) this.markDone(inboxSeq);
       this.counters.turnsFailed++;
       this.options.onTurn?.(key.agentId, "error", (performance.now() - started) / 1000);
       logger.error({ agentId: key.agentId, err: (error as Error).stack }, "routing a message failed");
+    }
+  }
+
+  /**
+   * One attempt to hand a reply to its channel. Sent: its inbox row is done. Refused: the next
+   * attempt is scheduled (out of the session's queue, so the conversation goes on), or, after the
+   * last one or once the router drains, the inbox keeps the reply for the next start.
+   */
+  private async deliver(reply: PendingReply, attempt: number): Promise<void> {
+    try {
+      await this.options.replies.send(reply.target, reply.text);
+      this.counters.repliesSent++;
+      this.markDone(reply.inboxSeq);
+    } catch (error) {
+      this.counters.replyFailures++;
+      const delays = this.options.replyRetryDelaysMs ?? DEFAULT_REPLY_RETRY_DELAYS_MS;
+      const retryIn = this.draining ? undefined : delays[attempt];
+      const kept = reply.inboxSeq !== undefined;
+      if (retryIn === undefined && kept) this.counters.repliesKept++;
+      this.options.logger.error(
+        {
+          agentId: reply.agentId,
+          channel: reply.target.kind,
+          to: reply.target.to,
+          attempt: attempt + 1,
+          err: (error as Error).message,
+          next:
+            retryIn !== undefined ? `retry in ${retryIn} ms` : kept ? "sent again at the next start" : "none",
+        },
+        "reply could not be delivered",
+      );
+      if (retryIn === undefined) return;
+      const timer = setTimeout(() => {
+        this.replyRetries.delete(timer);
+        const sending: Promise<void> = this.deliver(reply, attempt + 1).finally(() =>
+          this.replySends.delete(sending),
+        );
+        this.replySends.add(sending);
+      }, retryIn);
+      // Never what keeps a process alive: a drain clears it, and the inbox keeps the reply.
+      timer.unref();
+      this.replyRetries.set(timer, reply);
     }
   }
 }

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ChannelRateLimitedError } from "@nexo/wire";
+import { ChannelConnectionError, ChannelRateLimitedError } from "@nexo/wire";
 import { createEvent } from "../../../src/broker/event.js";
 import { LocalBroker } from "../../../src/broker/local.js";
 import type { BrokerEvent } from "../../../src/broker/types.js";
@@ -17,7 +17,7 @@ import {
 import { BindingTable } from "../../../src/daemon/routing/bindings.js";
 import { inboundDedupKey } from "../../../src/daemon/routing/inbound.js";
 import { ReplySender } from "../../../src/daemon/routing/outbound.js";
-import { Router, type SessionKey } from "../../../src/daemon/routing/router.js";
+import { Router, type RouterOptions, type SessionKey } from "../../../src/daemon/routing/router.js";
 import { createAgentSession } from "../../../src/engine/assemble.js";
 import type { AgentSession } from "../../../src/engine/session.js";
 import { storeTranscriptSink } from "../../../src/engine/transcript-sink.js";
@@ -25,6 +25,12 @@ import type { ChatRequest, LlmProvider, ProviderEvent } from "../../../src/engin
 import { type InboxRepository, Store } from "../../../src/store/index.js";
 
 const quiet = { info() {}, warn() {}, error() {} };
+
+/** Polls `ready` (every 10 ms, up to a generous minute for a loaded machine). */
+async function waitFor(ready: () => boolean, what: string): Promise<void> {
+  for (const deadline = Date.now() + 60_000; !ready(); await sleep(10))
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+}
 
 /** A provider that answers "echo: <text>" after `delayMs`, tracking how many calls overlap. */
 class EchoProvider implements LlmProvider {
@@ -34,8 +40,10 @@ class EchoProvider implements LlmProvider {
   /** Overlap of calls for alice's messages ("a0", "a1", …). */
   aliceRunning = 0;
   aliceMaxRunning = 0;
+  calls = 0;
   constructor(private readonly delayMs: number) {}
   async *stream(request: ChatRequest): AsyncIterable<ProviderEvent> {
+    this.calls++;
     this.running++;
     this.maxRunning = Math.max(this.maxRunning, this.running);
     try {
@@ -56,10 +64,18 @@ class RecordingChannel implements ChannelAdapter {
   readonly owner = "test";
   readonly sent: OutboundMessage[] = [];
   rateLimitFirst = 0;
+  /** Sends refused (as a channel that is down would) before any goes through. */
+  failFirst = 0;
+  attempts = 0;
   constructor(readonly kind: string) {}
   async start(): Promise<void> {}
   async stop(): Promise<void> {}
   async sendOutbound(message: OutboundMessage) {
+    this.attempts++;
+    if (this.failFirst > 0) {
+      this.failFirst--;
+      throw new ChannelConnectionError("the channel is not connected");
+    }
     if (this.rateLimitFirst > 0) {
       this.rateLimitFirst--;
       throw new ChannelRateLimitedError("slow down", { retry_after_secs: 2 });
@@ -69,7 +85,7 @@ class RecordingChannel implements ChannelAdapter {
   }
 }
 
-function setup(delayMs = 20, queueCap = 8, inbox?: InboxRepository) {
+function setup(delayMs = 20, queueCap = 8, inbox?: InboxRepository, extra: Partial<RouterOptions> = {}) {
   const provider = new EchoProvider(delayMs);
   const sessions = new Map<string, AgentSession>();
   const opened: SessionKey[] = [];
@@ -111,6 +127,7 @@ function setup(delayMs = 20, queueCap = 8, inbox?: InboxRepository) {
     logger: quiet,
     queueCap: () => queueCap,
     ...(inbox ? { inbox } : {}),
+    ...extra,
   });
   const inbound = (topic: string, from: string, text: string, messageId?: string) =>
     router.handle(
@@ -400,6 +417,67 @@ describe("router with the durable inbox (a real SQLite file)", () => {
     ]);
     assert.deepEqual(bodies(chat), [["alice", "echo: a0"]], "bob's answer is not sent a second time");
     assert.equal(store.inbox.pending, 0);
+    store.close();
+  });
+
+  test("a reply the channel refuses is retried, and the message is done only once it was sent (issue 10)", async () => {
+    const store = storeFile();
+    const { router, chat, provider, inbound } = setup(5, 8, store.inbox, {
+      replyRetryDelaysMs: [20, 20, 20],
+    });
+    chat.failFirst = 2;
+    inbound("plugin.inbound.chat", "alice", "hi", "m-1");
+    await waitFor(() => chat.sent.length === 1 && store.inbox.pending === 0, "the retried reply");
+    assert.deepEqual(bodies(chat), [["alice", "echo: hi"]]);
+    assert.equal(chat.attempts, 3);
+    assert.equal(provider.calls, 1, "the turn ran once; only the send was repeated");
+    assert.equal(router.stats().replyFailures, 2);
+    assert.equal(router.stats().repliesSent, 1);
+    await router.drain(5000);
+    store.close();
+  });
+
+  test("a reply still unsent after the last attempt is kept, and the next start sends it without running the turn again (issue 10)", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "nexo-router-inbox-")), "nexo.db");
+    const first = Store.open(path);
+    const before = setup(5, 8, first.inbox, { replyRetryDelaysMs: [20] });
+    before.chat.failFirst = Number.POSITIVE_INFINITY;
+    before.inbound("plugin.inbound.chat", "alice", "hi", "m-1");
+    await waitFor(() => before.router.stats().repliesKept === 1, "the reply given up for this run");
+    assert.equal(before.chat.attempts, 2);
+    assert.deepEqual(
+      first.inbox.undone().map((m) => [m.text, m.reply]),
+      [["hi", "echo: hi"]],
+      "the inbox keeps the message with its reply",
+    );
+    await before.router.drain(5000);
+    first.close();
+
+    // The next start: a channel that works again.
+    const store = Store.open(path);
+    const after = setup(5, 8, store.inbox);
+    assert.equal(after.router.replay(), 1);
+    await waitFor(() => store.inbox.pending === 0, "the kept reply sent");
+    assert.deepEqual(bodies(after.chat), [["alice", "echo: hi"]]);
+    assert.equal(after.provider.calls, 0, "no turn ran for it again");
+    assert.equal(after.router.replay(), 0);
+    await after.router.drain(5000);
+    store.close();
+  });
+
+  test("a drain stops retrying: the inbox keeps the reply for the next start (issue 10)", async () => {
+    const store = storeFile();
+    const { router, chat, inbound } = setup(5, 8, store.inbox, { replyRetryDelaysMs: [600_000] });
+    chat.failFirst = 1;
+    inbound("plugin.inbound.chat", "alice", "hi", "m-1");
+    await waitFor(() => chat.attempts === 1, "the first attempt");
+    await router.drain(5000);
+    assert.equal(router.stats().repliesKept, 1);
+    assert.deepEqual(
+      store.inbox.undone().map((m) => m.reply),
+      ["echo: hi"],
+    );
+    assert.equal(chat.attempts, 1, "no attempt after the drain");
     store.close();
   });
 
