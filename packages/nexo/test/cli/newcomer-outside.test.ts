@@ -4,7 +4,8 @@
  * to do with the repository, and the installed `nexo` writes a TypeScript plugin and a TypeScript
  * microapp whose `npm install && npm test` pass (the microapp's test runs the installed nexo as its
  * daemon) and that `nexo plugin check` / `nexo microapp check` pass, and a Python plugin that
- * `nexo plugin check` passes. The SDK as installed imports no `@nexo/wire`, and every module its
+ * `nexo plugin check` passes; then a config directory made by `nexo init` enables both plugins and
+ * `nexo chat` has the agent call each. The SDK as installed imports no `@nexo/wire`, and every module its
  * type declarations import is inside it. (The scaffolds' Python tests and the printed
  * extensions.yaml entry are tested in plugin-new.test.ts and microapp-new.test.ts.)
  *
@@ -36,10 +37,25 @@ interface Run {
   output: string;
 }
 
-/** Runs a command to its end (killed after `timeoutMs`), stdout and stderr together. */
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs = 600_000) {
+/**
+ * Runs a command to its end (killed after `timeoutMs`), stdout and stderr together; `input`, when
+ * given, is its whole stdin (piped, then closed).
+ */
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  input?: string,
+  timeoutMs = 600_000,
+) {
   return new Promise<Run>((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, {
+      cwd,
+      env,
+      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    });
+    if (input !== undefined) child.stdin?.end(input);
     let output = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (output += d));
     child.stderr.setEncoding("utf8").on("data", (d: string) => (output += d));
@@ -52,8 +68,14 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
   });
 }
 
-async function ok(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
-  const result = await run(command, args, cwd, env);
+async function ok(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  input?: string,
+): Promise<string> {
+  const result = await run(command, args, cwd, env, input);
   assert.equal(result.code, 0, result.output);
   return result.output;
 }
@@ -66,7 +88,7 @@ function filesUnder(dir: string, pattern: RegExp): string[] {
 }
 
 describe("a newcomer outside the clone, on the packed CLI and SDK", () => {
-  it("installs both tarballs, scaffolds, tests and checks a TS plugin and a TS microapp", {
+  it("installs both tarballs, scaffolds, tests and checks a TS plugin and a TS microapp, then chats with both plugins", {
     timeout: 900_000,
   }, async (t) => {
     const started = performance.now();
@@ -162,6 +184,22 @@ describe("a newcomer outside the clone, on the packed CLI and SDK", () => {
 
     const results = await Promise.allSettled([typescriptPlugin(), typescriptMicroapp(), pythonPlugin()]);
     for (const result of results) if (result.status === "rejected") throw result.reason;
+
+    // Enable both plugins in a config directory of the newcomer's own, as getting-started.md says,
+    // and have the agent call each tool from `nexo chat` (piped: each approval takes the next line).
+    await ok("nexo", ["init", "mine", "--yes", "--provider", "scripted"], work, env);
+    writeFileSync(join(work, "mine", "plugins.yaml"), "plugins:\n  - dir: ../x\n  - dir: ../p\n");
+    assert.match(await ok("nexo", ["config", "validate", "mine"], work, env), /valid/i);
+    const chat = await ok(
+      "nexo",
+      ["chat", "--config", "mine"],
+      work,
+      env,
+      'call x_greet {"name":"Ada"}\no\ncall p_greet {"name":"Bob"}\no\n',
+    );
+    assert.match(chat, /Hello, Ada!/);
+    assert.match(chat, /Hello, Bob!/);
+    took("both plugins answered in nexo chat");
 
     // Every process this test started, daemons and microapps included, is gone.
     const left = spawnSync("pgrep", ["-f", home], { encoding: "utf8" });
