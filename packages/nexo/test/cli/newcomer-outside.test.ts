@@ -50,12 +50,8 @@ function run(
   timeoutMs = 600_000,
 ) {
   return new Promise<Run>((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd,
-      env,
-      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
-    });
-    if (input !== undefined) child.stdin?.end(input);
+    const child = spawn(command, args, { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+    child.stdin.end(input ?? "");
     let output = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (output += d));
     child.stderr.setEncoding("utf8").on("data", (d: string) => (output += d));
