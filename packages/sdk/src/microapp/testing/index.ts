@@ -1,7 +1,7 @@
 /**
  * nexo-plugin-sdk/microapp/testing: test a microapp against a real nexo daemon, from the microapp's
- * own repository. `startTestDaemon` spawns the `nexo` CLI (never imports it: the SDK depends on
- * @nexo/wire only) on a throwaway config directory granting the capabilities the test names, lets
+ * own repository. `startTestDaemon` spawns the `nexo` CLI (never imports it: of nexo, the SDK
+ * holds only the wire layer, which its packed form carries inside it) on a throwaway config directory granting the capabilities the test names, lets
  * the test talk to an agent that calls the microapp's tools, read the audit log and watch the
  * microapp's process, and stops everything, leaving no process and no file behind.
  *

@@ -1,8 +1,8 @@
 /**
  * Which `nexo` the test daemon runs. The SDK never imports the daemon: it spawns the CLI an author
  * has — given explicitly, named by NEXO_CLI, installed in the project (`node_modules/.bin/nexo`,
- * found walking up from the working directory), or on PATH — so the SDK depends on @nexo/wire only
- * and a microapp is tested against the daemon its users will run.
+ * found walking up from the working directory), or on PATH — so the SDK needs no daemon code of its
+ * own and a microapp is tested against the daemon its users will run.
  */
 import { accessSync, constants, realpathSync } from "node:fs";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
