@@ -132,7 +132,10 @@ export function composeDaemon(
         env: spec.env,
         nexoVersion: NEXO_VERSION,
         broker: broker.value,
-        receipts,
+        // Acknowledged publish only on the in-process broker: over NATS the daemon that routes a
+        // channel's messages may be another one, so this daemon's router cannot answer for them
+        // (its "no agent bound here" is no refusal); such plugins fall back to broker.publish.
+        ...(broker.value.kind === "local" ? { receipts } : {}),
         registries: {
           tools: registries.tools,
           providers: registries.providers.global,
