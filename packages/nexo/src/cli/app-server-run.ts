@@ -172,7 +172,8 @@ export async function runAppServer(flags: AppServerFlags, env: NodeJS.ProcessEnv
   if (plan.stdio) {
     const stdio = server.accept(
       new LineTransport({ input: process.stdin, output: process.stdout, maxFrameBytes: MAX_MESSAGE_BYTES }),
-      { kind: "stdio" },
+      // stdout corked per tick: the notifications one engine event produces leave in one write.
+      { kind: "stdio", stream: process.stdout },
     );
     stdio.onClose(() => void finishAndLeave());
   }

@@ -13,7 +13,8 @@
  *   fields are kept and ignored; a missing params object counts as `{}`.
  *
  * Everything the server pushes goes through `notify`, which applies the client's declared
- * capabilities (delivery-filter.ts) and the bounded outbox (outbox.ts).
+ * capabilities (delivery-filter.ts); everything the connection sends — responses and requests too —
+ * leaves through its bounded, ordered outbox (outbox.ts), which sits under the peer.
  */
 import {
   Caller,
@@ -41,10 +42,9 @@ import {
   DeliveryFilter,
   type EffectiveClientCapabilities,
   effectiveCapabilities,
-  isStreamingDelta,
 } from "./delivery-filter.js";
 import { appServerErrors } from "./errors.js";
-import { Outbox, type OutboxLimits } from "./outbox.js";
+import type { Outbox } from "./outbox.js";
 
 export type ConnectionPhase = "new" | "awaitingInitialized" | "ready" | "closed";
 
@@ -59,7 +59,8 @@ export interface ConnectionOptions {
   logger: Logger;
   /** Ends the connection from this side (a WebSocket closes with 1008 on overflow). */
   abort: (reason: string) => void;
-  outbox?: OutboxLimits;
+  /** The queue under `peer` (host.ts puts it there); read here for its counters. */
+  outbox: Outbox;
   /** Requests in flight at once before -32001. Default 64. */
   maxConcurrentRequests?: number;
   /** How long a server→client request (an approval) waits by default. */
@@ -69,6 +70,8 @@ export interface ConnectionOptions {
 }
 
 export const DEFAULT_MAX_CONCURRENT_REQUESTS = 64;
+
+const ignore = (): void => undefined;
 
 export class AppServerConnection {
   readonly id: number;
@@ -92,7 +95,7 @@ export class AppServerConnection {
     this.peer = options.peer;
     this.spawnedFor = options.spawnedFor;
     this.logger = options.logger;
-    this.outbox = new Outbox(options.peer, (reason) => this.abort(reason), options.outbox);
+    this.outbox = options.outbox;
     this.calls = new Caller(options.peer, { requests: appServerServerRequests });
 
     new Dispatcher<typeof appServerMethods>(
@@ -134,9 +137,9 @@ export class AppServerConnection {
     return this.filterNow;
   }
 
-  /** Deltas this connection missed because it read too slowly (outbox.ts). */
-  get droppedDeltas(): number {
-    return this.outbox.droppedDeltas;
+  /** Deltas merged into earlier ones because this connection read too slowly (outbox.ts). */
+  get coalescedDeltas(): number {
+    return this.outbox.coalescedDeltas;
   }
 
   /** Calls `listener` once the handshake is done (`initialized` received); at once if it is. */
@@ -153,12 +156,14 @@ export class AppServerConnection {
 
   /**
    * Pushes a notification if this connection is ready and wants it; returns whether it was queued.
-   * Never waits: a slow client loses deltas first, then its connection (outbox.ts).
+   * Never waits: a slow client gets its deltas merged, then loses its connection (outbox.ts).
    */
   notify<M extends AppServerNotificationName>(method: M, params: AppServerNotificationParams<M>): boolean {
-    if (this.phaseNow !== "ready") return false;
+    if (this.phaseNow !== "ready" || this.peer.isClosed) return false;
     if (!this.filterNow.allows(method, params)) return false;
-    return this.outbox.notify(method, params, isStreamingDelta(method));
+    // A send to a closed connection rejects; the connection's end is handled where it closes.
+    this.peer.notify(method, params).catch(ignore);
+    return true;
   }
 
   /** Sends a server→client request (an approval) and resolves with the checked reply. */
@@ -167,7 +172,7 @@ export class AppServerConnection {
     params: ParamsIn<typeof appServerServerRequests, M>,
     options: { timeoutMs?: number; signal?: AbortSignal } = {},
   ): Promise<AppServerServerRequestResult<M>> {
-    if (!this.outbox.admit()) return Promise.reject(new ConnectionClosedError("slow consumer"));
+    if (this.peer.isClosed) return Promise.reject(new ConnectionClosedError("connection closed"));
     return this.calls.request(method, params, {
       timeoutMs: options.timeoutMs ?? this.options.serverRequestTimeoutMs,
       ...(options.signal ? { signal: options.signal } : {}),

@@ -20,7 +20,7 @@ import {
 import type { ChannelProcesses } from "./channel-processes.js";
 import { AppServerConnection, type ConnectionKind } from "./connection.js";
 import type { AppServerManagement } from "./management.js";
-import type { OutboxLimits } from "./outbox.js";
+import { type Corkable, Outbox, type OutboxLimits } from "./outbox.js";
 import type { ThreadService } from "./threads/service.js";
 
 /** The wire protocol's own version, independent of nexo's. */
@@ -60,6 +60,10 @@ export interface AcceptOptions {
   abort?: (reason: string) => void;
   /** The external channel whose adapter process this server started (channel-processes.ts). */
   spawnedFor?: string;
+  /** The stream under the transport, corked per tick so a tick's messages leave in one write. */
+  stream?: Corkable | undefined;
+  /** How long the transport may take nothing while messages wait before the client is dropped. */
+  stallMs?: number | undefined;
 }
 
 export class AppServerHost {
@@ -108,8 +112,16 @@ export class AppServerHost {
   /** Serves one client over `transport` until it closes. */
   accept(transport: MessageTransport, accept: AcceptOptions): AppServerConnection {
     const id = this.nextConnectionId++;
+    // The outbox is under the peer, the connection over it: it reaches the connection once built.
+    let overflowed: AppServerConnection | undefined;
+    const outbox = new Outbox(transport, {
+      ...this.options.outbox,
+      ...(accept.stallMs === undefined ? {} : { stallMs: accept.stallMs }),
+      stream: accept.stream,
+      onOverflow: (reason) => overflowed?.abort(reason),
+    });
     const peer = new JsonRpcPeer({
-      transport,
+      transport: outbox,
       name: `appserver#${id}`,
       malformed: "reply",
       logger: this.logger,
@@ -123,11 +135,12 @@ export class AppServerHost {
       logger: this.logger,
       abort: accept.abort ?? ((reason) => peer.close(reason)),
       ...(accept.spawnedFor === undefined ? {} : { spawnedFor: accept.spawnedFor }),
-      ...(this.options.outbox ? { outbox: this.options.outbox } : {}),
+      outbox,
       ...(this.options.maxConcurrentRequests === undefined
         ? {}
         : { maxConcurrentRequests: this.options.maxConcurrentRequests }),
     });
+    overflowed = connection;
     this.options.serve(connection);
     this.channelAdapters.attach(connection);
     this.live.add(connection);

@@ -19,6 +19,7 @@ import { constantTimeEqual } from "../../daemon/http-auth.js";
 import type { Logger } from "../../log.js";
 import type { AppServerHost } from "./host.js";
 import { MAX_MESSAGE_BYTES } from "./host.js";
+import { DEFAULT_WEBSOCKET_STALL_MS } from "./outbox.js";
 
 export interface WebSocketListenerOptions {
   host: string;
@@ -61,6 +62,10 @@ export async function listenWebSocket(options: WebSocketListenerOptions): Promis
       host.accept(new WebSocketTransport(ws, { maxMessageBytes: MAX_MESSAGE_BYTES }), {
         kind: "websocket",
         abort: (reason) => ws.close(CLOSE_POLICY, truncate(reason)),
+        // ws keeps its TCP socket in `_socket` (not typed): corked per tick, a tick's frames leave in
+        // one write. Without it every frame is its own write, which is only slower.
+        stream: (ws as unknown as { _socket?: Socket })._socket,
+        stallMs: DEFAULT_WEBSOCKET_STALL_MS,
       });
     });
   });
