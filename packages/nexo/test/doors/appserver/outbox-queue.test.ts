@@ -107,7 +107,7 @@ describe("the AppServer outbox", () => {
   });
 
   test("a stream that takes nothing for stallMs closes the connection; one that drains does not", async () => {
-    const { outbox, overflows, read } = rig({ stallMs: 300 });
+    const { outbox, overflows } = rig({ stallMs: 300 });
     for (let i = 0; i < 100; i++)
       outbox.send({ jsonrpc: "2.0", method: "turn/started", params: { i } }).catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 1500));
