@@ -72,7 +72,7 @@ export class DaemonSessions implements SessionOpener {
   open(key: SessionKey): AgentSession {
     const agent = this.options.agents().get(key.agentId);
     if (!agent) throw new Error(`agent ${key.agentId} is not configured`);
-    const id = `${key.agentId}\u0000${key.channel}\u0000${key.account ?? ""}\u0000${key.contact}`;
+    const id = liveId(key);
     let session = this.live.get(id);
     if (session && session.config.model === agent.model) {
       this.live.delete(id); // re-insert: most recently used last
@@ -83,6 +83,28 @@ export class DaemonSessions implements SessionOpener {
       this.evict();
     }
     return session;
+  }
+
+  /**
+   * A person's `/new`: a fresh record for the place, which `findByKey` (newest first) returns from
+   * now on, so this and later messages open it; the old record and its transcript stay.
+   */
+  renew(key: SessionKey): string {
+    const agent = this.options.agents().get(key.agentId);
+    if (!agent) throw new Error(`agent ${key.agentId} is not configured`);
+    const record = this.options.store.sessions.create({
+      agentId: key.agentId,
+      channel: key.channel,
+      account: key.account ?? null,
+      contact: key.contact,
+      ...(agent.tenantId ? { tenantId: agent.tenantId } : {}),
+      approvalMode: agent.mode,
+    });
+    const id = liveId(key);
+    this.live.delete(id);
+    this.live.set(id, this.build(agent, record, true));
+    this.evict();
+    return record.id;
   }
 
   get liveCount(): number {
@@ -178,4 +200,9 @@ export class DaemonSessions implements SessionOpener {
       if (!session.busy) this.live.delete(id);
     }
   }
+}
+
+/** The live-session cache's key for a place. */
+function liveId(key: SessionKey): string {
+  return `${key.agentId}\u0000${key.channel}\u0000${key.account ?? ""}\u0000${key.contact}`;
 }

@@ -19,6 +19,7 @@ import type { AgentSession } from "../../engine/session.js";
 import { SessionQueue } from "../../engine/sessions/queue.js";
 import { InboxFullError, type InboxRepository, type TranscriptRepository } from "../../store/index.js";
 import type { BindingTable } from "./bindings.js";
+import { channelCommandOf, commandReply } from "./commands.js";
 import { type InboundMessage, InboundMessageError, inboundDedupKey, parseInboundEvent } from "./inbound.js";
 import type { ReplySender, ReplyTarget } from "./outbound.js";
 
@@ -33,6 +34,11 @@ export interface SessionKey {
 /** Opens (creates or resumes) the engine session for a key; the daemon backs it with the store. */
 export interface SessionOpener {
   open(key: SessionKey): AgentSession;
+  /**
+   * Starts a fresh conversation for the key (a person's `/new`): later messages open a new
+   * session; the earlier one stays in the store. Returns the new session's id.
+   */
+  renew(key: SessionKey): string;
 }
 
 /**
@@ -444,6 +450,22 @@ export class Router {
       if (this.options.gate?.holds(key, inbound)) {
         // The paused conversation's store now keeps it: handled as far as the inbox is concerned.
         this.markDone(inboxSeq);
+        return;
+      }
+      const command = channelCommandOf(inbound.text);
+      if (command !== undefined) {
+        // Answered by the daemon, in the conversation's turn order; no turn runs. A replayed
+        // `/new` whose earlier run was killed only starts one more (empty) conversation.
+        const sessionId =
+          command === "new" ? this.options.sessions.renew(key) : this.options.sessions.open(key).id;
+        logger.info({ agentId: key.agentId, channel: key.channel, command }, "channel command");
+        const text = commandReply(command);
+        const kept = this.keepReply(inboxSeq, text);
+        await this.deliver(
+          { target: target(sessionId), text, inboxSeq: kept ? inboxSeq : undefined, agentId: key.agentId },
+          0,
+        );
+        if (!kept) this.markDone(inboxSeq);
         return;
       }
       const session = this.options.sessions.open(key);

@@ -15,6 +15,7 @@ import {
   type OutboundMessage,
 } from "../../../src/channels/registry.js";
 import { BindingTable } from "../../../src/daemon/routing/bindings.js";
+import { CHANNEL_HELP_REPLY, NEW_CONVERSATION_REPLY } from "../../../src/daemon/routing/commands.js";
 import { inboundDedupKey } from "../../../src/daemon/routing/inbound.js";
 import { ReplySender } from "../../../src/daemon/routing/outbound.js";
 import { Router, type RouterOptions, type SessionKey } from "../../../src/daemon/routing/router.js";
@@ -89,6 +90,7 @@ function setup(delayMs = 20, queueCap = 8, inbox?: InboxRepository, extra: Parti
   const provider = new EchoProvider(delayMs);
   const sessions = new Map<string, AgentSession>();
   const opened: SessionKey[] = [];
+  const renewed: SessionKey[] = [];
   const broker = new LocalBroker();
   const channels = new ChannelRegistry();
   const chat = new RecordingChannel("chat");
@@ -122,6 +124,12 @@ function setup(delayMs = 20, queueCap = 8, inbox?: InboxRepository, extra: Parti
         }
         return session;
       },
+      renew: (key) => {
+        const id = `${key.agentId}|${key.channel}|${key.account ?? ""}|${key.contact}`;
+        sessions.delete(id);
+        renewed.push(key);
+        return `renewed-${renewed.length}`;
+      },
     },
     replies: new ReplySender(channels, broker, { wait: async (ms) => void waits.push(ms) }),
     logger: quiet,
@@ -138,7 +146,7 @@ function setup(delayMs = 20, queueCap = 8, inbox?: InboxRepository, extra: Parti
         payload: messageId === undefined ? { from, text } : { from, text, message_id: messageId },
       }),
     );
-  return { router, provider, chat, broker, opened, inbound, waits };
+  return { router, provider, chat, broker, opened, renewed, inbound, waits };
 }
 
 describe("router", () => {
@@ -161,6 +169,31 @@ describe("router", () => {
       ],
     );
     assert.equal(router.stats().routed, 2);
+  });
+
+  test("/new and /help are answered by the daemon, in turn order, without a model call", async () => {
+    const { router, provider, chat, opened, renewed, inbound } = setup(20);
+    inbound("plugin.inbound.chat", "alice", "a0");
+    inbound("plugin.inbound.chat", "alice", " /NEW ");
+    inbound("plugin.inbound.chat", "alice", "a1");
+    inbound("plugin.inbound.chat", "alice", "/help");
+    inbound("plugin.inbound.chat", "alice", "/new idea: a sentence is no command");
+    await router.drain(5000);
+    const bodies = chat.sent.map((m) => (m as { body: string }).body);
+    assert.deepEqual(bodies, [
+      "echo: a0",
+      NEW_CONVERSATION_REPLY,
+      "echo: a1",
+      CHANNEL_HELP_REPLY,
+      "echo: /new idea: a sentence is no command",
+    ]);
+    assert.equal(provider.calls, 3, "the commands reached no model");
+    assert.deepEqual(
+      renewed.map((k) => [k.agentId, k.contact]),
+      [["ana", "alice"]],
+    );
+    // After /new the next message opened a session again (the test's opener forgot the old one).
+    assert.equal(opened.filter((k) => k.contact === "alice").length, 2);
   });
 
   test("one session runs one turn at a time; different sessions run concurrently", async () => {
@@ -394,6 +427,7 @@ describe("router with the durable inbox (a real SQLite file)", () => {
             maxTurns: 2,
             workspace: mkdtempSync(join(tmpdir(), "nexo-router-")),
           }),
+        renew: () => assert.fail("no /new in this test"),
       },
       replies: new ReplySender(channels, new LocalBroker()),
       logger: quiet,
