@@ -12,6 +12,7 @@ import type { admin } from "@nexo/wire/schemas";
 import type { OperatorTokenControl } from "../daemon/components/microapps.js";
 import type { DaemonServices } from "../daemon/services/index.js";
 import type { LlmProvider } from "../engine/types.js";
+import type { MicroappStatus } from "../extensions/microapps/manager.js";
 import type { MemorySnapshots } from "../memory/snapshots.js";
 import type {
   AgentEventRepository,
@@ -41,6 +42,11 @@ export interface SecretsTarget {
   remember?(value: string): void;
 }
 
+/** The daemon's microapp host, read only (microapps/list). */
+export interface MicroappsView {
+  status(): MicroappStatus[];
+}
+
 export interface AdminServices {
   readonly audit: AuditRepository;
   /**
@@ -60,6 +66,8 @@ export interface AdminServices {
   readonly providers?: AdminProviderLookup;
   readonly secrets?: SecretsTarget;
   readonly operatorToken?: OperatorToken;
+  /** The microapps extensions.yaml configures, as the host reports them. */
+  readonly microapps?: MicroappsView;
   /** Pushes a notification to the microapps holding its capability; returns who got it. */
   readonly notify?: (method: admin.AdminNotificationName, params: unknown) => string[];
   /** Milliseconds since the epoch; tests pin it. Default Date.now. */

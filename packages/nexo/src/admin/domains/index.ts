@@ -17,6 +17,7 @@ import { mcpDomain } from "./mcp.js";
 import { memoryDomain } from "./memory.js";
 import { memorySnapshotsDomain } from "./memory-snapshots.js";
 import { metaDomain } from "./meta.js";
+import { microappsDomain } from "./microapps.js";
 import { pairingDomain } from "./pairing.js";
 import { pluginsDomain } from "./plugins.js";
 import { processingDomain } from "./processing.js";
@@ -36,6 +37,7 @@ export const ADMIN_DOMAIN_MODULES: readonly AdminDomainModule[] = [
   tenantsDomain,
   mcpDomain,
   pluginsDomain,
+  microappsDomain,
   auditDomain,
   llmDomain,
   memoryDomain,

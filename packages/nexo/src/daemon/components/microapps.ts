@@ -63,6 +63,8 @@ export interface MicroappRuntime {
   notify(method: microapp.MicroappNotificationName, params: unknown): string[];
   /** The running microapps, one by one: for a sender with its own per-microapp queue. */
   outlets(): MicroappOutlet[];
+  /** Every configured microapp's status (microapps/list). */
+  status(): MicroappStatus[];
   readonly logger: Logger;
 }
 
@@ -112,6 +114,7 @@ export class Microapps implements Component {
       services: services!,
       notify: (method, params) => manager?.notify(method, params) ?? [],
       outlets: () => manager?.outlets() ?? [],
+      status: () => manager?.status() ?? [],
       logger,
     });
     const requests = this.requests;

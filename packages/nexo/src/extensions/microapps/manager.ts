@@ -67,6 +67,8 @@ export interface MicroappStatus {
   tools: string[];
   hooks: string[];
   granted: string[];
+  /** What its plugin.toml `[capabilities.admin]` declares it needs. */
+  declared: { required: string[]; optional: string[] };
   warnings: string[];
   lastError: MicroappErrorRecord | undefined;
   stderrTail: string[];
@@ -205,6 +207,10 @@ export class MicroappManager {
         tools: host?.tools ?? [],
         hooks: host?.hooks ?? [],
         granted: [...slot.report.granted],
+        declared: {
+          required: [...(slot.definition.manifest.capabilities.admin?.required ?? [])],
+          optional: [...(slot.definition.manifest.capabilities.admin?.optional ?? [])],
+        },
         warnings: [...capabilityWarnings(slot.definition.id, slot.report), ...(host?.warnings ?? [])],
         lastError: slot.refusal ?? host?.lastError,
         stderrTail: host?.stderrTail ?? [],

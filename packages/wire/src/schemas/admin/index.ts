@@ -20,6 +20,7 @@ export * from "./mcp.js";
 export * from "./memory.js";
 export * from "./meta.js";
 export * from "./methods.js";
+export * from "./microapps.js";
 export * from "./notifications.js";
 export * from "./pairing.js";
 export * from "./plugins.js";

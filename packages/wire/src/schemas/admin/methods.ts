@@ -18,6 +18,7 @@ import * as llmProviders from "./llm-providers.js";
 import * as mcp from "./mcp.js";
 import * as memory from "./memory.js";
 import * as meta from "./meta.js";
+import * as microapps from "./microapps.js";
 import * as pairing from "./pairing.js";
 import * as plugins from "./plugins.js";
 import * as processing from "./processing.js";
@@ -42,6 +43,7 @@ export const ADMIN_DOMAINS = [
   "tenants",
   "mcp",
   "plugins",
+  "microapps",
   "memory",
   "secrets",
   "auth",
@@ -316,6 +318,14 @@ export const adminMethods = {
     "plugins",
   ),
 
+  // A nexo addition (NEXO_ADMIN_ADDITIONS): microapps' health beside the plugins'.
+  "nexo/admin/microapps/list": gated(
+    microapps.MicroappsListParamsSchema,
+    microapps.MicroappsListResultSchema,
+    "plugin_doctor",
+    "microapps",
+  ),
+
   "nexo/admin/memory/query": gated(
     memory.AdminMemoryQueryParamsSchema,
     memory.AdminMemoryQueryResultSchema,
@@ -376,6 +386,14 @@ export const adminMethods = {
 } as const;
 
 export type AdminMethodName = keyof typeof adminMethods;
+
+/**
+ * Methods nexo serves beyond the admin-rpc spec's table, each documented in docs/admin-rpc.md as a
+ * nexo addition. Every other method of the table is a row of the spec.
+ */
+export const NEXO_ADMIN_ADDITIONS = [
+  "nexo/admin/microapps/list",
+] as const satisfies readonly AdminMethodName[];
 export type AdminParams<M extends AdminMethodName> = z.infer<(typeof adminMethods)[M]["params"]>;
 export type AdminResult<M extends AdminMethodName> = z.infer<(typeof adminMethods)[M]["result"]>;
 
