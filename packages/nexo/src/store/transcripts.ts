@@ -84,6 +84,18 @@ export interface TranscriptSearchOptions {
   sessionId?: string;
   agentId?: string;
   tenantId?: string;
+  /**
+   * The conversation's channel (its session's): `telegram` matches `telegram` and every
+   * `telegram.<instance>`; `telegram.bot1` only that instance.
+   */
+  channel?: string;
+  role?: TranscriptRole;
+  /** Only lines written at or after this time (ms since the epoch). */
+  sinceMs?: number;
+  /** Only lines written before this time (ms since the epoch). */
+  untilMs?: number;
+  /** Skips this many hits of the ranking (the next page). */
+  offset?: number;
   /** Default 20, capped at 1000. */
   limit?: number;
   /** Markers around matched words in `snippet`; «» by default. */
@@ -96,6 +108,8 @@ export interface TranscriptHit {
   snippet: string;
   /** bm25 score: lower is a better match (FTS5's convention). */
   score: number;
+  /** The channel of the entry's session (null when it has none: a thread, the CLI). */
+  channel: string | null;
 }
 
 export const DEFAULT_SEARCH_LIMIT = 20;
@@ -312,24 +326,33 @@ export class TranscriptRepository {
     if (options.tenantId !== undefined)
       clauses.push(`scope : "${scopeToken("t", requireId("tenantId", options.tenantId))}"`);
     const match = clauses.join(" AND ");
+    const { joins, where, params } = entryFilters(options);
+    const offset = options.offset ?? 0;
+    if (!Number.isInteger(offset) || offset < 0)
+      throw new StoreError(
+        "invalid_argument",
+        `offset must be a non-negative integer, got ${String(offset)}`,
+      );
 
     const floor = this.#db
       .prepare(
-        `SELECT rowid FROM transcript_fts WHERE transcript_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`,
+        `SELECT transcript_fts.rowid FROM transcript_fts${joins}
+         WHERE transcript_fts MATCH @match${where} ORDER BY transcript_fts.rowid DESC LIMIT 1 OFFSET @window`,
       )
       .pluck()
-      .get(match, RANK_WINDOW - 1) as number | undefined;
+      .get({ ...params, match, window: RANK_WINDOW - 1 }) as number | undefined;
     // Only rowids and scores go through the sort; rows are read for the few that are returned.
     const ranked = this.#db
       .prepare(
-        `SELECT rowid AS id, bm25(transcript_fts, 1.0, 0.0) AS score FROM transcript_fts
-         WHERE transcript_fts MATCH @match AND rowid >= @floor
-         ORDER BY score, rowid DESC LIMIT @limit`,
+        `SELECT transcript_fts.rowid AS id, bm25(transcript_fts, 1.0, 0.0) AS score FROM transcript_fts${joins}
+         WHERE transcript_fts MATCH @match AND transcript_fts.rowid >= @floor${where}
+         ORDER BY score, transcript_fts.rowid DESC LIMIT @limit OFFSET @offset`,
       )
-      .all({ match, floor: floor ?? 0, limit }) as Array<{ id: number; score: number }>;
+      .all({ ...params, match, floor: floor ?? 0, limit, offset }) as Array<{ id: number; score: number }>;
     if (ranked.length === 0) return [];
 
     const row = this.#db.prepare(`SELECT ${ENTRY_COLUMNS} FROM transcript_entries WHERE id = ?`);
+    const channelOf = this.#db.prepare("SELECT channel FROM sessions WHERE id = ?").pluck();
     const snippets = this.#snippets(
       match,
       ranked.map((r) => r.id),
@@ -338,7 +361,8 @@ export class TranscriptRepository {
     );
     return ranked.map(({ id, score }) => {
       const entry = toEntry(row.get(id) as EntryRow);
-      return { entry, snippet: snippets.get(id) ?? entry.text, score };
+      const channel = (channelOf.get(entry.sessionId) as string | null | undefined) ?? null;
+      return { entry, snippet: snippets.get(id) ?? entry.text, score, channel };
     });
   }
 
@@ -368,8 +392,12 @@ export class TranscriptRepository {
       }>;
       return new Map(rows.filter((r) => r.snippet !== null).map((r) => [r.id, r.snippet as string]));
     }
+    // A range, not `rowid = @id`: SQLite (3.53) drops a bound rowid equality next to MATCH and
+    // answers every match, so each hit got the first match's snippet.
     const one = this.#db
-      .prepare(`SELECT ${snippet} FROM transcript_fts WHERE transcript_fts MATCH @match AND rowid = @id`)
+      .prepare(
+        `SELECT ${snippet} FROM transcript_fts WHERE transcript_fts MATCH @match AND rowid >= @id AND rowid <= @id`,
+      )
       .pluck();
     return new Map(ids.map((id) => [id, one.get({ ...params, id }) as string]));
   }
@@ -422,4 +450,40 @@ function appendedEvent(entry: TranscriptEntry) {
       source_plugin: entry.sourcePlugin ?? "internal",
     },
   };
+}
+
+/**
+ * The search's filters on the entry (role, time) and on its session (channel), as joins and
+ * conditions added to the FTS query: applied before ranking, so a page is the best matches that
+ * pass them, not the best matches thinned out afterwards.
+ */
+function entryFilters(options: TranscriptSearchOptions): {
+  joins: string;
+  where: string;
+  params: Record<string, string>;
+} {
+  const conditions: string[] = [];
+  const params: Record<string, string> = {};
+  if (options.role !== undefined) {
+    conditions.push("e.role = @role");
+    params.role = options.role;
+  }
+  if (options.sinceMs !== undefined) {
+    conditions.push("e.created_at >= @since");
+    params.since = timestamp("sinceMs", new Date(options.sinceMs), () => new Date());
+  }
+  if (options.untilMs !== undefined) {
+    conditions.push("e.created_at < @until");
+    params.until = timestamp("untilMs", new Date(options.untilMs), () => new Date());
+  }
+  if (options.channel !== undefined) {
+    // An exact channel, or one of its instances: `kind.instance` (no LIKE: names may hold _ and %).
+    conditions.push("(s.channel = @channel OR substr(s.channel, 1, length(@channel) + 1) = @channel || '.')");
+    params.channel = requireId("channel", options.channel);
+  }
+  if (conditions.length === 0) return { joins: "", where: "", params };
+  const joins =
+    " JOIN transcript_entries e ON e.id = transcript_fts.rowid" +
+    (options.channel === undefined ? "" : " JOIN sessions s ON s.id = e.session_id");
+  return { joins, where: ` AND ${conditions.join(" AND ")}`, params };
 }

@@ -2,7 +2,8 @@
  * `nexo/admin/agent_events/*` (transcripts_read): the agent event log read back — an agent's events
  * newest first (`list`), one stream after a seq (`read`, the resync after a missed live frame: the
  * seqs are the ones the live frames carried), and full-text search over the redacted transcript
- * lines (`search`, the transcripts' own index).
+ * lines (`search`, the transcripts' own index; narrowed by channel, role and time before ranking and
+ * paged with `offset` — nexo additions to the spec's params).
  */
 import { admin } from "@nexo/wire/schemas";
 import type { StoredAgentEvent } from "../../store/index.js";
@@ -48,18 +49,30 @@ export const agentEventsDomain = defineAdminDomain({
       "nexo/admin/agent_events/search": (params) => {
         // Only transcript lines are indexed: asking for another kind finds nothing.
         if (params.kind !== undefined && params.kind !== "transcript_appended") return { hits: [] };
-        const hits = transcripts.search(params.query, {
+        // Tool calls and results are stored inside the assistant's and user's lines, never as their own.
+        if (params.role === "tool") return { hits: [] };
+        const limit = clamp(params.limit, DEFAULT_AGENT_EVENTS_SEARCH_LIMIT, MAX_AGENT_EVENTS_SEARCH_LIMIT);
+        const offset = params.offset ?? 0;
+        // One more than asked: whether another page follows, without counting every match.
+        const found = transcripts.search(params.query, {
           agentId: params.agent_id,
-          limit: clamp(params.limit, DEFAULT_AGENT_EVENTS_SEARCH_LIMIT, MAX_AGENT_EVENTS_SEARCH_LIMIT),
+          limit: limit + 1,
+          offset,
+          ...(params.channel === undefined ? {} : { channel: params.channel }),
+          ...(params.role === undefined ? {} : { role: params.role }),
+          ...(params.since_ms === undefined ? {} : { sinceMs: params.since_ms }),
+          ...(params.until_ms === undefined ? {} : { untilMs: params.until_ms }),
         });
         return {
-          hits: hits.map(({ entry, snippet }) => ({
+          hits: found.slice(0, limit).map(({ entry, snippet, channel }) => ({
             session_id: entry.sessionId,
             timestamp_ms: Date.parse(entry.createdAt),
             role: entry.role,
             source_plugin: entry.sourcePlugin ?? "internal",
             snippet,
+            ...(channel === null ? {} : { channel }),
           })),
+          ...(found.length > limit ? { next_offset: offset + limit } : {}),
         };
       },
     },

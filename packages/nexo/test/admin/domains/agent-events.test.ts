@@ -157,6 +157,78 @@ describe("agent_events/list, read, search", () => {
   });
 });
 
+describe("agent_events/search filters (nexo additions): channel, role and time before ranking, paged", () => {
+  it("narrows by the conversation's channel (instances too), role and time, and pages with next_offset", async () => {
+    rig = await adminRig([{ id: "reader", fixture: "probe", grants: ["audit_read", "transcripts_read"] }], {
+      services,
+    });
+    const T0 = Date.parse("2026-11-01T10:00:00.000Z");
+    const { sessions, transcripts } = rig.store;
+    const bot = sessions.create({ agentId: "ana", channel: "telegram.bot1", contact: "t1" });
+    const look = sessions.create({ agentId: "ana", channel: "telegram_x", contact: "t2" });
+    const loop = sessions.create({ agentId: "ana", channel: "loopback", contact: "alice" });
+    transcripts.append(bot.id, { role: "user", content: "kettle from telegram", createdAt: new Date(T0) });
+    transcripts.append(look.id, { role: "user", content: "kettle elsewhere", createdAt: new Date(T0) });
+    for (let i = 0; i < 7; i++)
+      transcripts.append(loop.id, {
+        role: i % 2 === 0 ? "user" : "assistant",
+        content: `kettle line ${i}`,
+        createdAt: new Date(T0 + (i + 1) * 60_000),
+      });
+
+    type Hits = { hits: Array<{ session_id: string; role: string; channel?: string; snippet: string }> } & {
+      next_offset?: number;
+    };
+    const search = async (params: Record<string, unknown>) => {
+      const reply = await rig!.call("reader", SEARCH, { agent_id: "ana", query: "kettle", ...params });
+      assert.equal(reply.error, undefined, JSON.stringify(reply.error));
+      return reply.result as Hits;
+    };
+
+    const telegram = await search({ channel: "telegram" });
+    assert.deepEqual(
+      telegram.hits.map((h) => [h.session_id, h.channel]),
+      [[bot.id, "telegram.bot1"]],
+      "telegram matches its instances, not telegram_x",
+    );
+    assert.equal((await search({ channel: "telegram.bot1" })).hits.length, 1);
+    assert.equal((await search({ channel: "telegram.bot2" })).hits.length, 0);
+    assert.equal((await search({ channel: "telegram_x" })).hits[0]?.session_id, look.id);
+
+    const users = await search({ channel: "loopback", role: "user" });
+    assert.equal(users.hits.length, 4);
+    assert.ok(users.hits.every((h) => h.role === "user" && h.channel === "loopback"));
+    assert.deepEqual((await search({ role: "tool" })).hits, []);
+
+    const window = await search({ since_ms: T0 + 3 * 60_000, until_ms: T0 + 6 * 60_000 });
+    assert.deepEqual(window.hits.map((h) => h.snippet.replace(/[«»]/g, "")).sort(), [
+      "kettle line 2",
+      "kettle line 3",
+      "kettle line 4",
+    ]);
+
+    // Pages of 3 over the 7 loopback lines: 3 + 3 + 1, each line once, next_offset until the last.
+    const first = await search({ channel: "loopback", limit: 3 });
+    assert.equal(first.next_offset, 3);
+    const second = await search({ channel: "loopback", limit: 3, offset: first.next_offset });
+    assert.equal(second.next_offset, 6);
+    const third = await search({ channel: "loopback", limit: 3, offset: second.next_offset });
+    assert.equal(third.next_offset, undefined);
+    const seen = [...first.hits, ...second.hits, ...third.hits].map((h) => h.snippet);
+    assert.equal(seen.length, 7);
+    assert.equal(new Set(seen).size, 7, "no line on two pages");
+
+    const backwards = await rig.call("reader", SEARCH, {
+      agent_id: "ana",
+      query: "kettle",
+      since_ms: T0 + 60_000,
+      until_ms: T0,
+    });
+    assert.equal(backwards.error?.code, -32602, JSON.stringify(backwards));
+    assert.match(backwards.error?.message ?? "", /since_ms must be before until_ms/);
+  });
+});
+
 describe("agent event firehose", () => {
   it("pushes live only to subscribers, by capability, with the seq backfill returns", async () => {
     rig = await adminRig(

@@ -148,13 +148,34 @@ export type AgentEventsReadParams = z.infer<typeof AgentEventsReadParamsSchema>;
 export const AgentEventsReadResultSchema = z.looseObject({ events: z.array(AgentEventSchema) });
 export type AgentEventsReadResult = z.infer<typeof AgentEventsReadResultSchema>;
 
-/** Full-text search over redacted bodies; the query is matched as text, not as FTS syntax. */
-export const AgentEventsSearchParamsSchema = z.looseObject({
-  agent_id: NonEmptyStringSchema,
-  query: NonEmptyStringSchema,
-  kind: z.string().min(1).optional(),
-  limit: CountSchema.optional(),
-});
+/** The latest time a search filter may name (JavaScript's last representable date). */
+const MAX_SEARCH_TIME_MS = 8_640_000_000_000_000;
+
+/**
+ * Full-text search over redacted bodies; the query is matched as text, not as FTS syntax.
+ * `channel`, `role`, `since_ms`, `until_ms` and `offset` are nexo additions to the spec's params:
+ * filters applied by the daemon before ranking, and paging through the ranking.
+ */
+export const AgentEventsSearchParamsSchema = z
+  .looseObject({
+    agent_id: NonEmptyStringSchema,
+    query: NonEmptyStringSchema,
+    kind: z.string().min(1).optional(),
+    limit: CountSchema.optional(),
+    /** The conversation's channel: `telegram` also matches `telegram.<instance>`. */
+    channel: NonEmptyStringSchema.optional(),
+    role: TranscriptRoleSchema.optional(),
+    /** Lines written at or after this time. */
+    since_ms: EpochMsSchema.max(MAX_SEARCH_TIME_MS).optional(),
+    /** Lines written before this time. */
+    until_ms: EpochMsSchema.max(MAX_SEARCH_TIME_MS).optional(),
+    /** Hits of the ranking to skip: the previous answer's `next_offset`. */
+    offset: CountSchema.optional(),
+  })
+  .refine((p) => p.since_ms === undefined || p.until_ms === undefined || p.since_ms < p.until_ms, {
+    message: "since_ms must be before until_ms",
+    path: ["until_ms"],
+  });
 export type AgentEventsSearchParams = z.infer<typeof AgentEventsSearchParamsSchema>;
 
 export const AgentEventSearchHitSchema = z.looseObject({
@@ -164,9 +185,14 @@ export const AgentEventSearchHitSchema = z.looseObject({
   source_plugin: z.string(),
   /** Excerpt with the matches marked. */
   snippet: z.string(),
+  /** The conversation's channel (nexo addition), when the session has one. */
+  channel: z.string().optional(),
 });
 export type AgentEventSearchHit = z.infer<typeof AgentEventSearchHitSchema>;
 
-/** Best match first. */
-export const AgentEventsSearchResultSchema = z.looseObject({ hits: z.array(AgentEventSearchHitSchema) });
+/** Best match first. `next_offset` (a nexo addition) is there when another page may follow. */
+export const AgentEventsSearchResultSchema = z.looseObject({
+  hits: z.array(AgentEventSearchHitSchema),
+  next_offset: CountSchema.optional(),
+});
 export type AgentEventsSearchResult = z.infer<typeof AgentEventsSearchResultSchema>;
