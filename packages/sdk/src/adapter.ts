@@ -137,6 +137,8 @@ export class PluginAdapter {
       errorProtocol: "plugin",
       logger: stderrLogger,
       endOutputOnClose: false,
+      // Replies finished in one tick leave in one write (docs/performance.md, plugin tool.invoke).
+      coalesce: true,
     });
     this.link.peer = peer;
     const done = new Promise<void>((resolve) => {

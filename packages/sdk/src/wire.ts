@@ -3,7 +3,7 @@
  * hand. The adapter itself speaks through `@nexo/wire`'s JsonRpcPeer; both serialize strictly:
  * NaN, ±Infinity and BigInt are refused instead of silently becoming `null`.
  */
-import { DEFAULT_MAX_FRAME_BYTES } from "@nexo/wire";
+import { DEFAULT_MAX_FRAME_BYTES, stringifyStrict } from "@nexo/wire";
 import type {
   JsonRpcErrorResponse,
   JsonRpcIdValue,
@@ -33,7 +33,7 @@ export type JsonRpcFrame = JsonRpcRequest | JsonRpcNotification | JsonRpcRespons
 export function toStrictJson(value: unknown, what = "value"): string {
   let json: string | undefined;
   try {
-    json = JSON.stringify(value, rejectUnrepresentable);
+    json = stringifyStrict(value);
   } catch (error) {
     const found = findUnrepresentable(value, what, new Set());
     const message = found
@@ -43,13 +43,6 @@ export function toStrictJson(value: unknown, what = "value"): string {
   }
   if (json === undefined) throw new WireError(`${what} cannot be represented as JSON`);
   return json;
-}
-
-function rejectUnrepresentable(_key: string, v: unknown): unknown {
-  if ((typeof v === "number" && !Number.isFinite(v)) || typeof v === "bigint") {
-    throw new TypeError("unrepresentable value");
-  }
-  return v;
 }
 
 // Runs only after serialization failed, to turn the failure into a path a plugin author can act on.

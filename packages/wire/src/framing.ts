@@ -161,7 +161,7 @@ export class JsonEncoder {
 
   /** The JSON text of `value`, size unchecked. Throws TypeError for what JSON cannot represent. */
   serialize(value: unknown): string {
-    const json = this.strictJson ? JSON.stringify(value, rejectUnrepresentable) : JSON.stringify(value);
+    const json = this.strictJson ? stringifyStrict(value) : JSON.stringify(value);
     if (json === undefined) throw new TypeError("value cannot be represented as JSON");
     return json;
   }
@@ -178,9 +178,9 @@ export class JsonEncoder {
 export interface FrameWriterOptions extends JsonEncoderOptions {
   /**
    * Coalesce the frames written in one tick into one system call (cork, then uncork on the next
-   * tick). Right for one-way event streams such as the json-stream door, where it multiplies
-   * throughput; wrong for request/response traffic, where the other side should start on the
-   * first frame at once (see the wire benchmark). Default false.
+   * tick). A lone frame leaves as soon as the current tick's work is done, so one request at a
+   * time loses nothing; many frames in one tick wake the reader once instead of once each. The
+   * json-stream door's event stream, the plugin host and the plugin SDK use it. Default false.
    */
   coalesce?: boolean;
 }
@@ -197,9 +197,12 @@ const RESOLVED = Promise.resolve();
  * Serializes frames onto a writable stream. Each frame is one `write` call, so frames never
  * interleave; when the stream signals backpressure, later frames wait (in order) for `drain`.
  *
- * Frames are handed to the stream at once rather than corked and coalesced per tick: measured on
- * stdio pipes, writing immediately lets the other process start on the first reply while later
- * ones are still being produced, which beat batching by a wide margin (bench/wire.bench.ts).
+ * Without `coalesce`, frames are handed to the stream at once: between two processes that
+ * answer each other frame by frame (bench/wire.bench.ts) the other side starts on the first one
+ * while later ones are produced. With it, the frames of one tick leave together: a process that
+ * sends many frames per tick (the plugin host's parallel tool calls) otherwise pays one write
+ * system call per frame and wakes its reader once per frame, and on a loaded machine the woken
+ * reader preempts the writer at every one (docs/performance.md).
  */
 export class FrameWriter {
   private readonly stream: Writable;
@@ -281,6 +284,48 @@ export class FrameWriter {
       item.resolve();
     }
   };
+}
+
+/**
+ * `JSON.stringify` that throws TypeError for NaN, ±Infinity and BigInt instead of writing `null`
+ * (undefined for a top-level undefined, function or symbol, as JSON.stringify).
+ */
+export function stringifyStrict(value: unknown): string | undefined {
+  // A replacer takes JSON.stringify off its fast path (about twice the cost for a small frame);
+  // a value whose numbers are all finite and that holds nothing exotic needs none.
+  return plainFinite(value, 0) ? JSON.stringify(value) : JSON.stringify(value, rejectUnrepresentable);
+}
+
+/** Depth past which the check gives up and the replacer decides (it also reports cycles). */
+const PLAIN_MAX_DEPTH = 32;
+
+/**
+ * True when JSON.stringify alone serializes `value` exactly as the strict replacer would: no
+ * NaN/±Infinity, no BigInt, no `toJSON` (whose output the replacer sees, not the value), not too
+ * deep. False only means "let the replacer decide", never that the value is refused.
+ */
+function plainFinite(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case "number":
+      return Number.isFinite(value);
+    case "bigint":
+      return false;
+    case "object": {
+      if (value === null) return true;
+      if (depth >= PLAIN_MAX_DEPTH) return false;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) if (!plainFinite(value[i], depth + 1)) return false;
+        return true;
+      }
+      if (typeof (value as { toJSON?: unknown }).toJSON === "function") return false;
+      for (const key in value) {
+        if (!plainFinite((value as Record<string, unknown>)[key], depth + 1)) return false;
+      }
+      return true;
+    }
+    default:
+      return true;
+  }
 }
 
 function rejectUnrepresentable(_key: string, value: unknown): unknown {

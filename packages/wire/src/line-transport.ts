@@ -19,6 +19,8 @@ export interface LineTransportOptions {
   strictJson?: boolean;
   /** End the output stream when the connection closes. Default true. */
   endOutputOnClose?: boolean;
+  /** Send the frames written in one tick in one system call (FrameWriter's `coalesce`). Default false. */
+  coalesce?: boolean;
 }
 
 export class LineTransport implements MessageTransport {
@@ -39,6 +41,7 @@ export class LineTransport implements MessageTransport {
     this.writer = new FrameWriter(this.output, {
       maxFrameBytes: options.maxOutgoingFrameBytes,
       strictJson: options.strictJson,
+      coalesce: options.coalesce,
     });
   }
 

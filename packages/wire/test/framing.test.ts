@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { PassThrough, Writable } from "node:stream";
 import { describe, test } from "node:test";
-import { type FrameProblem, FrameTooLargeError, FrameWriter, LineDecoder } from "@nexo/wire";
+import { type FrameProblem, FrameTooLargeError, FrameWriter, LineDecoder, stringifyStrict } from "@nexo/wire";
 import fc from "fast-check";
 
 function collect(maxFrameBytes?: number) {
@@ -166,6 +166,61 @@ describe("FrameWriter", () => {
     await assert.rejects(writer.write({ n: Number.NaN }), /NaN cannot be represented/);
     await assert.rejects(writer.write({ n: Number.POSITIVE_INFINITY }), /Infinity cannot be represented/);
     await assert.rejects(writer.write(undefined), /cannot be represented/);
+  });
+
+  test("coalesce: the frames of one tick leave in one write, a lone frame without waiting for more", async () => {
+    const writes: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        writes.push(String(chunk));
+        cb();
+      },
+      writev(chunks, cb) {
+        writes.push(chunks.map(({ chunk }) => String(chunk)).join(""));
+        cb();
+      },
+    });
+    const writer = new FrameWriter(sink, { coalesce: true });
+    await Promise.all(Array.from({ length: 16 }, (_, i) => writer.write({ i })));
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(writes, [Array.from({ length: 16 }, (_, i) => `{"i":${i}}\n`).join("")]);
+    await writer.write({ alone: true });
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(writes.slice(1), ['{"alone":true}\n']);
+  });
+
+  test("strict serialization equals JSON.stringify with a refusing replacer, for any value", () => {
+    const refuse = (_key: string, v: unknown) => {
+      if ((typeof v === "number" && !Number.isFinite(v)) || typeof v === "bigint")
+        throw new TypeError("refused");
+      return v;
+    };
+    const outcome = (f: () => string | undefined) => {
+      try {
+        return { json: f() };
+      } catch (error) {
+        return { threw: error instanceof TypeError };
+      }
+    };
+    const withDates = fc.oneof(
+      fc.anything({ withBigInt: true, withBoxedValues: true }),
+      fc.date().map((d) => ({ d })),
+    );
+    fc.assert(
+      fc.property(withDates, fc.double(), (value, n) => {
+        for (const v of [value, { value, n }, [value, n]]) {
+          assert.deepEqual(
+            outcome(() => stringifyStrict(v)),
+            outcome(() => JSON.stringify(v, refuse)),
+          );
+        }
+      }),
+      { numRuns: 300 },
+    );
+    const deep: Record<string, unknown> = { n: Number.NaN };
+    let nested = deep;
+    for (let i = 0; i < 40; i++) nested = { nested };
+    assert.throws(() => stringifyStrict(nested), TypeError);
   });
 
   test("respects backpressure: waits for drain and keeps frame order", async () => {

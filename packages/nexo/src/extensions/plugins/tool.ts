@@ -124,11 +124,17 @@ export function registerPluginTools(
 
 /** The conventional `{content: [...], is_error}` result as a tool output; anything else as JSON. */
 export function toolOutputOf(result: unknown): ToolOutput {
-  const parsed = plugin.ToolResponseSchema.safeParse(result);
-  if (!parsed.success) {
-    return { output: typeof result === "string" ? result : (JSON.stringify(result, null, 2) ?? "null") };
+  let response: plugin.ToolResponse;
+  if (isPlainToolResponse(result)) {
+    response = { content: result.content, is_error: result.is_error ?? false };
+  } else {
+    const parsed = plugin.ToolResponseSchema.safeParse(result);
+    if (!parsed.success) {
+      return { output: typeof result === "string" ? result : (JSON.stringify(result, null, 2) ?? "null") };
+    }
+    response = parsed.data;
   }
-  const { content, is_error: isError } = parsed.data;
+  const { content, is_error: isError } = response;
   const only = content.length === 1 ? (content[0] as Record<string, unknown>) : undefined;
   if (only?.type === "image" && typeof only.data === "string") {
     const mediaType = only.mimeType ?? only.mime_type ?? only.media_type;
@@ -143,6 +149,27 @@ export function toolOutputOf(result: unknown): ToolOutput {
     .map((block) => (block.type === "text" ? (block.text ?? "") : JSON.stringify(block)))
     .join("\n");
   return isError ? { output: text, isError: true } : { output: text };
+}
+
+/**
+ * The common case of ToolResponseSchema, checked by hand: it runs on every tool call, where zod's
+ * safeParse was a measurable share of the host's CPU (docs/performance.md). It accepts a subset of
+ * what the schema accepts; anything it does not recognise goes through the schema as before.
+ */
+function isPlainToolResponse(
+  value: unknown,
+): value is { content: plugin.ToolContentBlock[]; is_error?: boolean } {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const { content, is_error: isError } = value as { content?: unknown; is_error?: unknown };
+  if (isError !== undefined && typeof isError !== "boolean") return false;
+  if (!Array.isArray(content)) return false;
+  for (const block of content as unknown[]) {
+    if (typeof block !== "object" || block === null || Array.isArray(block)) return false;
+    const { type, text } = block as { type?: unknown; text?: unknown };
+    if (typeof type !== "string" || type.length === 0) return false;
+    if (text === undefined ? type === "text" : typeof text !== "string") return false;
+  }
+  return true;
 }
 
 const TOOL_ERROR_LABELS: Record<number, string> = {

@@ -5,9 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
+import { plugin } from "@nexo/wire/schemas";
+import fc from "fast-check";
 import { ToolRegistry } from "../../../src/engine/tools/registry.js";
-import type { ToolContext } from "../../../src/engine/types.js";
-import { PluginTool, registerPluginTools } from "../../../src/extensions/plugins/tool.js";
+import type { ToolContext, ToolOutput } from "../../../src/engine/types.js";
+import { PluginTool, registerPluginTools, toolOutputOf } from "../../../src/extensions/plugins/tool.js";
 import { cleanupHosts, nextReady, startHost as started } from "../../fixtures/plugins/harness.js";
 import { recordingLogger } from "../../fixtures/processes.js";
 
@@ -91,5 +93,49 @@ describe("tool wrapper", () => {
     assert.deepEqual(await registry.invoke("kitchen_echo", { text: "again" }, context()), {
       output: "echo: again (agent ana, plugin kitchen)",
     });
+  });
+});
+
+describe("toolOutputOf", () => {
+  /** The schema-only reading the hand-written fast path must agree with. */
+  function bySchema(result: unknown): ToolOutput {
+    const parsed = plugin.ToolResponseSchema.safeParse(result);
+    if (!parsed.success) {
+      return { output: typeof result === "string" ? result : (JSON.stringify(result, null, 2) ?? "null") };
+    }
+    return toolOutputOf(parsed.data);
+  }
+
+  it("reads every result exactly as the ToolResponse schema does", () => {
+    const block = fc.oneof(
+      fc.record(
+        {
+          type: fc.constantFrom("text", "image", "", "resource"),
+          text: fc.option(fc.string(), { nil: undefined }),
+        },
+        { requiredKeys: ["type"] },
+      ),
+      fc.record({ type: fc.constant("image"), data: fc.string(), mimeType: fc.constantFrom("image/png", 3) }),
+      fc.anything(),
+    );
+    const result = fc.oneof(
+      fc.record(
+        {
+          content: fc.oneof(fc.array(block, { maxLength: 4 }), fc.anything()),
+          is_error: fc.oneof(fc.boolean(), fc.anything()),
+        },
+        { requiredKeys: [] },
+      ),
+      fc.anything(),
+    );
+    fc.assert(
+      fc.property(result, (value) => assert.deepEqual(toolOutputOf(value), bySchema(value))),
+      { numRuns: 500 },
+    );
+    assert.deepEqual(toolOutputOf({ content: [{ type: "text", text: "hi" }] }), { output: "hi" });
+    assert.deepEqual(
+      toolOutputOf({ content: [{ type: "text" }] }).output,
+      '{\n  "content": [\n    {\n      "type": "text"\n    }\n  ]\n}',
+    );
   });
 });
