@@ -3,7 +3,7 @@
  *   bare   — a JSON-lines echo child and a hand-written client (readline + JSON.parse/stringify): the floor
  *   nexo   — our JsonRpcPeer on both ends
  *   vscode — vscode-jsonrpc on both ends
- * Goal (issue 2): nexo >= 0.8 x bare and nexo >= 1.5 x vscode.
+ * Goals: nexo >= 0.8 x bare (issue 2); nexo >= 1.5 x vscode up to 4 KiB, >= 1.0 x at 64 KiB (issue 15).
  */
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -89,9 +89,17 @@ async function drive(client: Client, params: unknown, concurrency: number, secon
   return done / ((performance.now() - start) / 1000);
 }
 
+function minVsVscode(size: string): number {
+  return size === "64KiB" ? 1.0 : 1.5;
+}
+
 export default async function wire(ctx: BenchContext): Promise<void> {
   const clients = { bare: bareClient(), nexo: nexoClient(), vscode: vscodeClient() };
-  const payloads = { small: { text: "hello", n: 1 }, "64KiB": { text: "x".repeat(64 * 1024) } };
+  const payloads = {
+    small: { text: "hello", n: 1 },
+    "4KiB": { text: "x".repeat(4 * 1024) },
+    "64KiB": { text: "x".repeat(64 * 1024) },
+  };
   try {
     for (const [size, params] of Object.entries(payloads)) {
       for (const concurrency of [1, 16]) {
@@ -125,10 +133,12 @@ export default async function wire(ctx: BenchContext): Promise<void> {
           unit: "rt/s",
           samples: samples.nexo.map((v) => Math.round(v)),
           ratios: { "nexo/bare": vsBare, "nexo/vscode": vsVscode },
+          // Issue 15: >= 1.5 x vscode-jsonrpc up to 4 KiB, >= 1.0 x at 64 KiB (where both spend
+          // their time moving and parsing the same bytes); issue 2's floor stays.
           goal: {
-            ratio: "nexo/bare >= 0.8 and nexo/vscode >= 1.5",
+            ratio: `nexo/bare >= 0.8 and nexo/vscode >= ${minVsVscode(size)}`,
             min: 0.8,
-            met: vsBare >= 0.8 && vsVscode >= 1.5,
+            met: vsBare >= 0.8 && vsVscode >= minVsVscode(size),
           },
         });
       }
