@@ -89,7 +89,7 @@ export async function runAppServer(flags: AppServerFlags, env: NodeJS.ProcessEnv
       import("../doors/appserver/standalone.js"),
       import("../doors/appserver/families/index.js"),
     ]);
-    management = standaloneManagement(resolve(flags.config), env);
+    management = standaloneManagement(resolve(flags.config), env, file.agent);
     families = all.FAMILIES;
   }
   const server = createThreadedAppServer({

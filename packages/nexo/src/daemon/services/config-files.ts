@@ -159,13 +159,23 @@ export class ConfigFiles {
    * through the admin RPC), so a file referencing a stored secret reads as valid here too.
    */
   async substitutionEnv(): Promise<Env> {
+    const { env } = this.requireSource();
+    const stateDir = await this.stateDir();
+    // An invalid daemon.yaml is reported where it is read; here it only means no stored secrets.
+    return stateDir === undefined ? env : { ...env, ...readSecretFiles(stateDir) };
+  }
+
+  /**
+   * The state directory daemon.yaml names (its default when there is no daemon.yaml), where stored
+   * secrets live; undefined when daemon.yaml is not valid.
+   */
+  async stateDir(): Promise<string | undefined> {
     const { dir, env } = this.requireSource();
     const location = await this.locate("daemon");
     const daemon = location.exists ? await readConfigFile(location.path, DaemonFileSchema, env) : undefined;
-    // An invalid daemon.yaml is reported where it is read; here it only means no stored secrets.
-    if (daemon !== undefined && !daemon.ok) return env;
+    if (daemon !== undefined && !daemon.ok) return undefined;
     const file = daemon?.value ?? DaemonFileSchema.parse({});
-    return { ...env, ...readSecretFiles(resolveDaemonSettings(file, dir, env).state_dir) };
+    return resolveDaemonSettings(file, dir, env).state_dir;
   }
 
   private requireSource(): ConfigSource {

@@ -58,7 +58,7 @@ export function appServerDoor(
         closeStore: false,
         sessions: ({ record, toolLayers }) => daemon.sessions.openFor(agentId, record, toolLayers),
         // The management families act on the running daemon: its plugins, MCP servers and channels.
-        management: { services: daemon.services, live: true },
+        management: { services: daemon.services, live: true, agent: agentId },
         // Channel adapter connections serve their channel kind through the daemon's registry.
         channels: daemon.channels,
         families: FAMILIES,

@@ -21,6 +21,12 @@ export interface AppServerManagement {
   services: DaemonServices;
   /** Plugins, MCP servers and channels run in this process, so their live state is real. */
   live: boolean;
+  /**
+   * The agent of agents.yaml this server's threads belong to (appserver.yaml's `agent`): what the
+   * workspace-wide settings (`workspace/config/*`, `skills/setEnabled`) edit. Absent: the only
+   * agent of agents.yaml, when there is exactly one (families/workspace-agent.ts).
+   */
+  agent?: string | undefined;
 }
 
 /** Codes a family uses for the services' error kinds; `-32602` where it names none. */

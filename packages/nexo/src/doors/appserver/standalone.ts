@@ -11,7 +11,7 @@ import type { ReloadOutcome } from "../../daemon/reload.js";
 import { DaemonServices } from "../../daemon/services/index.js";
 import type { AppServerManagement } from "./management.js";
 
-export function standaloneManagement(dir: string, env: Env): AppServerManagement {
+export function standaloneManagement(dir: string, env: Env, agent?: string): AppServerManagement {
   const check = async (): Promise<ReloadOutcome> => {
     const report = await inspectDaemonConfig(dir, { env });
     if (report.config !== undefined) {
@@ -37,5 +37,5 @@ export function standaloneManagement(dir: string, env: Env): AppServerManagement
     mcp: { statuses: () => [] },
     channels: { bound: () => [], adapters: () => [], send: () => undefined, features: () => undefined },
   });
-  return { services, live: false };
+  return { services, live: false, agent };
 }

@@ -109,6 +109,7 @@ export * from "./threads.js";
 export * from "./tools.js";
 export * from "./turns.js";
 export * from "./workspace.js";
+export * from "./workspace-config.js";
 
 /** Client→server requests. */
 export const appServerMethods = {

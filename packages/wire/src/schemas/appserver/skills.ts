@@ -56,9 +56,15 @@ export const SkillsUninstallResultSchema = z.looseObject({
 });
 export type SkillsUninstallResult = z.infer<typeof SkillsUninstallResultSchema>;
 
+export const SkillsSetEnabledParamsSchema = z.looseObject({ name: z.string().min(1), enabled: z.boolean() });
+export type SkillsSetEnabledParams = z.infer<typeof SkillsSetEnabledParamsSchema>;
+export const SkillsSetEnabledResultSchema = z.looseObject({ skill: SkillInfoSchema });
+export type SkillsSetEnabledResult = z.infer<typeof SkillsSetEnabledResultSchema>;
+
 export const skillsMethods = {
   "skills/list": method(SkillsListParamsSchema, SkillsListResultSchema),
   "skills/read": method(SkillNameParamsSchema, SkillsReadResultSchema),
   "skills/view": method(SkillNameParamsSchema, SkillsViewResultSchema),
+  "skills/setEnabled": method(SkillsSetEnabledParamsSchema, SkillsSetEnabledResultSchema),
   "skills/uninstall": method(SkillNameParamsSchema, SkillsUninstallResultSchema),
 } as const;

@@ -29,7 +29,7 @@ export const SubAgentProfileEntrySchema = z.looseObject({
 });
 export type SubAgentProfileEntry = z.infer<typeof SubAgentProfileEntrySchema>;
 
-/** Settings every sub-agent shares (nexo has no external-CLI runtimes and no sub-agent model of its own). */
+/** Settings every sub-agent shares (nexo has no external-CLI runtimes). */
 export const SubAgentSettingsSchema = z.looseObject({
   externalCliSessionResumeEnabled: z.boolean(),
   model: z.string().nullable(),
@@ -65,9 +65,39 @@ export type SubAgentProfileResult = z.infer<typeof SubAgentProfileResultSchema>;
 export const SubAgentRemoveResultSchema = z.looseObject({ name: z.string(), removed: z.boolean() });
 export type SubAgentRemoveResult = z.infer<typeof SubAgentRemoveResultSchema>;
 
+export const SubAgentSettingsUpdateParamsSchema = z.looseObject({
+  externalCliSessionResumeEnabled: z.boolean().nullable().optional(),
+  /** The model sub-agents use; null: the model of the agent that spawns them. */
+  model: z.string().nullable().optional(),
+});
+export type SubAgentSettingsUpdateParams = z.infer<typeof SubAgentSettingsUpdateParamsSchema>;
+export const SubAgentSettingsUpdateResultSchema = z.looseObject({ settings: SubAgentSettingsSchema });
+export type SubAgentSettingsUpdateResult = z.infer<typeof SubAgentSettingsUpdateResultSchema>;
+
+export const SubAgentChildrenListParamsSchema = z.looseObject({
+  parentThreadId: z.string().min(1),
+  includeClosed: z.boolean().optional(),
+  includeThreads: z.boolean().optional(),
+});
+export type SubAgentChildrenListParams = z.infer<typeof SubAgentChildrenListParamsSchema>;
+
+/** How a child thread was spawned from its parent. */
+export const ThreadSpawnEdgeSchema = z.looseObject({
+  parentThreadId: z.string(),
+  childThreadId: z.string(),
+});
+export type ThreadSpawnEdge = z.infer<typeof ThreadSpawnEdgeSchema>;
+
+export const SubAgentChildrenListResultSchema = z.looseObject({
+  data: z.array(z.looseObject({ edge: ThreadSpawnEdgeSchema, thread: z.unknown().optional() })),
+});
+export type SubAgentChildrenListResult = z.infer<typeof SubAgentChildrenListResultSchema>;
+
 export const subAgentMethods = {
   "subagent/profiles/list": method(EmptyObjectSchema, SubAgentProfilesListResultSchema),
   "subagent/profiles/setEnabled": method(SubAgentSetEnabledParamsSchema, SubAgentProfileResultSchema),
   "subagent/profiles/upsert": method(SubAgentUpsertParamsSchema, SubAgentProfileResultSchema),
   "subagent/profiles/remove": method(SubAgentNameParamsSchema, SubAgentRemoveResultSchema),
+  "subagent/settings/update": method(SubAgentSettingsUpdateParamsSchema, SubAgentSettingsUpdateResultSchema),
+  "subagent/children/list": method(SubAgentChildrenListParamsSchema, SubAgentChildrenListResultSchema),
 } as const;

@@ -1,6 +1,7 @@
 /**
  * The families every AppServer serves, with or without management services: threads, turns,
- * slash commands and the channel list. `nexo app-server` without a config directory serves only these (every other
+ * slash commands, the channel list, and the typed -32601 answers of what is not served
+ * (unsupported.ts). `nexo app-server` without a config directory serves only these (every other
  * family needs the services, so it would be neither served nor advertised anyway), which keeps the
  * management families and what they import off its start-up path — the first `initialize` answer.
  */
@@ -9,10 +10,13 @@ import { channelListFamily } from "./channels.js";
 import { commandFamily } from "./commands.js";
 import { threadFamily } from "./threads.js";
 import { turnFamily } from "./turns.js";
+import { absentFamily, withoutConfigFamily } from "./unsupported.js";
 
 export const CORE_FAMILIES: readonly MethodFamily[] = [
   threadFamily,
   turnFamily,
   commandFamily,
   channelListFamily,
+  absentFamily,
+  withoutConfigFamily,
 ];

@@ -13,6 +13,8 @@ import { modelFamily } from "./models.js";
 import { pluginFamily } from "./plugins.js";
 import { skillsFamily } from "./skills.js";
 import { subAgentFamily } from "./subagents.js";
+import { notLiveFamily } from "./unsupported.js";
+import { workspaceConfigFamily } from "./workspace-config.js";
 
 export const FAMILIES: readonly MethodFamily[] = [
   ...CORE_FAMILIES,
@@ -24,4 +26,6 @@ export const FAMILIES: readonly MethodFamily[] = [
   pluginFamily,
   channelStatusFamily,
   externalChannelFamily,
+  workspaceConfigFamily,
+  notLiveFamily,
 ];

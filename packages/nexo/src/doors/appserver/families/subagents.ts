@@ -7,6 +7,15 @@
  *
  * nexo has no built-in profiles and no external-CLI runtimes, so `isBuiltIn` is always false and
  * the external-CLI settings are reported off.
+ *
+ * - `subagent/settings/update`: nexo's sub-agents (the `Spawn` tool) run on the model of the agent
+ *   that spawns them, and there are no external-CLI runtimes to resume. The settings are therefore
+ *   fixed — `model: null`, `externalCliSessionResumeEnabled: false` — and the method answers them;
+ *   asking for anything else is refused with -32602 saying why, rather than stored and ignored.
+ * - `subagent/children/list`: a `Spawn` sub-agent runs inside its parent's tool call and leaves no
+ *   thread of its own (its answer is the tool result in the parent's transcript), so a thread has
+ *   no child threads: the list is empty once the parent is found (-32010 when it is not).
+ *   `subAgentSessions` stays off, and `subagent/close|resume` are not served (unsupported.ts).
  */
 import {
   AppServerErrorCode as Code,
@@ -15,7 +24,7 @@ import {
 } from "@nexo/wire/schemas/appserver";
 import type { AgentEntry, AgentPatch } from "../../../daemon/services/index.js";
 import { type Call, defineFamily } from "../family.js";
-import { viaServices } from "../management.js";
+import { familyError, viaServices } from "../management.js";
 import { announceConfigChange, managesConfig, servicesOf } from "./managed.js";
 
 const CODES = {
@@ -28,6 +37,9 @@ const CODES = {
 function defaultName(agents: readonly AgentEntry[]): string {
   return agents.find((agent) => agent.active !== false)?.id ?? "";
 }
+
+/** The only settings nexo's sub-agents have (see the header). */
+const FIXED_SETTINGS = { externalCliSessionResumeEnabled: false, model: null };
 
 export function toProfile(agent: AgentEntry, isDefault: boolean): SubAgentProfileEntry {
   const { id, ...definition } = agent;
@@ -70,7 +82,7 @@ export const subAgentFamily = defineFamily({
       const fallback = defaultName(agents);
       return {
         defaultName: fallback,
-        settings: { externalCliSessionResumeEnabled: false, model: null },
+        settings: FIXED_SETTINGS,
         profiles: agents.map((agent) => toProfile(agent, agent.id === fallback)),
       };
     },
@@ -93,6 +105,25 @@ export const subAgentFamily = defineFamily({
       await viaServices(CODES, () => services.agents.upsert({ ...patch, id: name } as AgentPatch));
       announceConfigChange(call.host, "subagent/profiles/upsert", ["subagent"]);
       return profile(call, name);
+    },
+    "subagent/settings/update": ({ externalCliSessionResumeEnabled, model }) => {
+      if (externalCliSessionResumeEnabled === true)
+        throw familyError(
+          Code.invalidParams,
+          "Invalid params",
+          "externalCliSessionResumeEnabled: nexo runs no external-CLI sub-agents, so there are no CLI sessions to resume",
+        );
+      if (typeof model === "string" && model.trim() !== "")
+        throw familyError(
+          Code.invalidParams,
+          "Invalid params",
+          "model: nexo's sub-agents always use the model of the agent that spawns them; set that agent's model instead (subagent/profiles/upsert or workspace/config/update)",
+        );
+      return { settings: FIXED_SETTINGS };
+    },
+    "subagent/children/list": async ({ parentThreadId }, call) => {
+      await call.host.threads.record(parentThreadId);
+      return { data: [] };
     },
     "subagent/profiles/remove": async ({ name }, call) => {
       const services = servicesOf(call);

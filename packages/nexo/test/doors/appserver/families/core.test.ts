@@ -8,6 +8,15 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { CORE_FAMILIES } from "../../../../src/doors/appserver/families/core.js";
 import { FAMILIES } from "../../../../src/doors/appserver/families/index.js";
+import { managesConfig, managesLive } from "../../../../src/doors/appserver/families/managed.js";
+import {
+  ABSENT_METHODS,
+  absentFamily,
+  CONFIG_METHODS,
+  LIVE_METHODS,
+  notLiveFamily,
+  withoutConfigFamily,
+} from "../../../../src/doors/appserver/families/unsupported.js";
 import { familyCapabilities } from "../../../../src/doors/appserver/family.js";
 import { createThreadedAppServer } from "../../../../src/doors/appserver/server.js";
 import { createLogger } from "../../../../src/log.js";
@@ -44,4 +53,24 @@ test("a server without management advertises the same flags with the core famili
 
 test("every core family is also in families/index.ts", () => {
   for (const family of CORE_FAMILIES) assert.ok(FAMILIES.includes(family), family.name);
+});
+
+test("the -32601 lists name exactly what the real families leave unserved", () => {
+  const refusing = [absentFamily, withoutConfigFamily, notLiveFamily];
+  const served = (family: (typeof FAMILIES)[number]) => Object.keys(family.handlers);
+  const real = FAMILIES.filter((family) => !refusing.includes(family));
+  const byCondition = (condition: unknown) =>
+    real
+      .filter((family) => family.available === condition)
+      .flatMap(served)
+      .sort();
+  assert.deepEqual(
+    byCondition(managesConfig),
+    [...CONFIG_METHODS].sort(),
+    "withoutConfigFamily covers managesConfig's",
+  );
+  assert.deepEqual(byCondition(managesLive), [...LIVE_METHODS].sort(), "notLiveFamily covers managesLive's");
+  const all = new Set(real.flatMap(served));
+  for (const method of Object.keys(ABSENT_METHODS))
+    assert.ok(!all.has(method), `${method} is served after all`);
 });

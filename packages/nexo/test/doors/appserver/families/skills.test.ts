@@ -90,15 +90,72 @@ describe("AppServer skills/*", () => {
     assert.deepEqual(changed.params?.regions, ["skills"]);
   });
 
-  test("errors: unknown -32040, bad name or broken file -32602, setEnabled not served", async () => {
-    const { server } = await managedServer(skillsDir(), processes);
+  test("setEnabled adds the skill to the workspace agent's skills: list or removes it, comments kept", async () => {
+    const config = skillsDir();
+    config.write(
+      "agents.yaml",
+      "agents:\n  - id: helper # the only one\n    model: { provider: scripted, model: s }\n    skills: [guide] # house style\n",
+    );
+    const { server } = await managedServer(config, processes);
+    const listed = await server.request<{ skills: Array<SkillInfo & { enabled: boolean }> }>(
+      "skills/list",
+      {},
+    );
+    assert.deepEqual(
+      listed.skills.map((s) => [s.name, s.enabled]),
+      [
+        ["broken", false],
+        ["guide", true],
+        ["notes", false],
+      ],
+    );
+    const on = await server.request<{ skill: { name: string; enabled: boolean } }>("skills/setEnabled", {
+      name: "notes",
+      enabled: true,
+    });
+    assert.deepEqual([on.skill.name, on.skill.enabled], ["notes", true]);
+    assert.match(config.read("agents.yaml"), /skills: \[ guide, notes \] # house style/);
+    assert.match(config.read("agents.yaml"), /- id: helper # the only one/);
+    const changed = await server.waitFor((m) => m.method === "workspace/configChanged");
+    assert.deepEqual(changed.params?.regions, ["skills"]);
+    const off = await server.request<{ skill: { enabled: boolean } }>("skills/setEnabled", {
+      name: "guide",
+      enabled: false,
+    });
+    assert.equal(off.skill.enabled, false);
+    assert.match(config.read("agents.yaml"), /skills: \[ notes \] # house style/);
+    // Off twice is still off; the file is not touched again.
+    const before = config.read("agents.yaml");
+    await server.request("skills/setEnabled", { name: "guide", enabled: false });
+    assert.equal(config.read("agents.yaml"), before);
+  });
+
+  test("errors: unknown -32040, bad name or broken file -32602, no workspace agent -32602, restoreOriginal -32601", async () => {
+    const config = skillsDir();
+    const { server } = await managedServer(config, processes);
     assert.equal((await server.call("skills/read", { name: "ghost" })).error?.code, -32040);
     assert.equal((await server.call("skills/uninstall", { name: "ghost" })).error?.code, -32040);
+    assert.equal(
+      (await server.call("skills/setEnabled", { name: "ghost", enabled: true })).error?.code,
+      -32040,
+    );
     assert.equal((await server.call("skills/view", { name: "../agents" })).error?.code, -32602);
     assert.equal((await server.call("skills/read", { name: "broken" })).error?.code, -32602);
     assert.equal(
-      (await server.call("skills/setEnabled", { name: "guide", enabled: false })).error?.code,
-      -32601,
+      (await server.call("skills/setEnabled", { name: "broken", enabled: true })).error?.code,
+      -32602,
     );
+    const restore = await server.call("skills/restoreOriginal", { name: "guide" });
+    assert.equal(restore.error?.code, -32601);
+    assert.match(restore.error?.data?.detail ?? "", /no workspace variants/);
+
+    config.write(
+      "agents.yaml",
+      "agents:\n  - id: a\n    model: { provider: scripted, model: s }\n  - id: b\n    model: { provider: scripted, model: s }\n",
+    );
+    const { server: two } = await managedServer(config, processes);
+    const ambiguous = await two.call("skills/setEnabled", { name: "guide", enabled: true });
+    assert.equal(ambiguous.error?.code, -32602);
+    assert.match(ambiguous.error?.data?.detail ?? "", /exactly one agent/);
   });
 });

@@ -87,4 +87,42 @@ describe("AppServer subagent/profiles/*", () => {
     assert.equal(config.read("agents.yaml"), AGENTS_YAML);
     assert.equal((await server.call("subagent/profiles/setEnabled", { name: "helper" })).error?.code, -32602);
   });
+
+  test("settings/update answers nexo's fixed settings and refuses what nexo cannot do; children/list", async () => {
+    const config = configDir({ "agents.yaml": AGENTS_YAML, "llm.yaml": LLM_YAML });
+    const { server, capabilities } = await managedServer(config, processes);
+    assert.equal(capabilities.subAgentSessions, undefined, "sub-agents leave no child threads");
+    const fixed = { externalCliSessionResumeEnabled: false, model: null };
+    assert.deepEqual(await server.request("subagent/settings/update", { model: null }), { settings: fixed });
+    assert.deepEqual(
+      await server.request("subagent/settings/update", { externalCliSessionResumeEnabled: false }),
+      { settings: fixed },
+    );
+    const model = await server.call("subagent/settings/update", { model: "claude-small" });
+    assert.equal(model.error?.code, -32602);
+    assert.match(model.error?.data?.detail ?? "", /model of the agent that spawns them/);
+    const cli = await server.call("subagent/settings/update", { externalCliSessionResumeEnabled: true });
+    assert.equal(cli.error?.code, -32602);
+    assert.match(cli.error?.data?.detail ?? "", /no external-CLI sub-agents/);
+    assert.equal(config.read("agents.yaml"), AGENTS_YAML);
+
+    const { thread } = await server.request<{ thread: { id: string } }>("thread/start", {
+      identity: { channelName: "test" },
+    });
+    assert.deepEqual(
+      await server.request("subagent/children/list", { parentThreadId: thread.id, includeThreads: true }),
+      {
+        data: [],
+      },
+    );
+    assert.equal(
+      (await server.call("subagent/children/list", { parentThreadId: "thread_nope" })).error?.code,
+      -32010,
+    );
+    for (const method of ["subagent/close", "subagent/resume"]) {
+      const reply = await server.call(method, { parentThreadId: thread.id, childThreadId: "x" });
+      assert.equal(reply.error?.code, -32601, method);
+      assert.match(reply.error?.data?.detail ?? "", /no child thread/);
+    }
+  });
 });
