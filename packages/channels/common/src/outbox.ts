@@ -154,6 +154,20 @@ export class Outbox<T> {
     return this.status(id);
   }
 
+  /**
+   * A message the network accepted and later reported undeliverable (an email bounce arrives
+   * minutes after the SMTP server took the message): its status becomes `failed` with the
+   * reason, in memory when it is still among the recent ones, and in delivery.jsonl always — so
+   * it works after a restart too. `bounced_after_sent` marks such a line.
+   */
+  markFailed(id: string, to: string, reason: string): void {
+    const settled_at_ms = this.now();
+    const record = this.recent.get(id);
+    if (record !== undefined) Object.assign(record, { status: "failed", last_error: reason, settled_at_ms });
+    this.appendLog({ id, to, status: "failed", last_error: reason, settled_at_ms, bounced_after_sent: true });
+    this.options.log(`outbox: message ${id} to ${to} failed after it was sent: ${reason}`);
+  }
+
   /** Starts (or resumes) sending. */
   start(): void {
     this.running = true;
