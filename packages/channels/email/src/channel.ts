@@ -43,7 +43,7 @@ import {
   Event,
 } from "nexo-plugin-sdk";
 import type { Bounce } from "./bounce.js";
-import { ADDRESS_SHAPE, type EmailConfig, type Login, readEmailConfig } from "./config.js";
+import { ADDRESS_SHAPE, type EmailConfig, type Login, type Registered, readEmailConfig } from "./config.js";
 import { CredentialStore, checkLogin, secretsOf } from "./credentials.js";
 import { decideMail, type HeaderView } from "./inbound.js";
 import { Mailbox } from "./mailbox.js";
@@ -100,8 +100,8 @@ export class EmailChannel {
 
   constructor(private readonly options: EmailChannelOptions) {
     this.stateDir = options.env.NEXO_STATE_DIR?.trim() || process.cwd();
-    const config = this.config();
     this.credentials = new CredentialStore(this.stateDir);
+    const config = this.config(null);
     this.contacts = new KnownContacts(join(this.stateDir, "known-senders.json"));
     this.threads = new ThreadStore(join(this.stateDir, "threads.json"));
     mkdirSync(join(this.stateDir, "media", "out"), { recursive: true, mode: 0o700 });
@@ -116,22 +116,28 @@ export class EmailChannel {
       limiter: limiter(config instanceof Error ? 10 : config.sendPerMinute),
       log: (line) => options.log(line),
     });
-    for (const secret of secretsOf(config instanceof Error ? undefined : config.envLogin))
+    for (const secret of secretsOf(config instanceof Error ? undefined : config.login))
       options.redactor.add(secret);
   }
 
-  /** The settings, or the error that names the bad one. */
-  config(): EmailConfig | ChannelConfigError {
+  /** An instance's settings (its registered mailbox's, if any), or the error that names the bad one. */
+  config(
+    instance: string | null,
+    registered = this.credentials.registered(instance),
+  ): EmailConfig | ChannelConfigError {
     try {
-      return readEmailConfig(this.options.env);
+      return readEmailConfig(this.options.env, registered);
     } catch (error) {
       if (error instanceof ChannelConfigError) return error;
       throw error;
     }
   }
 
-  private configOrThrow(): EmailConfig {
-    const config = this.running?.config ?? this.config();
+  private configOrThrow(instance: string | null = null, registered?: Registered): EmailConfig {
+    const config =
+      registered === undefined
+        ? (this.running?.config ?? this.config(instance))
+        : this.config(instance, registered);
     if (config instanceof ChannelConfigError) {
       throw new ChannelConnectionError(`invalid configuration: ${config.message}`, {
         variable: config.variable,
@@ -159,21 +165,28 @@ export class EmailChannel {
    * it runs, the new login is first tried on both servers: one they refuse (or that cannot be
    * tried) is not saved and the channel keeps its login — a typo must not take the mailbox down.
    */
-  async rotate(instance: string | null, login: Login): Promise<void> {
-    for (const secret of secretsOf(login)) this.options.redactor.add(secret);
+  async rotate(instance: string | null, registered: Registered): Promise<void> {
+    for (const secret of secretsOf(registered.login)) this.options.redactor.add(secret);
     await this.serially(async () => {
       const running = this.running;
       if (running === undefined || running.instance !== instance) {
-        this.credentials.save(instance, login);
+        this.credentials.save(instance, registered);
         return;
       }
-      if (JSON.stringify(running.login) === JSON.stringify(login)) return;
-      const check = await checkLogin(running.config, login);
+      const config = this.configOrThrow(instance, registered);
+      const now = {
+        address: running.config.address,
+        login: running.login,
+        imap: running.config.imap,
+        smtp: running.config.smtp,
+      };
+      if (JSON.stringify(now) === JSON.stringify(registered)) return;
+      const check = await checkLogin(config, registered.login);
       if (!check.ok) {
         if (check.auth) throw new ChannelAuthenticationError(`the new login was refused: ${check.detail}`);
         throw new ChannelConnectionError(`the new login could not be checked: ${check.detail}`);
       }
-      this.credentials.save(instance, login);
+      this.credentials.save(instance, registered);
       this.options.log(`a new login was registered for ${label(instance)}: reconnecting`);
       await this.stopNow();
       await this.startNow(instance);
@@ -282,8 +295,8 @@ export class EmailChannel {
         { feature: "multiple instances" },
       );
     }
-    const config = this.configOrThrow();
-    const login = this.credentials.login(instance) ?? config.envLogin;
+    const config = this.configOrThrow(instance);
+    const login = config.login;
     if (login === undefined) {
       throw new ChannelAuthenticationError(
         `no mailbox login for ${label(instance)}: set EMAIL_USER and EMAIL_PASSWORD for the plugin, or register one (credentials/register)`,

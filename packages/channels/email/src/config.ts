@@ -1,6 +1,8 @@
 /**
  * The email channel's settings, all from the plugin's environment (`env:` for the plugin in
- * plugins.yaml). Read at every `channel.start`, so a bad value is reported there, naming it.
+ * plugins.yaml). Read at every `channel.start`, so a bad value is reported there, naming it. A
+ * mailbox registered through the credential methods (./credentials.ts) brings its own address,
+ * login and servers, which then win over EMAIL_ADDRESS, the login and the IMAP/SMTP settings.
  *
  *   EMAIL_ADDRESS             the agent's address: replies come from it           required
  *   EMAIL_FROM_NAME           the display name on replies                         default none
@@ -8,8 +10,7 @@
  *   EMAIL_IMAP_SECURITY       tls | starttls | none (none: loopback hosts only)   default tls
  *   EMAIL_SMTP_HOST / _PORT   the SMTP server (submission)                        port 465
  *   EMAIL_SMTP_SECURITY       tls | starttls | none (none: loopback hosts only)   default tls
- *   EMAIL_USER / EMAIL_PASSWORD            the mailbox login (IMAP and SMTP), unless registered
- *                                          through the credential methods (./credentials.ts)
+ *   EMAIL_USER / EMAIL_PASSWORD            the mailbox login (IMAP and SMTP)   user default EMAIL_ADDRESS
  *   EMAIL_SMTP_USER / EMAIL_SMTP_PASSWORD  a different SMTP login, when the provider has one
  *   EMAIL_TLS_REJECT_UNAUTHORIZED  false accepts a server's self-signed certificate  default true
  *   EMAIL_MAILBOX             the folder read                                     default INBOX
@@ -47,13 +48,22 @@ export interface Login {
   smtp_password?: string;
 }
 
+/** A mailbox as `credentials/register` gives it: its address, login and servers. */
+export interface Registered {
+  address: string;
+  login: Login;
+  imap: ServerConfig;
+  smtp: ServerConfig;
+}
+
 export interface EmailConfig {
   stateDir: string;
   address: string;
   fromName: string | undefined;
   imap: ServerConfig;
   smtp: ServerConfig;
-  envLogin: Login | undefined;
+  /** The login to use: the registered one, else EMAIL_USER / EMAIL_PASSWORD. */
+  login: Login | undefined;
   rejectUnauthorized: boolean;
   mailbox: string;
   pollSecs: number;
@@ -101,29 +111,36 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
 const isLoopback = (host: string): boolean =>
   host === "localhost" || host === "::1" || (isIP(host) === 4 && host.startsWith("127."));
 
+export const HOST_SHAPE = /^[A-Za-z0-9.:-]+$/;
+
+/** Why a server setting may not be used, or undefined. */
+export function serverProblem(server: ServerConfig): string | undefined {
+  if (!HOST_SHAPE.test(server.host)) return `"${server.host}" is not a host name`;
+  // A password sent in the clear over a network is not a default anyone should get by a typo.
+  if (server.security === "none" && !isLoopback(server.host))
+    return `security none is allowed for a server on this machine only (the password would cross the network in the clear to ${server.host})`;
+  return undefined;
+}
+
 function server(env: Env, prefix: "IMAP" | "SMTP", defaultPort: number, fallbackHost?: string): ServerConfig {
   const host = env[`EMAIL_${prefix}_HOST`]?.trim() || fallbackHost;
-  if (host === undefined || !/^[A-Za-z0-9.:-]+$/.test(host)) {
+  if (host === undefined || !HOST_SHAPE.test(host)) {
     throw new ChannelConfigError(
       `EMAIL_${prefix}_HOST`,
       `must be the ${prefix} server's host name, got "${host ?? ""}"`,
     );
   }
   const security = oneOf(env, `EMAIL_${prefix}_SECURITY`, ["tls", "starttls", "none"] as const, "tls");
-  // A password sent in the clear over a network is not a default anyone should get by a typo.
-  if (security === "none" && !isLoopback(host)) {
-    throw new ChannelConfigError(
-      `EMAIL_${prefix}_SECURITY`,
-      `is none, which is allowed for a server on this machine only (the password would cross the network in the clear to ${host})`,
-    );
-  }
-  return { host, port: integer(env, `EMAIL_${prefix}_PORT`, defaultPort, 1, 65535), security };
+  const config = { host, port: integer(env, `EMAIL_${prefix}_PORT`, defaultPort, 1, 65535), security };
+  const problem = serverProblem(config);
+  if (problem !== undefined) throw new ChannelConfigError(`EMAIL_${prefix}_SECURITY`, problem);
+  return config;
 }
 
-export function envLogin(env: Env): Login | undefined {
-  const user = env.EMAIL_USER?.trim();
+function envLogin(env: Env, address: string): Login | undefined {
+  const user = env.EMAIL_USER?.trim() || address;
   const password = env.EMAIL_PASSWORD;
-  if (!user || !password) return undefined;
+  if (!password) return undefined;
   const smtpUser = env.EMAIL_SMTP_USER?.trim();
   const smtpPassword = env.EMAIL_SMTP_PASSWORD;
   return {
@@ -133,9 +150,9 @@ export function envLogin(env: Env): Login | undefined {
   };
 }
 
-export function readEmailConfig(env: Env): EmailConfig {
+export function readEmailConfig(env: Env, registered?: Registered): EmailConfig {
   const stateDir = env.NEXO_STATE_DIR?.trim() || process.cwd();
-  const address = env.EMAIL_ADDRESS?.trim() ?? "";
+  const address = registered?.address ?? env.EMAIL_ADDRESS?.trim() ?? "";
   if (!ADDRESS_SHAPE.test(address)) {
     throw new ChannelConfigError("EMAIL_ADDRESS", `must be the agent's email address, got "${address}"`);
   }
@@ -143,7 +160,7 @@ export function readEmailConfig(env: Env): EmailConfig {
   if (fromName !== undefined && /[\r\n]/.test(fromName)) {
     throw new ChannelConfigError("EMAIL_FROM_NAME", "must be one line");
   }
-  const imap = server(env, "IMAP", 993);
+  const imap = registered?.imap ?? server(env, "IMAP", 993);
   const mediaDirs = (env.EMAIL_MEDIA_DIRS ?? "")
     .split(",")
     .map((dir) => dir.trim())
@@ -155,8 +172,8 @@ export function readEmailConfig(env: Env): EmailConfig {
     address,
     fromName,
     imap,
-    smtp: server(env, "SMTP", 465, imap.host),
-    envLogin: envLogin(env),
+    smtp: registered?.smtp ?? server(env, "SMTP", 465, imap.host),
+    login: registered?.login ?? envLogin(env, address),
     rejectUnauthorized: boolean(env, "EMAIL_TLS_REJECT_UNAUTHORIZED", true),
     mailbox: env.EMAIL_MAILBOX?.trim() || "INBOX",
     pollSecs: integer(env, "EMAIL_POLL_SECS", 60, 1, 86_400),

@@ -1,71 +1,95 @@
 /**
- * The mailbox login through nexo's credential persister (`credentials/register` for the `email`
- * channel runs these three):
+ * The mailbox through nexo's credential persister (`credentials/register` for the `email`
+ * channel runs these three), in the shape nexo's admin RPC defines for email:
  *
- *   validate  payload `{user, password, smtp_user?, smtp_password?}`: non-empty, one line each,
- *             no I/O (`smtp_*` when the SMTP server has a login of its own)
+ *   payload   {address, password, user?}   `user` when the login name is not the address;
+ *             (an `xoauth2_token` instead of the password is refused: not supported yet)
+ *   metadata  {imap: {host, port, tls}, smtp: {host, port, tls}, provider?}   `tls` is
+ *             implicit_tls | starttls | none (none: a server on this machine only)
+ *
+ *   validate  the shapes above, no I/O
  *   persist   written to $NEXO_STATE_DIR/credentials/<instance or _default>.json (0600); a running
- *             channel of that instance checks it by logging in, then reconnects with it (rotation)
+ *             channel of that instance first logs in with it, then reconnects with it (rotation)
  *   probe     logs in to the IMAP server and to the SMTP server: `ok`, `auth_failed` when either
- *             refuses the login, `connectivity_failed` when one cannot be reached
+ *             refuses the login, `tls_failed` on a TLS handshake or certificate failure,
+ *             `connectivity_failed` when one cannot be reached
  *
- * A registered login wins over EMAIL_USER / EMAIL_PASSWORD, since registering is the later act.
+ * A registered mailbox wins over the EMAIL_* settings of plugins.yaml, since registering is the
+ * later act.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "@nexo/channels-common";
 import { ImapFlow, type ImapFlowOptions } from "imapflow";
 import type { CredentialParams, CredentialProbe, CredentialValidity } from "nexo-plugin-sdk";
-import type { EmailConfig, Login } from "./config.js";
+import {
+  ADDRESS_SHAPE,
+  type EmailConfig,
+  type Login,
+  type Registered,
+  type Security,
+  type ServerConfig,
+  serverProblem,
+} from "./config.js";
 import { smtpTransport } from "./outbound.js";
 
-const FIELD = { user: 320, password: 1024 } as const;
+const TLS_MODES: Record<string, Security> = { implicit_tls: "tls", starttls: "starttls", none: "none" };
 
-function field(
-  payload: Record<string, unknown>,
-  name: string,
-  max: number,
-  required: boolean,
-): string | undefined | null {
-  const value = payload[name];
-  if (value === undefined && !required) return undefined;
-  if (typeof value !== "string" || value === "" || value.length > max || /[\r\n\0]/.test(value)) return null;
-  return value;
+const oneLine = (value: unknown, max: number): value is string =>
+  typeof value === "string" && value !== "" && value.length <= max && !/[\r\n\0]/.test(value);
+
+function serverOf(value: unknown, name: string): ServerConfig | string {
+  const server = value as { host?: unknown; port?: unknown; tls?: unknown } | null;
+  if (typeof server !== "object" || server === null) return `metadata.${name} must be {host, port, tls}`;
+  const security = typeof server.tls === "string" ? TLS_MODES[server.tls] : undefined;
+  if (!oneLine(server.host, 253)) return `metadata.${name}.host must be a host name`;
+  if (!Number.isInteger(server.port) || (server.port as number) < 1 || (server.port as number) > 65535)
+    return `metadata.${name}.port must be a port number`;
+  if (security === undefined) return `metadata.${name}.tls must be implicit_tls, starttls or none`;
+  const config = { host: server.host.trim(), port: server.port as number, security };
+  const problem = serverProblem(config);
+  return problem === undefined ? config : `metadata.${name}: ${problem}`;
 }
 
-/** The login in a payload, or the reason it is not one. */
-export function loginOf(payload: unknown): Login | string {
-  if (typeof payload !== "object" || payload === null || Array.isArray(payload))
-    return "payload must be an object {user, password, smtp_user?, smtp_password?}";
-  const p = payload as Record<string, unknown>;
-  const user = field(p, "user", FIELD.user, true);
-  const password = field(p, "password", FIELD.password, true);
-  const smtpUser = field(p, "smtp_user", FIELD.user, false);
-  const smtpPassword = field(p, "smtp_password", FIELD.password, false);
-  if (user == null) return "payload.user must be the mailbox's login name, one line";
-  if (password == null) return "payload.password must be a non-empty password, one line";
-  if (smtpUser === null || smtpPassword === null)
-    return "payload.smtp_user / smtp_password must be non-empty, one line";
-  if ((smtpUser === undefined) !== (smtpPassword === undefined))
-    return "payload.smtp_user and payload.smtp_password go together";
+/** The mailbox in a register call, or which half is wrong and why. */
+export function registeredOf(
+  payload: unknown,
+  metadata: unknown,
+): Registered | { reason: "invalid_payload" | "invalid_metadata"; detail: string } {
+  const p = (typeof payload === "object" && payload !== null ? payload : {}) as Record<string, unknown>;
+  const bad = (detail: string) => ({ reason: "invalid_payload" as const, detail });
+  if (p.xoauth2_token !== undefined)
+    return bad("xoauth2_token is not supported by this plugin yet: register the mailbox's (app) password");
+  if (!oneLine(p.address, 320) || !ADDRESS_SHAPE.test(p.address.trim()))
+    return bad("payload.address must be the mailbox's email address");
+  if (!oneLine(p.password, 1024)) return bad("payload.password must be a non-empty password, one line");
+  if (p.user !== undefined && !oneLine(p.user, 320))
+    return bad("payload.user must be the login name, one line");
+  const m = (typeof metadata === "object" && metadata !== null ? metadata : {}) as Record<string, unknown>;
+  const imap = serverOf(m.imap, "imap");
+  if (typeof imap === "string") return { reason: "invalid_metadata", detail: imap };
+  const smtp = serverOf(m.smtp, "smtp");
+  if (typeof smtp === "string") return { reason: "invalid_metadata", detail: smtp };
+  const address = p.address.trim();
   return {
-    user: user.trim(),
-    password,
-    ...(smtpUser === undefined ? {} : { smtp_user: smtpUser.trim(), smtp_password: smtpPassword! }),
+    address,
+    login: { user: typeof p.user === "string" ? p.user.trim() : address, password: p.password },
+    imap,
+    smtp,
   };
 }
 
-export function validateCredential({ payload }: CredentialParams): CredentialValidity {
-  const login = loginOf(payload);
-  return typeof login === "string"
-    ? { valid: false, reason_code: "invalid_payload", detail: login }
+export function validateCredential({ payload, metadata }: CredentialParams): CredentialValidity {
+  const registered = registeredOf(payload, metadata);
+  return "reason" in registered
+    ? { valid: false, reason_code: registered.reason, detail: registered.detail }
     : { valid: true };
 }
 
-export function loginFromParams(params: CredentialParams): Login {
-  const login = loginOf(params.payload);
-  if (typeof login === "string") throw new Error(login);
-  return login;
+export function registeredFromParams(params: CredentialParams): Registered {
+  const registered = registeredOf(params.payload, params.metadata);
+  if ("reason" in registered) throw new Error(registered.detail);
+  return registered;
 }
 
 /** The secrets of a login, for the log redactor. */
@@ -83,23 +107,33 @@ export class CredentialStore {
     return join(this.stateDir, "credentials", `${name}.json`);
   }
 
-  /** The registered login of an instance, if any. */
-  login(instance: string | null | undefined): Login | undefined {
+  /** The registered mailbox of an instance, if any. */
+  registered(instance: string | null | undefined): Registered | undefined {
     try {
-      const saved = loginOf(JSON.parse(readFileSync(this.file(instance), "utf8")));
-      return typeof saved === "string" ? undefined : saved;
+      const saved = JSON.parse(readFileSync(this.file(instance), "utf8")) as Registered;
+      const checked = registeredOf(
+        { address: saved.address, password: saved.login?.password, user: saved.login?.user },
+        {
+          imap: { ...saved.imap, tls: tlsName(saved.imap?.security) },
+          smtp: { ...saved.smtp, tls: tlsName(saved.smtp?.security) },
+        },
+      );
+      return "reason" in checked ? undefined : checked;
     } catch {
       return undefined;
     }
   }
 
-  save(instance: string | null | undefined, login: Login): void {
+  save(instance: string | null | undefined, registered: Registered): void {
     writeFileAtomic(
       this.file(instance),
-      `${JSON.stringify({ ...login, saved_at: new Date().toISOString() })}\n`,
+      `${JSON.stringify({ ...registered, saved_at: new Date().toISOString() })}\n`,
     );
   }
 }
+
+const tlsName = (security: Security | undefined): string | undefined =>
+  Object.entries(TLS_MODES).find(([, mode]) => mode === security)?.[0];
 
 export type LoginCheck = { ok: true; detail: string } | { ok: false; auth: boolean; detail: string };
 
@@ -165,21 +199,28 @@ export async function checkLogin(config: EmailConfig, login: Login): Promise<Log
   };
 }
 
+const TLS_TROUBLE = /certificate|self[- ]signed|ssl|tls|handshake|EPROTO/i;
+
 export async function probeCredential(
-  config: EmailConfig | string,
+  config: (registered: Registered) => EmailConfig | string,
   params: CredentialParams,
 ): Promise<CredentialProbe> {
-  if (typeof config === "string")
-    return { probed: false, healthy: false, reason_code: "connectivity_failed", detail: config };
-  const login = loginOf(params.payload);
-  if (typeof login === "string")
-    return { probed: false, healthy: false, reason_code: "auth_failed", detail: login };
-  const check = await checkLogin(config, login);
+  const registered = registeredOf(params.payload, params.metadata);
+  if ("reason" in registered)
+    return { probed: false, healthy: false, reason_code: registered.reason, detail: registered.detail };
+  const settings = config(registered);
+  if (typeof settings === "string")
+    return { probed: false, healthy: false, reason_code: "not_probed", detail: settings };
+  const check = await checkLogin(settings, registered.login);
   if (check.ok) return { probed: true, healthy: true, reason_code: "ok", detail: check.detail };
   return {
     probed: true,
     healthy: false,
-    reason_code: check.auth ? "auth_failed" : "connectivity_failed",
+    reason_code: check.auth
+      ? "auth_failed"
+      : TLS_TROUBLE.test(check.detail)
+        ? "tls_failed"
+        : "connectivity_failed",
     detail: check.detail,
   };
 }

@@ -14,7 +14,7 @@ import { readFileSync } from "node:fs";
 import { Redactor, redactStderr } from "@nexo/channels-common";
 import { ChannelUnsupportedError, PluginAdapter } from "nexo-plugin-sdk";
 import { EmailChannel } from "./channel.js";
-import { loginFromParams, probeCredential, secretsOf, validateCredential } from "./credentials.js";
+import { probeCredential, registeredFromParams, secretsOf, validateCredential } from "./credentials.js";
 
 const KIND = "email";
 
@@ -63,20 +63,19 @@ const adapter: PluginAdapter = new PluginAdapter({
       },
       persist: async (params) => {
         checkKind(params.kind);
-        await channel.rotate(params.instance ?? null, loginFromParams(params));
+        await channel.rotate(params.instance ?? null, registeredFromParams(params));
       },
       probe: (params) => {
         checkKind(params.kind);
         try {
-          for (const secret of secretsOf(loginFromParams(params))) redactor.add(secret);
+          for (const secret of secretsOf(registeredFromParams(params).login)) redactor.add(secret);
         } catch {
-          // Not a login: the probe says so.
+          // Not a mailbox: the probe says so.
         }
-        const config = channel.config();
-        return probeCredential(
-          config instanceof Error ? `invalid configuration: ${config.message}` : config,
-          params,
-        );
+        return probeCredential((registered) => {
+          const config = channel.config(params.instance ?? null, registered);
+          return config instanceof Error ? `invalid configuration: ${config.message}` : config;
+        }, params);
       },
     },
   },
