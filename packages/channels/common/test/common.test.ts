@@ -96,6 +96,31 @@ describe("Outbox", () => {
     await outbox.stop();
   });
 
+  test("a message reported undeliverable after it was sent is marked failed, in memory and in the log", async () => {
+    const net = scriptedNetwork();
+    const dir = temp("outbox");
+    const outbox = new Outbox<string>({ dir, deliver: net.deliver, log: () => {} });
+    outbox.start();
+    outbox.enqueue("ann", "a1", "id-a1");
+    (await net.call(1)).resolve(["m1"]);
+    assert.equal((await outbox.settled("id-a1", 5_000))?.status, "sent");
+    outbox.markFailed("id-a1", "ann", "bounced: 550 no such user");
+    assert.equal(outbox.status("id-a1")?.status, "failed");
+    const lines = readFileSync(join(dir, "delivery.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    assert.deepEqual(
+      lines.map((l) => [l.id, l.status, l.bounced_after_sent ?? false]),
+      [
+        ["id-a1", "sent", false],
+        ["id-a1", "failed", true],
+      ],
+    );
+    assert.equal(lines[1].last_error, "bounced: 550 no such user");
+    await outbox.stop();
+  });
+
   test("gives up after maxAttempts, saying so", async () => {
     const outbox = new Outbox<string>({
       dir: temp("outbox"),
