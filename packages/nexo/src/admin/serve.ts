@@ -69,6 +69,7 @@ export function adminRpc(options: AdminRpcOptions = {}): MicroappRequestServer {
     const firehose = agentEventsFirehose(runtime);
     return {
       serve: (identity, peer) => frame.serve(identity, peer),
+      served: () => frame.served(),
       close: () => {
         firehose?.close();
         stopSweeping();

@@ -71,6 +71,8 @@ export interface MicroappRuntime {
 /** Serves the microapps' own requests on each of their peers; `close` when the daemon stops. */
 export interface MicroappRequests {
   serve(identity: MicroappIdentity, peer: JsonRpcPeer): void;
+  /** The methods something serves on this daemon (any other is answered -32601). */
+  served?(): readonly string[];
   close?(): void | Promise<void>;
 }
 
@@ -144,6 +146,11 @@ export class Microapps implements Component {
 
   status(): MicroappStatus[] {
     return this.manager?.status() ?? [];
+  }
+
+  /** The methods the microapps' requests are served for on this daemon (none without a server). */
+  servedMethods(): readonly string[] {
+    return this.requests?.served?.() ?? [];
   }
 
   /** Applies a new extensions.yaml. */
