@@ -57,7 +57,8 @@ export class Dovecot {
   private readonly users = new Map<string, string>();
   private readonly asRoot = process.getuid?.() === 0;
 
-  constructor() {
+  /** `withoutIdle`: the server announces no IDLE after login, as some providers' servers do. */
+  constructor(private readonly options: { withoutIdle?: boolean } = {}) {
     // As root the directory must be reachable by Dovecot's own users, so it sits in /tmp itself
     // (the test runner's per-file temp directory is private to root).
     this.dir = mkdtempSync(join(this.asRoot ? "/tmp" : tmpdir(), "nexo-dovecot-"));
@@ -129,7 +130,7 @@ service imap-login {
 service anvil {
   chroot =
 }
-`;
+${this.options.withoutIdle ? "imap_capability = IMAP4rev1 LITERAL+ SASL-IR LOGIN-REFERRALS ID ENABLE SORT MULTIAPPEND UNSELECT CHILDREN NAMESPACE UIDPLUS ESEARCH MOVE\n" : ""}`;
     writeFileSync(join(this.dir, "dovecot.conf"), config);
     if (!this.users.size) this.setPassword("nobody@example.test", "unused-password");
     this.child = spawn(
