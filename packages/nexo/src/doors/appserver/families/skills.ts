@@ -30,7 +30,7 @@ import {
 } from "../../../skills/index.js";
 import { type Call, defineFamily } from "../family.js";
 import { familyError, viaServices } from "../management.js";
-import { announceConfigChange, managesConfig, servicesOf } from "./managed.js";
+import { announceConfigChange, managesConfig, managesLive, servicesOf } from "./managed.js";
 import { findWorkspaceAgent, workspaceAgent } from "./workspace-agent.js";
 
 const CODES = { not_found: Code.skillNotFound };
@@ -131,7 +131,11 @@ export const skillsFamily = defineFamily({
       const { changed } = await viaServices(CODES, () =>
         services.config.edit("agents", (doc) => setListed(doc, agent.id, name, enabled)),
       );
-      if (changed) announceConfigChange(call.host, "skills/setEnabled", ["skills"]);
+      if (changed) {
+        // The agent's prompt changed: loaded threads of the daemon pick it up at their next turn.
+        if (managesLive(call.host)) await call.host.threads.releaseIdle();
+        announceConfigChange(call.host, "skills/setEnabled", ["skills"]);
+      }
       const entry = (await viaServices(CODES, () => services.skills.list())).find((s) => s.name === name);
       if (entry === undefined) throw notFound(name);
       return { skill: skillInfo(call, entry, await enabledSkills(call)) };

@@ -17,6 +17,7 @@
  * `default_model`, the others' keys are removed. The fields of one call are applied file by file;
  * everything that can be refused up front (unknown policy, missing provider) is checked before the
  * first write. The answer never carries the API key: `apiKey` is the reference llm.yaml holds.
+ * In the daemon, idle loaded threads are let go after a change, so their next turn runs with it.
  */
 import {
   AppServerErrorCode as Code,
@@ -35,7 +36,7 @@ import { ensureBlockMapping, indexById } from "../../../daemon/services/yaml-pat
 import { rememberSecret } from "../../../secrets/index.js";
 import { type Call, defineFamily } from "../family.js";
 import { familyError, viaServices } from "../management.js";
-import { announceConfigChange, managesConfig, servicesOf } from "./managed.js";
+import { announceConfigChange, managesConfig, managesLive, servicesOf } from "./managed.js";
 import { findWorkspaceAgent, workspaceAgent } from "./workspace-agent.js";
 
 const FIELDS = [
@@ -219,7 +220,11 @@ async function update(params: WorkspaceConfigUpdateParams, call: Call): Promise<
     );
     if (changed) regions.push("memory");
   }
-  if (regions.length > 0) announceConfigChange(call.host, "workspace/config/update", regions);
+  if (regions.length > 0) {
+    // Where the agent runs here, loaded threads pick the new settings up at their next turn.
+    if (managesLive(call.host)) await call.host.threads.releaseIdle();
+    announceConfigChange(call.host, "workspace/config/update", regions);
+  }
   return currentSettings(call);
 }
 

@@ -313,6 +313,19 @@ export class ThreadService {
     store.sessions.delete(threadId);
   }
 
+  /**
+   * The agent's settings changed (its model, key or skills edited through a management family):
+   * idle loaded threads are let go, so the next turn loads a session with the new settings. A
+   * thread running a turn or holding queued input keeps its session until it is idle.
+   */
+  async releaseIdle(): Promise<void> {
+    for (const [threadId, pending] of [...this.live]) {
+      const live = await pending.catch(() => undefined);
+      if (live === undefined || live.running !== undefined || live.queuedInputs.length > 0) continue;
+      if (this.live.get(threadId) === pending) this.live.delete(threadId);
+    }
+  }
+
   /** Drops the last `numTurns` turns from the history (files on disk stay as they are). */
   async rollback(threadId: string, numTurns: number): Promise<Thread> {
     const { store } = await this.db();

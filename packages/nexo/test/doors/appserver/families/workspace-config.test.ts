@@ -177,8 +177,11 @@ describe("AppServer workspace/config/* over stdio", () => {
 });
 
 describe("AppServer workspace/config/update in the daemon", () => {
-  test("a new model and API key answer the next turn", async () => {
-    mock.reset([{ text: "Hello from the new model.", usage: { input_tokens: 5, output_tokens: 5 } }]);
+  test("a new model and API key answer the next turn, in an open thread too", async () => {
+    mock.reset([
+      { text: "Hello from the old model.", usage: { input_tokens: 5, output_tokens: 5 } },
+      { text: "Hello from the new model.", usage: { input_tokens: 5, output_tokens: 5 } },
+    ]);
     const stateDir = join(configDir({}).dir, "state");
     const { client } = await daemonServer(
       {
@@ -189,18 +192,29 @@ describe("AppServer workspace/config/update in the daemon", () => {
       "ana",
       cleanups,
     );
+    const { thread } = await client.request<{ thread: { id: string } }>("thread/start", {
+      identity: { channelName: "test" },
+    });
+    const turn = async () => {
+      const from = client.received.length;
+      await client.request("turn/start", { threadId: thread.id, input: [{ type: "text", text: "hi" }] });
+      await client.waitFor((m) => m.method === "turn/completed", "turn/completed", from);
+    };
+    await turn();
     const settings = await client.request<Settings>("workspace/config/update", {
       model: "claude-two",
       apiKey: "sk-ant-fresh-key-0123456789",
     });
     assert.equal(settings.model, "claude-two");
-    const { thread } = await client.request<{ thread: { id: string } }>("thread/start", {
-      identity: { channelName: "test" },
-    });
-    await client.request("turn/start", { threadId: thread.id, input: [{ type: "text", text: "hi" }] });
-    await client.waitFor((m) => m.method === "turn/completed");
-    const [request] = mock.requests().filter((r) => r.path.endsWith("/messages"));
-    assert.equal((request!.body as { model: string }).model, "claude-two");
-    assert.equal(request!.headers.authorization, "Bearer sk-ant-fresh-key-0123456789");
+    await turn();
+    const [before, after] = mock.requests().filter((r) => r.path.endsWith("/messages"));
+    assert.equal((before!.body as { model: string }).model, "claude-one");
+    assert.equal((after!.body as { model: string }).model, "claude-two");
+    assert.equal(after!.headers.authorization, "Bearer sk-ant-fresh-key-0123456789");
+    assert.equal(
+      (after!.body as { messages: unknown[] }).messages.length,
+      3,
+      "the thread's history came along",
+    );
   });
 });
