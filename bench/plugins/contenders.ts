@@ -79,7 +79,7 @@ export async function nexoContender(): Promise<Contender> {
 export async function mcpContender(): Promise<Contender> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ["--import", "tsx", here("./mcp-echo-server.ts")],
+    args: [here("./mcp-echo-server.mjs")],
     stderr: "inherit",
   });
   const client = new Client({ name: "nexo-bench", version: "1.0.0" });

@@ -1,6 +1,7 @@
 /**
  * The benchmark's tool plugin: `bench_echo` answers its `text` as a text result. Written with
- * nexo-plugin-sdk exactly as a plugin author would, so the benchmark measures the SDK too.
+ * nexo-plugin-sdk exactly as a plugin author ships it (plain JavaScript on the built SDK, no
+ * TypeScript loader at run time), so the benchmark measures the SDK too.
  */
 import { readFileSync } from "node:fs";
 import { PluginAdapter, textResult } from "nexo-plugin-sdk";
@@ -18,7 +19,7 @@ const adapter = new PluginAdapter({
       },
     },
   ],
-  onTool: (inv) => textResult((inv.args as { text: string }).text),
+  onTool: (inv) => textResult(inv.args.text),
 });
 
 await adapter.run();
