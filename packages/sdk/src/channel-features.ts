@@ -1,9 +1,10 @@
 /**
- * Serving nexo's optional channel features (pairing, bots, the credential persister): which ones
- * the `initialize` reply advertises, and their methods, each registered only when the plugin gave
- * its handler (the peer answers the others -32601).
+ * Serving nexo's optional channel features (pairing, bots, the credential persister, reply
+ * streaming): which ones the `initialize` reply advertises, and their methods, each registered
+ * only when the plugin gave its handler (the peer answers the others -32601).
  */
-import type { plugin } from "@nexo/wire/schemas";
+import { plugin } from "@nexo/wire/schemas";
+import { logWarning } from "./log.js";
 import type { ChannelFeatureHandlers } from "./options.js";
 import { type DispatchEnv, handlerContext, serve } from "./serve.js";
 
@@ -16,12 +17,27 @@ export function advertisedChannelFeatures(
   if (handlers.pairing) features.push("pairing");
   if (handlers.bots) features.push("bots");
   if (handlers.credentials) features.push("credentials");
+  if (handlers.replyStream) features.push("reply_stream");
   return features;
 }
 
 export function serveChannelFeatures(env: DispatchEnv, handlers: ChannelFeatureHandlers | undefined): void {
-  const { pairing, bots, credentials } = handlers ?? {};
+  const { pairing, bots, credentials, replyStream } = handlers ?? {};
   const ctx = handlerContext;
+  if (replyStream) {
+    env.peer.onNotification("channel.reply.delta", (raw) => {
+      const parsed = plugin.ChannelReplyDeltaParamsSchema.safeParse(raw);
+      if (!parsed.success) {
+        logWarning("channel.reply.delta dropped: params break the schema", { issue: parsed.error.message });
+        return;
+      }
+      try {
+        replyStream(parsed.data);
+      } catch (error) {
+        logWarning("the replyStream handler failed", { error: (error as Error).message });
+      }
+    });
+  }
   if (pairing) {
     serve(env, {
       method: "channel.pairing.start",

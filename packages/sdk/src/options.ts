@@ -82,6 +82,12 @@ export interface ChannelFeatureHandlers {
     list(params: plugin.ChannelBotsListParams, ctx: HandlerContext): Awaitable<plugin.ChannelBotsListResult>;
     send(params: plugin.ChannelBotsSendParams, ctx: HandlerContext): Awaitable<plugin.ChannelBotsSendResult>;
   };
+  /**
+   * Reply streaming: called with each piece of a reply while the agent writes it
+   * (`channel.reply.delta`, a notification: nothing to answer, and a throw is only logged). The
+   * whole reply still comes as `channel.send_outbound`; the pieces are a preview.
+   */
+  replyStream?: (params: plugin.ChannelReplyDeltaParams) => void;
   /** The credential persister `credentials/register` runs. */
   credentials?: {
     validate?(

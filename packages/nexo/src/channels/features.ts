@@ -8,7 +8,9 @@
  *   provider reporting each state change;
  * - bots: the AI bots an agent's linked account can talk to, and a one-off message to one;
  * - credentials: the persister `credentials/register` runs — a shape check, the channel's own
- *   runtime state written, a connectivity probe.
+ *   runtime state written, a connectivity probe;
+ * - replyStream: the pieces of a reply while the agent writes it, before the whole reply is sent
+ *   (the router uses it; a channel without it gets the whole reply only).
  *
  * The shapes are the plugin contract's (../../wire schemas, plugin/channel-features.ts).
  */
@@ -43,8 +45,17 @@ export interface ChannelCredentialPersister {
   probe(credential: ChannelCredential): Promise<plugin.ChannelCredentialsProbeResult>;
 }
 
+/** A piece of a reply being written, for a channel that shows replies growing. */
+export type ChannelReplyDelta = WithoutKind<plugin.ChannelReplyDeltaParams>;
+
+export interface ChannelReplyStream {
+  /** Sends one piece; fire and forget (the whole reply follows through sendOutbound). */
+  delta(piece: ChannelReplyDelta): void;
+}
+
 export interface ChannelFeatures {
   pairing?: ChannelPairing;
   bots?: ChannelBots;
   credentials?: ChannelCredentialPersister;
+  replyStream?: ChannelReplyStream;
 }

@@ -1,6 +1,7 @@
 /**
  * The channels component: `channel.start` for every (kind, instance) an active agent is bound to
- * and a local adapter serves — at boot, when a plugin comes up late or restarts, and after a
+ * and a local adapter serves — at boot, when a plugin comes up late or restarts (a crashed plugin's
+ * new process starts with no channel running, so it is sent `channel.start` again), and after a
  * reload; on stop, `channel.stop` for every adapter, so no new message comes in while the turns in
  * flight finish. A kind without a local adapter is served by another daemon
  * through the broker; a failing `channel.start` is logged and does not stop the daemon (the
@@ -39,11 +40,22 @@ export class BoundChannels implements Component {
     /** Calls back whenever a plugin's wrappers went into the registries (a late or restarted plugin). */
     private readonly onPluginWired: (listener: () => void) => () => void,
     private readonly logger: Logger,
+    /** Calls back when a wired plugin's crashed process was replaced by a new one. */
+    private readonly onPluginRespawned: (listener: (pluginId: string) => void) => () => void = () => () => {},
   ) {}
 
   async start(): Promise<void> {
     // A plugin whose first attempt failed comes up later; its bound channels start then.
-    this.unlisten = this.onPluginWired(() => void this.startBound());
+    const unwired = this.onPluginWired(() => void this.startBound());
+    const unrespawned = this.onPluginRespawned((pluginId) => {
+      const owner = `plugin:${pluginId}`;
+      for (const [key, sent] of this.sent) if (sent.adapter.owner === owner) this.sent.delete(key);
+      void this.startBound();
+    });
+    this.unlisten = () => {
+      unwired();
+      unrespawned();
+    };
     await this.startBound();
   }
 

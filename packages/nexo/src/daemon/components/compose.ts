@@ -189,6 +189,10 @@ export function composeDaemon(
       return () => plugins.value.off("wired", listener);
     },
     logger,
+    (listener) => {
+      plugins.value.on("respawned", listener);
+      return () => plugins.value.off("respawned", listener);
+    },
   );
 
   const bootCheck = (): ReadinessCheck => {

@@ -3,7 +3,8 @@
  * plugin registered for the kind (`channel.send_outbound`), or, when no adapter serves the kind
  * (e.g. the channel plugin runs on another daemon), as a broker event on
  * `plugin.outbound.<kind>[.<instance>]`. A channel that answers "rate limited" (-33004) is retried
- * after the `retry_after_secs` it asked for, a bounded number of times.
+ * after the `retry_after_secs` it asked for, a bounded number of times. A channel that shows
+ * replies growing is also sent each piece while the agent writes it (`delta`).
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { ChannelRateLimitedError } from "@nexo/wire";
@@ -43,6 +44,15 @@ export class ReplySender {
     this.maxRetryAfterSecs = options.maxRetryAfterSecs ?? 120;
     this.defaultRetryAfterSecs = options.defaultRetryAfterSecs ?? 1;
     this.wait = options.wait ?? ((ms) => sleep(ms).then(() => undefined));
+  }
+
+  /**
+   * A piece of the reply being written, to a channel that shows replies growing (a plugin that
+   * advertised `reply_stream`); other channels, and the broker route, get only the whole reply.
+   */
+  delta(target: ReplyTarget, turnId: string, text: string): void {
+    const stream = this.channels.get(target.kind)?.features?.().replyStream;
+    stream?.delta({ instance: target.instance ?? null, to: target.to, turn_id: turnId, text });
   }
 
   /** Resolves when the channel accepted the reply; throws the channel's typed error otherwise. */

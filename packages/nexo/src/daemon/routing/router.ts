@@ -490,7 +490,14 @@ export class Router {
       for await (const event of session.runTurn(input, { signal: this.controller.signal })) {
         if (event.type === "lagged") continue;
         this.options.onEvent?.(key.agentId, event);
-        if (event.type === "error") {
+        if (event.type === "text_delta") {
+          // A preview for channels that show replies growing; the whole reply is still sent below.
+          this.options.replies.delta(
+            { kind: inbound.kind, instance: inbound.instance, to: inbound.contact, sessionId: session.id },
+            event.turnId,
+            event.text,
+          );
+        } else if (event.type === "error") {
           logger.warn({ agentId: key.agentId, failure: event.failure, err: event.message }, "turn error");
         } else if (event.type === "turn_end") {
           reason = event.reason;

@@ -1,6 +1,6 @@
 /**
  * nexo's optional channel features over a plugin (wire schemas, plugin/channel-features.ts): the
- * pairing, bots and credential-persister requests, offered by a plugin's channel adapters only
+ * pairing, bots and credential-persister requests and the reply-stream notifications, offered by a plugin's channel adapters only
  * while the running incarnation advertised them in its `initialize` reply. A plugin written with
  * an upstream SDK advertises none and is never sent them.
  *
@@ -27,6 +27,7 @@ import type {
   ChannelCredentialPersister,
   ChannelFeatures,
   ChannelPairing,
+  ChannelReplyStream,
 } from "../../channels/features.js";
 import type { PluginCalls } from "./calls.js";
 import type { PluginHost } from "./host.js";
@@ -87,6 +88,7 @@ export function pluginChannelFeatures(
   if (advertised.has("pairing")) features.pairing = pairing(kind, call, updates);
   if (advertised.has("bots")) features.bots = bots(kind, call);
   if (advertised.has("credentials")) features.credentials = persister(kind, call);
+  if (advertised.has("reply_stream")) features.replyStream = replyStream(kind, host);
   return features;
 }
 
@@ -109,6 +111,19 @@ function pairing(kind: string, call: Call, updates: PairingUpdates): ChannelPair
       await call("channel.pairing.cancel", { kind, challenge_id: challengeId });
     },
     onUpdate: (listener) => updates.listen(listener),
+  };
+}
+
+/**
+ * Each piece as a `channel.reply.delta` notification. A piece that cannot be written (the plugin
+ * is restarting) is dropped: the whole reply follows through `channel.send_outbound`.
+ */
+function replyStream(kind: string, host: FeatureHost): ChannelReplyStream {
+  return {
+    delta: ({ instance, ...piece }) => {
+      const params: plugin.ChannelReplyDeltaParams = { kind, instance: instance ?? null, ...piece };
+      host.session?.peer.notify("channel.reply.delta", params).catch(() => undefined);
+    },
   };
 }
 

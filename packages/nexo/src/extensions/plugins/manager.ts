@@ -123,6 +123,11 @@ export interface PluginManagerEvents {
    * whose first attempt failed came up on a restart (its channels may need starting then).
    */
   wired: [pluginId: string];
+  /**
+   * A wired plugin's process crashed and a new one is up (same wrappers, new process): whatever
+   * the old process held — a started channel — is gone and must be asked for again.
+   */
+  respawned: [pluginId: string];
 }
 
 export class PluginManager extends EventEmitter<PluginManagerEvents> {
@@ -349,6 +354,13 @@ export class PluginManager extends EventEmitter<PluginManagerEvents> {
         this.logger.warn({ plugin: manifest.id }, warning);
       }
     }
+    const wiredIncarnation = host.session?.incarnation;
+    const onReady = (session: { incarnation: number }) => {
+      if (session.incarnation !== wiredIncarnation && this.slots.includes(slot))
+        this.emit("respawned", manifest.id);
+    };
+    host.on("ready", onReady);
+    slot.removers.push(() => host.off("ready", onReady));
     this.emit("wired", manifest.id);
   }
 

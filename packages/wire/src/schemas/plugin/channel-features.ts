@@ -15,6 +15,13 @@
  * The pairing states and their data, and the probe's outcome, are the admin RPC's own shapes
  * (../admin/pairing.ts, ../admin/credentials.ts): the host relays them to the operator as they are.
  *
+ * Reply streaming (`reply_stream`): while an agent writes its reply to a person on the channel, the
+ * host sends the plugin each piece as a `channel.reply.delta` notification (host → child), so a
+ * channel that can show a reply growing (a web chat) does; the whole reply still arrives as
+ * `channel.send_outbound` afterwards and is the one that counts (the pieces are a preview: they
+ * are not retried, and a plugin that missed some loses nothing). A host without the feature sends
+ * only the whole reply.
+ *
  * Pairing: the host asks `channel.pairing.start`; the plugin answers at once and then reports
  * progress with `channel.pairing.update` notifications (child → host), one per state change, until
  * a terminal state. The host may stop a challenge early with `channel.pairing.cancel`.
@@ -24,7 +31,7 @@ import { CredentialValidationSchema } from "../admin/credentials.js";
 import { PairingStateSchema, PairingStatusDataSchema } from "../admin/pairing.js";
 import { JsonObjectSchema, OkResultSchema } from "./common.js";
 
-export const CHANNEL_FEATURES = ["pairing", "bots", "credentials"] as const;
+export const CHANNEL_FEATURES = ["pairing", "bots", "credentials", "reply_stream"] as const;
 export const ChannelFeatureSchema = z.enum(CHANNEL_FEATURES);
 export type ChannelFeature = z.infer<typeof ChannelFeatureSchema>;
 
@@ -81,6 +88,19 @@ export const ChannelPairingUpdateParamsSchema = z.looseObject({
   data: PairingStatusDataSchema.optional(),
 });
 export type ChannelPairingUpdateParams = z.infer<typeof ChannelPairingUpdateParamsSchema>;
+
+// --- reply streaming -------------------------------------------------------------------------
+
+/** `channel.reply.delta` (host → child notification): a piece of the reply being written to `to`. */
+export const ChannelReplyDeltaParamsSchema = z.looseObject({
+  ...ChannelTarget,
+  /** The recipient, as `channel.send_outbound`'s `to` will name it. */
+  to: z.string().min(1),
+  /** The agent's turn writing the reply: pieces with the same id make one reply, in order. */
+  turn_id: z.string().min(1),
+  text: z.string(),
+});
+export type ChannelReplyDeltaParams = z.infer<typeof ChannelReplyDeltaParamsSchema>;
 
 // --- bots ------------------------------------------------------------------------------------
 

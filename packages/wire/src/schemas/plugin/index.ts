@@ -32,6 +32,7 @@ import {
   ChannelPairingStartParamsSchema,
   ChannelPairingStartResultSchema,
   ChannelPairingUpdateParamsSchema,
+  ChannelReplyDeltaParamsSchema,
 } from "./channel-features.js";
 import { HookOnHookParamsSchema, HookOnHookResultSchema } from "./hook.js";
 import {
@@ -115,7 +116,8 @@ export const pluginChildMethods = {
 export type PluginChildMethodName = keyof typeof pluginChildMethods;
 
 /**
- * Notifications in both directions. `broker.event` and `llm.complete.delta` go host → child;
+ * Notifications in both directions. `broker.event`, `llm.complete.delta` and `channel.reply.delta`
+ * go host → child;
  * `broker.publish`, `llm.chat.delta` and `channel.pairing.update` go child → host.
  */
 export const pluginNotifications = {
@@ -124,6 +126,8 @@ export const pluginNotifications = {
   "llm.complete.delta": notification(LlmCompleteDeltaParamsSchema),
   "llm.chat.delta": notification(LlmChatDeltaParamsSchema),
   "channel.pairing.update": notification(ChannelPairingUpdateParamsSchema),
+  // nexo's reply_stream channel feature (./channel-features.ts), sent only to plugins advertising it.
+  "channel.reply.delta": notification(ChannelReplyDeltaParamsSchema),
 } as const;
 export type PluginNotificationName = keyof typeof pluginNotifications;
 
