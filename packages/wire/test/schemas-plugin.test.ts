@@ -10,6 +10,7 @@ import {
 } from "../src/schemas/jsonrpc.js";
 import {
   BrokerEventParamsSchema,
+  ChannelFeaturesAdvertSchema,
   ChannelSendOutboundParamsSchema,
   describeManifestIssues,
   HookResponseSchema,
@@ -751,8 +752,24 @@ describe("plugin method tables", () => {
       "broker.event",
       "broker.publish",
       "channel.pairing.update",
+      "channel.reply.delta",
       "llm.chat.delta",
       "llm.complete.delta",
+    ]);
+  });
+
+  test("channel.reply.delta: a piece of a reply for one recipient and turn; reply_stream is a known feature", () => {
+    const frame = {
+      jsonrpc: "2.0",
+      method: "channel.reply.delta",
+      params: { kind: "webchat", instance: null, to: "visitor-1", turn_id: "t1", text: "Hello " },
+    };
+    assert.deepEqual(checkNotification(frame), frame.params);
+    assert.throws(() => checkNotification({ ...frame, params: { ...frame.params, to: "" } }));
+    assert.throws(() => checkNotification({ ...frame, params: { kind: "webchat", to: "v", text: "x" } }));
+    assert.deepEqual(ChannelFeaturesAdvertSchema.parse(["reply_stream", "telepathy", "pairing"]), [
+      "reply_stream",
+      "pairing",
     ]);
   });
 
