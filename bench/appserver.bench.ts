@@ -5,7 +5,7 @@
  *   1. spawn → first `initialize` response over stdio. Goal: nexo <= 1.5 x Codex's native binary.
  *   2. a 20-turn conversation, one file read per turn (nexo's Read tool; Codex's exec_command
  *      running `cat`), wall time. Goal: nexo <= 0.5 x Codex's.
- *   3. events per second of a 5,000-delta answer, over stdio and over WebSocket, measured on the
+ *   3. the text of a 5,000-delta answer received per second (in deltas' worth), over stdio and over WebSocket, measured on the
  *      thread's second turn (a short first turn pays the one-time costs of the first model call —
  *      loading the HTTP client, the vendor SDK — which are start-up, not streaming). Goal (issue 15,
  *      "already ahead, keep it so"): nexo >= Codex.
@@ -277,9 +277,13 @@ async function conversation(
 }
 
 /**
- * One 5,000-delta answer on the thread's second turn: deltas received per second from
- * turn/started to turn/completed, and how many of the 5,000 arrived (a server may drop deltas for
- * a client that reads too slowly; item/completed still carries the whole text).
+ * One 5,000-delta answer on the thread's second turn, timed from turn/started to turn/completed.
+ * The rate is the answer's deltas' worth of text received per second: 5,000 x (characters received
+ * in deltas / the answer's characters). It counts text rather than notifications because a server
+ * may merge deltas for a client that falls behind (nexo's outbox does, rather than dropping any), so
+ * a count of notifications would reward sending more, smaller ones; a server that drops deltas gets
+ * only the text it delivered. `notifications` is how many delta notifications carried it, `whole`
+ * whether their text was the whole answer.
  */
 async function stream(
   peer: Peer,
@@ -287,7 +291,7 @@ async function stream(
   workspace: string,
   over: Over,
   opened: (s: Session) => Session,
-): Promise<{ rate: number; delivered: number }> {
+): Promise<{ rate: number; notifications: number; whole: boolean }> {
   // The mock sends two words a delta.
   const text = Array.from({ length: DELTAS * 2 }, (_, i) => `w${i % 89}`).join(" ");
   mock.reset([{ text: "Ready." }, { text }]);
@@ -295,14 +299,23 @@ async function stream(
   try {
     const threadId = await startThread(peer, session.client, workspace);
     await runTurn(session.client, threadId, "warm up");
-    let deltas = 0;
+    let notifications = 0;
+    const parts: string[] = [];
     let started = 0;
     session.client.onMessage = (m) => {
-      if (m.method === "item/agentMessage/delta") deltas++;
-      else if (m.method === "turn/started") started = performance.now();
+      if (m.method === "item/agentMessage/delta") {
+        notifications++;
+        parts.push(String((m.params as { delta?: unknown } | undefined)?.delta ?? ""));
+      } else if (m.method === "turn/started") started = performance.now();
     };
     await runTurn(session.client, threadId, "talk");
-    return { rate: deltas / ((performance.now() - started) / 1000), delivered: deltas };
+    const seconds = (performance.now() - started) / 1000;
+    const received = parts.join("");
+    return {
+      rate: (DELTAS * Math.min(1, received.length / text.length)) / seconds,
+      notifications,
+      whole: received === text,
+    };
   } finally {
     await session.close();
   }
@@ -474,18 +487,21 @@ export default async function appServer(ctx: BenchContext): Promise<void> {
     for (const over of ["stdio", "ws"] as const) {
       const streamed: Record<string, Timed> = {};
       const delivered: Record<string, number[]> = {};
+      const whole: Record<string, number> = {};
       const streams: Record<string, () => Promise<number>> = {};
       for (const peer of peers) {
         const into: Timed = { timedOut: 0 };
         streamed[peer.name] = into;
         delivered[peer.name] = [];
+        whole[peer.name] = 0;
         streams[peer.name] = underLimit(
           REP_LIMIT_MS.stream,
           into,
           floorRate,
           async (opened) => {
             const r = await stream(peer, mock, workspace, over, opened);
-            delivered[peer.name]!.push(r.delivered);
+            delivered[peer.name]!.push(r.notifications);
+            if (r.whole) whole[peer.name]!++;
             return r.rate;
           },
           ctx.log,
@@ -498,12 +514,13 @@ export default async function appServer(ctx: BenchContext): Promise<void> {
       for (const peer of peers) {
         const mine = peer.name === "nexo";
         const counts = {
-          delivered_min: fewest(delivered[peer.name]!),
+          notifications_min: fewest(delivered[peer.name]!),
+          whole_text_reps: whole[peer.name]!,
           ...timedOut(streamed[peer.name]),
         };
         record(
           `${DELTAS}-delta answer over ${transport}, ${label(peer)}`,
-          "agentMessage deltas received per second, turn/started to turn/completed (second turn)",
+          "the answer's deltas' worth of text received per second (5,000 x text received / whole text), turn/started to turn/completed (second turn)",
           "events/s",
           rates[peer.name]!.map(Math.round),
           mine && rateRatio !== undefined
@@ -515,7 +532,7 @@ export default async function appServer(ctx: BenchContext): Promise<void> {
         );
       }
       ctx.log(
-        `${DELTAS}-delta answer over ${transport}: nexo ${Math.round(median(rates.nexo!))} events/s, ${rates.codex ? `codex ${Math.round(median(rates.codex))} events/s, ratio ${rateRatio}` : `codex skipped (${skip})`}; fewest deltas received: nexo ${fewest(delivered.nexo!)}${delivered.codex ? `, codex ${fewest(delivered.codex)}` : ""}`,
+        `${DELTAS}-delta answer over ${transport}: nexo ${Math.round(median(rates.nexo!))} events/s, ${rates.codex ? `codex ${Math.round(median(rates.codex))} events/s, ratio ${rateRatio}` : `codex skipped (${skip})`}; fewest delta notifications: nexo ${fewest(delivered.nexo!)}${delivered.codex ? `, codex ${fewest(delivered.codex)}` : ""}; repetitions with the whole text: nexo ${whole.nexo}${whole.codex === undefined ? "" : `, codex ${whole.codex}`}`,
       );
     }
   } finally {

@@ -5,6 +5,8 @@
  *   2. events per second of a long streamed answer — 20,000 words from the mock LLM server in
  *      Anthropic's SSE format, through the real CLI (provider → engine → door → stdout), vs the
  *      same stream read straight from the mock with fetch (the floor: HTTP + SSE parsing only).
+ *      Measured on the session's second answer, as the AppServer benchmark does: the first pays
+ *      the first model call's one-time loading, which is start-up rather than streaming.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -79,6 +81,9 @@ function streamThroughCli(mock: MockLlmServer, stateDir: string, workspace: stri
     let buffered = "";
     let events = 0;
     let started = 0;
+    let warm = false;
+    const send = (msgId: string) =>
+      child.stdin.write(`${JSON.stringify({ type: "message", msg_id: msgId, input: "talk" })}\n`);
     child.stdout.setEncoding("utf8").on("data", (data: string) => {
       buffered += data;
       let nl = buffered.indexOf("\n");
@@ -87,7 +92,14 @@ function streamThroughCli(mock: MockLlmServer, stateDir: string, workspace: stri
         buffered = buffered.slice(nl + 1);
         nl = buffered.indexOf("\n");
         if (line.startsWith('{"type":"ready"')) {
-          child.stdin.write(`${JSON.stringify({ type: "message", msg_id: "m", input: "talk" })}\n`);
+          send("warm");
+        } else if (!warm) {
+          // The first answer pays the first model call's one-time costs (loading the HTTP client
+          // and the vendor SDK): start-up, measured by spawn-to-ready's neighbours, not streaming.
+          if (line.startsWith('{"type":"stream_end"')) {
+            warm = true;
+            send("m");
+          }
         } else if (line.startsWith('{"type":"stream_start"')) {
           started = performance.now();
         } else if (line.startsWith('{"type":"stream_end"')) {

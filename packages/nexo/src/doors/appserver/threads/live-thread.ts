@@ -141,12 +141,20 @@ export class LiveThread {
     return new Set([...subscribers, starter]);
   }
 
-  /** Sends a thread-scoped notification to the audience. */
+  /**
+   * Sends a thread-scoped notification to the audience. The same connections as `audience()`, without
+   * building a set per event: this runs once per streamed delta.
+   */
   readonly send: Emit = <M extends AppServerNotificationName>(
     method: M,
     params: AppServerNotificationParams<M>,
   ) => {
-    for (const connection of this.audience()) connection.notify(method, params);
+    const subscribers = this.options.subscribers();
+    for (const connection of subscribers) connection.notify(method, params);
+    const starter = this.current?.starter;
+    if (starter !== undefined && starter.phase !== "closed" && !subscribers.has(starter)) {
+      starter.notify(method, params);
+    }
   };
 
   // --- turns -------------------------------------------------------------------------------------
