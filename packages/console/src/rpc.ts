@@ -24,6 +24,7 @@ export const BROWSER_METHODS: ReadonlySet<string> = new Set<AdminMethod>([
   "escalations/resolve",
   "plugins/doctor",
   "plugins/restart",
+  "microapps/list",
   "llm_providers/list",
   "llm_providers/upsert",
   "llm_providers/delete",

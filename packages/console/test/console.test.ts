@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { MockLlmServer } from "@nexo/mock-llm";
 import { microapp } from "@nexo/wire/schemas";
 import { startTestDaemon, type TestDaemon } from "nexo-plugin-sdk/microapp/testing";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
@@ -21,11 +22,15 @@ const CONSOLE = join(REPO, "packages/console/main.mjs");
 const NEXO = join(REPO, "packages/nexo/bin/nexo.js");
 const LOOPBACK = join(REPO, "examples/plugins/loopback-channel");
 const CHROMIUM = "/usr/bin/chromium";
+/** A real stdio MCP server (the daemon's MCP tests' fixture), run through tsx. */
+const MCP_ECHO = join(REPO, "packages/nexo/test/fixtures/mcp-echo-server.ts");
+const TSX = import.meta.resolve("tsx");
 /** Set to a directory (docs/console) to keep the page screenshots there. */
 const SCREENSHOTS = process.env.NEXO_CONSOLE_SCREENSHOTS;
 const TIMEOUT = 60_000;
 
-// Everything but the LLM-key grant: the providers page shows what a missing grant looks like.
+// Every capability the console's pages use (a missing one is shown by ui's describe(); the gate's
+// denials are tested at the admin RPC, e.g. microapps/list granted and denied).
 const GRANTS = [
   "agents_crud",
   "transcripts_read",
@@ -37,6 +42,8 @@ const GRANTS = [
   "plugin_doctor",
   "plugin_restart",
   "mcp_crud",
+  "llm_keys_crud",
+  "llm_complete",
 ];
 
 const MCP_SECRET = "ghp_literal-secret-in-mcp-yaml-0123456789";
@@ -47,6 +54,25 @@ let page: Page;
 let base: string;
 let token: string;
 let shots: string;
+/** An LLM provider at the network edge: the console adds it, tests it, removes it. */
+const mockLlm = new MockLlmServer({ script: [{ text: "ok" }, { text: "ok" }, { text: "ok" }] });
+/** The test's own console session (cookie + CSRF header), for admin calls from outside the page. */
+let apiSession: { cookie: string; csrf: string };
+
+async function api(method: string, params: unknown): Promise<unknown> {
+  const res = await fetch(new URL(`/api/rpc/${method}`, base), {
+    method: "POST",
+    headers: {
+      cookie: apiSession.cookie,
+      "x-nexo-csrf": apiSession.csrf,
+      "content-type": "application/json",
+    },
+    body: JSON.stringify(params),
+  });
+  const body = (await res.json()) as { result?: unknown; error?: unknown };
+  assert.equal(res.status, 200, JSON.stringify(body));
+  return body.result;
+}
 
 function consoleState(): string {
   return join(daemon.stateDir, "extensions", "console", "state");
@@ -102,9 +128,15 @@ function runCli(args: string[]): Promise<{ code: number | null; stdout: string; 
 describe("the operator console", { timeout: 600_000 }, () => {
   before(async () => {
     daemon = await startTestDaemon({
-      microapps: { console: { path: CONSOLE, grants: GRANTS, config: { port: 0 } } },
-      // A restarted plugin gets the time a loaded machine needs to answer initialize.
-      env: { NEXO_PLUGIN_INIT_TIMEOUT_MS: "30000" },
+      microapps: {
+        console: { path: CONSOLE, grants: GRANTS, config: { port: 0 } },
+      },
+      env: {
+        // A restarted plugin gets the time a loaded machine needs to answer initialize.
+        NEXO_PLUGIN_INIT_TIMEOUT_MS: "30000",
+        // A queue of one: the console falls behind at any burst and must catch up (agent_events/read).
+        NEXO_MICROAPP_AGENT_EVENTS_QUEUE: "1",
+      },
       files: {
         "plugins.yaml": `plugins:\n  - dir: ${JSON.stringify(LOOPBACK)}\n`,
         "mcp.yaml": [
@@ -123,6 +155,7 @@ describe("the operator console", { timeout: 600_000 }, () => {
       JSON.parse(readFileSync(join(consoleState(), microapp.CONSOLE_ENDPOINT_FILE), "utf8")),
     );
     base = endpoint.url;
+    await mockLlm.start();
     token = readFileSync(join(consoleState(), microapp.CONSOLE_TOKEN_FILE), "utf8").trim();
     shots = mkdtempSync(join(tmpdir(), "nexo-console-shots-"));
     context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), "nexo-console-chromium-")), {
@@ -147,6 +180,7 @@ describe("the operator console", { timeout: 600_000 }, () => {
   after(async () => {
     await context?.close();
     await daemon?.stop();
+    await mockLlm.close();
     if (shots) rmSync(shots, { recursive: true, force: true });
   });
 
@@ -181,6 +215,7 @@ describe("the operator console", { timeout: 600_000 }, () => {
     assert.match(cookie, /SameSite=Strict/);
     const { csrf } = (await login.json()) as { csrf: string };
     const session = cookie.split(";")[0]!;
+    apiSession = { cookie: session, csrf };
 
     assert.equal((await post("/api/rpc/agents/list", {}, { cookie: session })).status, 403, "no CSRF header");
     assert.equal(
@@ -311,12 +346,19 @@ describe("the operator console", { timeout: 600_000 }, () => {
     const hits = page.getByTestId("search-hits");
     await hits.locator("mark", { hasText: "kettle" }).first().waitFor();
     assert.match(await hits.innerText(), /user/);
+    // The channel and role filters are the daemon's (agent_events/search params), applied before ranking.
     await page.locator("input[name=channel]").fill("no-such-channel");
     await page.getByRole("button", { name: "Search" }).click();
     await page.getByText("No transcript line matches.").waitFor();
-    await page.locator("input[name=channel]").fill("");
+    await page.locator("input[name=channel]").fill("loopback");
+    await page.locator("select[name=role]").selectOption("user");
     await page.getByRole("button", { name: "Search" }).click();
-    await hits.waitFor();
+    await hits.locator("mark", { hasText: "kettle" }).first().waitFor();
+    const rows = await hits.locator("tbody tr").allInnerTexts();
+    assert.ok(
+      rows.length > 0 && rows.every((row) => /\buser\b/.test(row) && /loopback/.test(row)),
+      rows.join("\n"),
+    );
     await shot("search");
   });
 
@@ -369,6 +411,76 @@ describe("the operator console", { timeout: 600_000 }, () => {
     await page.getByText("Nobody is waiting for a human.").waitFor();
   });
 
+  test("escalations: taking over a loopback conversation's escalation pauses it, the operator replies, resume", async () => {
+    // The agent escalates from a real channel conversation: carol on the loopback channel.
+    await say(
+      "carol",
+      'call escalate {"summary":"carol wants a human","reason":"complaint","urgency":"high"}',
+    );
+    const answer = await replies("carol");
+    assert.ok(
+      answer.some((text) => /escalate/i.test(text)),
+      answer.join(" | "),
+    );
+    await go("/escalations");
+    // Still the page of the previous test: read the list again.
+    await page.getByRole("button", { name: "Refresh" }).click();
+    const table = page.getByTestId("escalations");
+    const row = table.locator("tr", { hasText: "carol wants a human" });
+    await row.waitFor();
+    assert.match(await row.innerText(), /loopback · carol/);
+    await row.getByRole("button", { name: "Take over" }).click();
+    const panel = page.getByTestId("takeover");
+    await panel.getByTestId("takeover-state").getByText("paused by the operator").waitFor();
+    assert.equal(await page.locator("input[name=contact]").inputValue(), "carol");
+    await say("carol", "are you there?");
+    await panel.locator("textarea[name=reply]").fill("Operator here, carol: I am on it.");
+    await panel.getByRole("button", { name: "Send" }).click();
+    await panel.getByText("reply sent").waitFor();
+    assert.deepEqual(await replies("carol"), ["Operator here, carol: I am on it."]);
+    await panel.getByRole("button", { name: "Resume" }).click();
+    await panel.getByText("1 held message(s) written to the transcript").waitFor();
+    await panel.getByTestId("takeover-state").getByText("the agent answers").waitFor();
+    const resolved = (await api("escalations/list", { filter: "resolved" })) as {
+      entries: { scope: { contact_id?: string }; state: { by?: unknown } }[];
+    };
+    const carol = resolved.entries.find((e) => e.scope.contact_id === "carol");
+    assert.ok(carol, "carol's escalation is resolved");
+    assert.match(JSON.stringify(carol.state.by), /takeover/);
+  });
+
+  test("live view lag: after a burst the daemon reports the console lagged; the open page reads the missed events back", async () => {
+    await go("/live");
+    await page.locator("select[name=agent]").selectOption("ana");
+    const events = page.getByTestId("live-events");
+    await events.getByText("hello ana").waitFor();
+    const caughtBefore = Number(await page.locator(".live").getAttribute("data-caught-up"));
+    const lagsBefore = daemon.log().filter((l) => String(l.msg).includes("fell behind")).length;
+    // Held messages are written in one transaction on resume: a burst the queue of one cannot hold.
+    const scope = {
+      kind: "conversation",
+      agent_id: "ana",
+      channel: "loopback",
+      account_id: "default",
+      contact_id: "dave",
+    };
+    await api("processing/pause", { scope, reason: "lag test" });
+    for (const n of [1, 2, 3, 4]) await say("dave", `dave burst ${n}`);
+    const held = async () =>
+      ((await api("processing/state", { scope })) as { state: { pending_count?: number } }).state
+        .pending_count ?? 0;
+    for (let i = 0; i < 300 && (await held()) < 4; i++) await new Promise((r) => setTimeout(r, 100));
+    await api("processing/resume", { scope });
+    for (const n of [1, 2, 3, 4]) await events.getByText(`dave burst ${n}`).waitFor();
+    assert.ok(
+      daemon.log().filter((l) => String(l.msg).includes("fell behind")).length > lagsBefore,
+      "the daemon dropped frames and told the console",
+    );
+    await page.waitForFunction(`Number(document.querySelector(".live").dataset.caughtUp) > ${caughtBefore}`);
+    const read = await daemon.auditTail({ microappId: "console", method: "nexo/admin/agent_events/read" });
+    assert.ok(read.entries.length > 0, "read back with agent_events/read");
+  });
+
   test("extension health: plugins with their state, and a restart button", async () => {
     await go("/extensions");
     const row = page.locator("tr[data-plugin=loopback]");
@@ -378,18 +490,55 @@ describe("the operator console", { timeout: 600_000 }, () => {
       .getByTestId("extensions-note")
       .getByText(/loopback restarted: running, pid \d+/)
       .waitFor();
+    // Microapps (microapps/list): both consoles, with pid, restarts and capabilities.
+    const console_ = page.locator("tr[data-microapp=console]");
+    await console_.getByText("running").waitFor();
+    assert.match(await console_.innerText(), /\b\d{2,}\b/, "its pid");
+    await console_.getByText(`${GRANTS.length} granted`).waitFor();
+    await page.getByText("the admin RPC has no restart method for microapps").waitFor();
     await shot("extensions");
   });
 
-  test("providers and MCP servers: a missing grant is named, a hand-written secret stays hidden", async () => {
+  test("LLM providers: add one with its key stored as a secret, test it with a one-word completion, remove it", async () => {
     await go("/providers");
-    await page.getByText(/not granted: .*llm_keys_crud/).waitFor();
-    await page.getByTestId("mcp-servers").getByText("handwritten").waitFor();
-    assert.ok(!(await page.content()).includes(MCP_SECRET));
+    const key = "sk-console-test-key-0123456789abcdef";
+    const form = page.locator("form.inline-form").first();
+    await form.locator("input[name=id]").fill("mockllm");
+    await form.locator("input[name=base_url]").fill(mockLlm.url);
+    await form.locator("input[name=key]").fill(key);
+    await form.getByRole("button", { name: "Add provider" }).click();
+    const row = page.locator("tr[data-provider=mockllm]");
+    await row.getByText("$LLM_MOCKLLM_API_KEY").waitFor(); // the key went to the secret store
+    await row.locator("input[name=model]").fill("mock-model");
+    await row.getByRole("button", { name: "Test" }).click();
+    await row.getByText("answered: ok").waitFor();
+    const asked = mockLlm.requests().find((r) => r.path.endsWith("/chat/completions"));
+    assert.ok(asked, "the daemon called the provider");
+    assert.equal(asked.headers.authorization, `Bearer ${key}`, "with the key the console stored");
+    assert.ok(!(await page.content()).includes(key), "the key never comes back to the browser");
     await shot("providers");
+    await row.getByRole("button", { name: "Remove" }).click();
+    await row.waitFor({ state: "detached" });
   });
 
-  test("the audit view: every action of the session, granted or denied, filterable", async () => {
+  test("MCP servers: add a real stdio server and see it connect with its tools, remove it; a hand-written secret stays hidden", async () => {
+    await page.getByTestId("mcp-servers").getByText("handwritten").waitFor();
+    assert.ok(!(await page.content()).includes(MCP_SECRET));
+    const form = page.locator("form.inline-form").nth(1);
+    await form.locator("input[name=name]").fill("echo");
+    await form.locator("input[name=target]").fill(`${process.execPath} --import ${TSX} ${MCP_ECHO}`);
+    await form.getByRole("button", { name: "Add and test" }).click();
+    await page
+      .getByTestId("mcp-result")
+      .getByText(/echo: connected, [1-9]\d* tool\(s\)/)
+      .waitFor();
+    const row = page.locator("tr[data-mcp=echo]");
+    await row.waitFor();
+    await row.getByRole("button", { name: "Remove" }).click();
+    await row.waitFor({ state: "detached" });
+  });
+
+  test("the audit view: every action of the session, ok or failed, filterable", async () => {
     await go("/audit");
     const audit = page.getByTestId("audit");
     for (const method of [
@@ -399,20 +548,29 @@ describe("the operator console", { timeout: 600_000 }, () => {
       "nexo/admin/processing/resume",
       "nexo/admin/escalations/resolve",
       "nexo/admin/plugins/restart",
-      "nexo/admin/llm_providers/list",
+      "nexo/admin/microapps/list",
+      "nexo/admin/llm_providers/upsert",
+      "nexo/admin/llm/complete",
+      "nexo/admin/mcp/upsert",
+      "nexo/admin/mcp/delete",
     ]) {
+      // Filtered by method (the daemon pages the log): the session's calls outnumber one page.
+      await page.locator("input[name=method]").fill(method);
+      await page.getByRole("button", { name: "Filter" }).click();
       await audit.getByText(method, { exact: true }).first().waitFor();
     }
-    await page.locator("select[name=result]").selectOption("denied");
+    await page.locator("input[name=method]").fill("");
+    // The agent the daemon refused (provider "nope") is there as an error.
+    await page.locator("select[name=result]").selectOption("error");
     await page.getByRole("button", { name: "Filter" }).click();
     await page.waitForFunction(
-      `[...document.querySelectorAll('[data-testid="audit"] tbody tr')].every((tr) => tr.textContent.includes("denied"))`,
+      `[...document.querySelectorAll('[data-testid="audit"] tbody tr')].every((tr) => tr.textContent.includes("error"))`,
     );
-    await audit.getByText("nexo/admin/llm_providers/list").first().waitFor();
+    await audit.getByText("nexo/admin/agents/upsert").first().waitFor();
     await shot("audit");
     // The same rows in the daemon's own log.
-    const denied = await daemon.auditTail({ microappId: "console", result: "denied" });
-    assert.ok(denied.entries.some((e) => e.method === "nexo/admin/llm_providers/list"));
+    const failed = await daemon.auditTail({ microappId: "console", result: "error" });
+    assert.ok(failed.entries.some((e) => e.method === "nexo/admin/agents/upsert"));
     const ok = await daemon.auditTail({ microappId: "console", method: "nexo/admin/processing/resume" });
     assert.equal(ok.entries[0]?.result, "ok");
   });

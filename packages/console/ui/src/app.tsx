@@ -6,7 +6,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { LocationProvider, Route, Router } from "preact-iso";
 import { describe, login, logout, restoreSession, session } from "./api.js";
-import { connectLive, disconnectLive, liveState } from "./live.js";
+import { caughtUp, connectLive, disconnectLive, liveState } from "./live.js";
 import { AgentsPage } from "./pages/agents.js";
 import { AuditPage } from "./pages/audit.js";
 import { ConversationsPage } from "./pages/conversations.js";
@@ -65,7 +65,11 @@ export function App() {
             </a>
           ))}
         </nav>
-        <span class={`live ${liveState.value}`} title="live updates">
+        <span
+          class={`live ${liveState.value}`}
+          title={`live updates; ${caughtUp.value} event(s) read back after falling behind`}
+          data-caught-up={caughtUp.value}
+        >
           ● {liveState.value}
         </span>
         <button type="button" onClick={() => void logout()}>

@@ -1,8 +1,12 @@
 /**
  * The live stream: one EventSource for the whole page. Agent events are kept (the newest 1000)
- * in a signal pages read; `lagged` tells them to read back what the console missed.
+ * in a signal pages read. When the daemon reports that the console fell behind
+ * (`agent_events_lagged`, naming per stream the seq to read back from), the missed events are read
+ * back with agent_events/read from that seq and merged in, so the open page catches up without
+ * reloading; a notice naming no stream (too many missed) or a reconnect makes pages read again.
  */
 import { signal } from "@preact/signals";
+import { rpc } from "./api.js";
 
 export interface AgentEvent {
   kind: string;
@@ -12,13 +16,47 @@ export interface AgentEvent {
   [field: string]: unknown;
 }
 
+interface LaggedStream {
+  agent_id: string;
+  session_id: string;
+  since_seq: number;
+}
+
 const KEEP = 1000;
+/** The most events one catch-up reads back per stream (agent_events/read's own cap). */
+const CATCH_UP_LIMIT = 1000;
 export const liveEvents = signal<AgentEvent[]>([]);
 export const liveState = signal<"connecting" | "open" | "closed">("closed");
-/** Bumped on every lag notice (and every reconnect): pages that show a stream read it back. */
+/** Bumped on every reconnect (and a lag notice naming no stream): pages that show a stream read it back. */
 export const resyncs = signal(0);
+/** Events read back after lag notices, for the header (and the tests): the catch-up at work. */
+export const caughtUp = signal(0);
 
 let source: EventSource | undefined;
+
+function keep(events: readonly AgentEvent[]): void {
+  const byKey = new Map(liveEvents.value.map((e) => [`${e.session_id}#${e.seq}`, e]));
+  for (const event of events) byKey.set(`${event.session_id}#${event.seq}`, event);
+  liveEvents.value = [...byKey.values()].slice(-KEEP);
+}
+
+async function catchUp(streams: readonly LaggedStream[]): Promise<void> {
+  for (const stream of streams) {
+    try {
+      const { events } = await rpc("agent_events/read", {
+        agent_id: stream.agent_id,
+        session_id: stream.session_id,
+        since_seq: stream.since_seq,
+        limit: CATCH_UP_LIMIT,
+      });
+      keep(events as AgentEvent[]);
+      caughtUp.value += events.length;
+    } catch {
+      // Not readable (transcripts_read withdrawn, the daemon going away): pages read again instead.
+      resyncs.value++;
+    }
+  }
+}
 
 export function connectLive(): void {
   if (source !== undefined) return;
@@ -32,11 +70,13 @@ export function connectLive(): void {
     liveState.value = "connecting";
   });
   source.addEventListener("agent_event", (message) => {
-    const event = JSON.parse((message as MessageEvent<string>).data) as AgentEvent;
-    liveEvents.value = [...liveEvents.value.slice(-(KEEP - 1)), event];
+    keep([JSON.parse((message as MessageEvent<string>).data) as AgentEvent]);
   });
-  source.addEventListener("lagged", () => {
-    resyncs.value++;
+  source.addEventListener("lagged", (message) => {
+    const notice = JSON.parse((message as MessageEvent<string>).data) as { streams?: LaggedStream[] };
+    const streams = notice.streams ?? [];
+    if (streams.length === 0) resyncs.value++;
+    else void catchUp(streams);
   });
 }
 

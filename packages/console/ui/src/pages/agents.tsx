@@ -140,7 +140,8 @@ function AgentForm(props: { draft: Draft; editing: boolean; onDone: () => void }
         id: draft.id.trim(),
         model: { provider: draft.provider.trim(), model: draft.model.trim() },
         system_prompt: draft.system_prompt,
-        allowed_tools: list(draft.allowed_tools),
+        // An empty field means no list, i.e. every tool (agents.yaml's default), never "no tools".
+        ...(list(draft.allowed_tools).length === 0 ? {} : { allowed_tools: list(draft.allowed_tools) }),
         inbound_bindings: list(draft.bindings).map((b) => {
           const [plugin, instance] = b.split(":");
           return instance ? { plugin: plugin!, instance } : { plugin: plugin! };
@@ -185,7 +186,7 @@ function AgentForm(props: { draft: Draft; editing: boolean; onDone: () => void }
         system prompt <textarea {...field("system_prompt")} rows={3} />
       </label>
       <label>
-        allowed tools <input {...field("allowed_tools")} placeholder="Read, memory_store, demo_*" />
+        allowed tools <input {...field("allowed_tools")} placeholder="empty: every tool; or Read, demo_*" />
         <Issues of="allowed_tools" />
       </label>
       <label>

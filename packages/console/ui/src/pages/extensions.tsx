@@ -1,6 +1,9 @@
 /**
  * Extension health: every plugin the daemon runs — state, pid, restarts, last error, stderr tail —
- * with a restart button (plugins/doctor and plugins/restart).
+ * with a restart button (plugins/doctor and plugins/restart), and every microapp — state, pid,
+ * restarts, last error, declared and granted capabilities (microapps/list, a nexo addition).
+ * Microapps have no restart button: the admin RPC has no method for it (a microapp restarts when
+ * its extensions.yaml entry changes and the daemon reloads, or by the host after a crash).
  */
 import { useState } from "preact/hooks";
 import { rpc } from "../api.js";
@@ -101,6 +104,78 @@ export function ExtensionsPage() {
           </tbody>
         </table>
       )}
+      <Microapps />
     </section>
+  );
+}
+
+function Microapps() {
+  const list = useLoad(() => rpc("microapps/list"), []);
+  const microapps = list.data?.microapps ?? [];
+  return (
+    <>
+      <h2>Microapps</h2>
+      <p class="note">
+        A microapp restarts when its <code>extensions.yaml</code> entry changes and the daemon reloads, or by
+        itself after a crash: the admin RPC has no restart method for microapps.{" "}
+        <button type="button" onClick={list.reload}>
+          Refresh
+        </button>
+      </p>
+      <ErrorNote error={list.error} />
+      {microapps.length === 0 && list.data ? (
+        <Empty>No microapps are configured.</Empty>
+      ) : (
+        <table data-testid="microapps">
+          <thead>
+            <tr>
+              <th>microapp</th>
+              <th>state</th>
+              <th>pid</th>
+              <th>restarts</th>
+              <th>capabilities</th>
+              <th>last error</th>
+            </tr>
+          </thead>
+          <tbody>
+            {microapps.map((app) => {
+              const { declared, granted } = app.capabilities;
+              const missing = declared.optional.filter((name) => !granted.includes(name));
+              return (
+                <tr key={app.id} data-microapp={app.id}>
+                  <td>
+                    {app.id}
+                    {app.version ? <small> {app.version}</small> : null}
+                  </td>
+                  <td class={`state ${app.state}`}>{app.state}</td>
+                  <td>{app.pid ?? ""}</td>
+                  <td>{app.restarts}</td>
+                  <td>
+                    <span data-testid="granted">{granted.length} granted</span>
+                    {missing.length > 0 ? <small> · not granted: {missing.join(", ")}</small> : null}
+                    <details>
+                      <summary>declared</summary>
+                      <p>required: {declared.required.join(", ") || "none"}</p>
+                      <p>optional: {declared.optional.join(", ") || "none"}</p>
+                      <p>granted: {granted.join(", ") || "none"}</p>
+                    </details>
+                  </td>
+                  <td>
+                    {app.last_error ? `${app.last_error.message} (${time(app.last_error.at_ms)})` : ""}
+                    {app.warnings.length > 0 ? <small> {app.warnings.join("; ")}</small> : null}
+                    {app.stderr_tail.length > 0 ? (
+                      <details>
+                        <summary>stderr</summary>
+                        <pre>{app.stderr_tail.join("\n")}</pre>
+                      </details>
+                    ) : null}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+    </>
   );
 }

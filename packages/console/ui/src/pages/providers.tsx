@@ -43,7 +43,7 @@ function Providers() {
         </thead>
         <tbody>
           {(providers.data?.providers ?? []).map((p) => (
-            <tr key={p.id}>
+            <tr key={p.id} data-provider={p.id}>
               <td>{p.id}</td>
               <td>{p.base_url}</td>
               <td>{p.api_key_env === "" ? "secret store" : `$${p.api_key_env}`}</td>
@@ -138,7 +138,7 @@ function McpServers() {
         </thead>
         <tbody>
           {(servers.data ?? []).map((s) => (
-            <tr key={s.name}>
+            <tr key={s.name} data-mcp={s.name}>
               <td>{s.name}</td>
               <td>{s.transport}</td>
               <td>
@@ -187,7 +187,11 @@ function McpServers() {
           }}
         />
       </form>
-      {result === undefined ? null : <p class="note">{result}</p>}
+      {result === undefined ? null : (
+        <p class="note" data-testid="mcp-result">
+          {result}
+        </p>
+      )}
     </>
   );
 }

@@ -1,13 +1,15 @@
 /**
  * Transcript search: the daemon's full-text index over an agent's (redacted) transcript lines,
- * best match first, narrowed here by channel, role and time.
+ * best match first, narrowed by channel, role and dates by the daemon itself (before ranking) and
+ * paged by it (`offset` / `next_offset`), so every match is reachable however many there are.
  */
 import { useState } from "preact/hooks";
 import { rpc } from "../api.js";
-import { Empty, ErrorNote, time, useLoad, usePage } from "../components.js";
+import { Empty, ErrorNote, Pager, time, useLoad } from "../components.js";
 import { AgentPicker, useAgentChoice } from "./agent-picker.js";
 
-const LIMIT = 500;
+const PAGE = 20;
+const DAY_MS = 24 * 3600 * 1000;
 
 /** The daemon marks matched words «like this». */
 function Snippet({ text }: { text: string }) {
@@ -24,23 +26,25 @@ export function SearchPage() {
   const [agent, setAgent] = useAgentChoice();
   const [draft, setDraft] = useState({ query: "", channel: "", role: "", from: "", to: "" });
   const [asked, setAsked] = useState(draft);
-  const hits = useLoad(
-    () =>
-      agent === undefined || asked.query.trim() === ""
-        ? Promise.resolve(undefined)
-        : rpc("agent_events/search", { agent_id: agent, query: asked.query.trim(), limit: LIMIT }),
-    [agent, asked.query],
-  );
-  const from = asked.from === "" ? 0 : Date.parse(asked.from);
-  const to = asked.to === "" ? Number.POSITIVE_INFINITY : Date.parse(asked.to) + 24 * 3600 * 1000;
-  const matching = (hits.data?.hits ?? []).filter(
-    (hit) =>
-      (asked.channel === "" || hit.source_plugin === asked.channel) &&
-      (asked.role === "" || hit.role === asked.role) &&
-      hit.timestamp_ms >= from &&
-      hit.timestamp_ms < to,
-  );
-  const { rows, pager } = usePage(matching);
+  // The offsets of the pages seen so far: the last is the page shown.
+  const [offsets, setOffsets] = useState<number[]>([0]);
+  const offset = offsets[offsets.length - 1] ?? 0;
+  const hits = useLoad(() => {
+    if (agent === undefined || asked.query.trim() === "") return Promise.resolve(undefined);
+    const channel = asked.channel.trim();
+    return rpc("agent_events/search", {
+      agent_id: agent,
+      query: asked.query.trim(),
+      limit: PAGE,
+      offset,
+      ...(channel === "" ? {} : { channel }),
+      ...(asked.role === "" ? {} : { role: asked.role as "user" | "assistant" | "system" }),
+      ...(asked.from === "" ? {} : { since_ms: Date.parse(asked.from) }),
+      ...(asked.to === "" ? {} : { until_ms: Date.parse(asked.to) + DAY_MS }),
+    });
+  }, [agent, asked, offset]);
+  const rows = hits.data?.hits ?? [];
+  const next = hits.data?.next_offset;
   const input = (name: keyof typeof draft) => ({
     name,
     value: draft[name],
@@ -55,6 +59,7 @@ export function SearchPage() {
         onSubmit={(e) => {
           e.preventDefault();
           setAsked(draft);
+          setOffsets([0]);
         }}
       >
         <AgentPicker value={agent} onChange={setAgent} />
@@ -62,7 +67,7 @@ export function SearchPage() {
           words <input {...input("query")} placeholder='kettle, "a phrase", ship*' required />
         </label>
         <label>
-          channel <input {...input("channel")} placeholder="loopback, internal…" />
+          channel <input {...input("channel")} placeholder="loopback, telegram…" />
         </label>
         <label>
           role{" "}
@@ -84,7 +89,7 @@ export function SearchPage() {
         </button>
       </form>
       <ErrorNote error={hits.error} />
-      {hits.data === undefined ? null : matching.length === 0 ? (
+      {hits.data === undefined ? null : rows.length === 0 ? (
         <Empty>No transcript line matches.</Empty>
       ) : (
         <table data-testid="search-hits">
@@ -102,7 +107,7 @@ export function SearchPage() {
               <tr key={`${hit.session_id}:${hit.timestamp_ms}:${hit.snippet}`}>
                 <td>{time(hit.timestamp_ms)}</td>
                 <td>{hit.role}</td>
-                <td>{hit.source_plugin}</td>
+                <td>{hit.channel ?? hit.source_plugin}</td>
                 <td>
                   <Snippet text={hit.snippet} />
                 </td>
@@ -114,7 +119,13 @@ export function SearchPage() {
           </tbody>
         </table>
       )}
-      {pager}
+      {offsets.length === 1 && next === undefined ? null : (
+        <Pager
+          label={`hits ${offset + 1}–${offset + rows.length}`}
+          onPrevious={offsets.length > 1 ? () => setOffsets(offsets.slice(0, -1)) : undefined}
+          onNext={next === undefined ? undefined : () => setOffsets([...offsets, next])}
+        />
+      )}
     </section>
   );
 }
