@@ -330,9 +330,8 @@ describe("the operator console", { timeout: 600_000 }, () => {
     await say("alice", "is my kettle shipped yet");
     await events.getByText("is my kettle shipped yet").waitFor();
     // Evaluated in the page (a string: this file is compiled without the DOM's types).
-    await page.waitForFunction(
-      `document.querySelectorAll('[data-testid="live-events"] li.assistant').length >= 2`,
-    );
+    // Locators, not page functions: the console's CSP forbids the eval a string predicate needs.
+    await events.locator("li.assistant").nth(1).waitFor();
     assert.ok((await events.locator("li").count()) >= before + 2, "the message and the reply arrived live");
     await replies("alice");
     await shot("live");
@@ -476,7 +475,8 @@ describe("the operator console", { timeout: 600_000 }, () => {
       daemon.log().filter((l) => String(l.msg).includes("fell behind")).length > lagsBefore,
       "the daemon dropped frames and told the console",
     );
-    await page.waitForFunction(`Number(document.querySelector(".live").dataset.caughtUp) > ${caughtBefore}`);
+    await page.locator(`.live:not([data-caught-up="${caughtBefore}"])`).waitFor();
+    assert.ok(Number(await page.locator(".live").getAttribute("data-caught-up")) > caughtBefore);
     const read = await daemon.auditTail({ microappId: "console", method: "nexo/admin/agent_events/read" });
     assert.ok(read.entries.length > 0, "read back with agent_events/read");
   });
@@ -563,9 +563,7 @@ describe("the operator console", { timeout: 600_000 }, () => {
     // The agent the daemon refused (provider "nope") is there as an error.
     await page.locator("select[name=result]").selectOption("error");
     await page.getByRole("button", { name: "Filter" }).click();
-    await page.waitForFunction(
-      `[...document.querySelectorAll('[data-testid="audit"] tbody tr')].every((tr) => tr.textContent.includes("error"))`,
-    );
+    await audit.locator("tbody tr", { hasNotText: "error" }).first().waitFor({ state: "detached" });
     await audit.getByText("nexo/admin/agents/upsert").first().waitFor();
     await shot("audit");
     // The same rows in the daemon's own log.
