@@ -4,7 +4,7 @@
 // its agent through the daemon's AppServer, and stops the daemon when you leave (Ctrl-D or /quit).
 // The daemon's log goes to .nexo-state/quickstart/daemon.log so the chat keeps the terminal.
 // The operator console (packages/console, enabled in examples/quickstart/extensions.yaml) comes up
-// with the daemon; its login URL is printed once it listens (`nexo console url` prints it again).
+// with the daemon; the chat prints its login URL under its banner (`nexo console url` prints it again).
 //
 // With ANTHROPIC_API_KEY or OPENAI_API_KEY set the agent uses that provider; without, nexo's
 // offline scripted demo model. NEXO_STATE_DIR overrides the state dir. A second `npm start` while
@@ -37,22 +37,9 @@ process.stdout.write(
 const nexo = join(root, "packages/nexo/bin/nexo.js");
 const config = join(root, "examples/quickstart");
 const chat = spawn(process.execPath, [nexo, "chat", "--config", config], { env, stdio: "inherit" });
-// The console's URL, once the daemon the chat starts (or joins) has it up.
-const consoleUrl = spawn(process.execPath, [nexo, "console", "url", "--config", config, "--wait", "90"], {
-  env,
-  stdio: ["ignore", "pipe", "ignore"],
-  // Its own process group: Ctrl-C in the chat (stop a turn) must not end it.
-  detached: true,
-});
-let url = "";
-consoleUrl.stdout.setEncoding("utf8").on("data", (chunk) => (url += chunk));
-consoleUrl.on("exit", (code) => {
-  if (code === 0) process.stderr.write(`console: ${url.trim()}\n`);
-});
 // Ctrl-C belongs to the chat (it stops a running turn); this script only waits for it.
 process.on("SIGINT", () => {});
 process.on("SIGTERM", () => chat.kill("SIGTERM"));
 chat.on("exit", (code, signal) => {
-  consoleUrl.kill("SIGTERM");
   process.exit(code ?? (signal ? 1 : 0));
 });

@@ -46,6 +46,8 @@ export interface ChatTarget {
   stop(): Promise<void>;
   /** The last lines a server started here logged, to explain why it went away. */
   recentLog?(): string;
+  /** A config directory's daemon: its state directory (where its microapps keep their files). */
+  stateDir?: string;
 }
 
 /**
@@ -143,6 +145,7 @@ async function daemonTarget(
       transport: webSocketTransport(running.url, token),
       description: `the running daemon (pid ${running.pid}, agent ${running.agent})`,
       workspace,
+      stateDir,
       stop: async () => {},
     };
   }
@@ -191,6 +194,7 @@ async function daemonTarget(
     transport: webSocketTransport(endpoint.url, token),
     description: `a daemon started for this chat (pid ${daemon.pid}, agent ${endpoint.agent}; log ${log})`,
     workspace,
+    stateDir,
     stop: () => stopChild(daemon, "SIGTERM"),
   };
 }

@@ -12,6 +12,7 @@ import { ChatLaunchError, type ChatProgress, type ChatTargetFlags, openChatTarge
 import { TurnRenderer, useColor } from "../chat/render.js";
 import { ChatRepl } from "../chat/repl.js";
 import { defaultStateDir } from "../paths.js";
+import { consoleLoginUrlOf } from "./console-url.js";
 
 export interface ChatFlags extends ChatTargetFlags {
   resume?: string;
@@ -39,6 +40,9 @@ async function startProgress(terminal: boolean): Promise<ChatProgress> {
     stop: (message) => process.stderr.write(`nexo chat: ${message}\n`),
   };
 }
+
+/** How long the chat waits for a starting console to write its login files. */
+const CONSOLE_WAIT_MS = 5_000;
 
 export async function runChat(flags: ChatFlags, env: NodeJS.ProcessEnv): Promise<number> {
   const terminal = process.stdin.isTTY === true && process.stdout.isTTY === true;
@@ -82,9 +86,13 @@ export async function runChat(flags: ChatFlags, env: NodeJS.ProcessEnv): Promise
     const banner = `nexo chat — ${target.description}; thread ${thread.id}${
       thread.model === undefined ? "" : `, model ${thread.model}`
     }. /help for commands, Ctrl-C stops a turn, Ctrl-D leaves.`;
+    // The operator console of the daemon, when it runs one: its login URL before the first prompt.
+    const consoleUrl =
+      target.stateDir === undefined ? undefined : await consoleLoginUrlOf(target.stateDir, CONSOLE_WAIT_MS);
+    const lines = [banner, ...(consoleUrl === undefined ? [] : [`console: ${consoleUrl}`])];
     // On a terminal the banner is part of the chat; piped, stdout carries only the conversation.
-    if (terminal) renderer.line(renderer.style("dim", banner));
-    else process.stderr.write(`${banner}\n`);
+    if (terminal) for (const line of lines) renderer.line(renderer.style("dim", line));
+    else process.stderr.write(`${lines.join("\n")}\n`);
     await Promise.race([repl.run(client), gone]);
   } catch (error) {
     if (lost === undefined) fail((error as Error).message);

@@ -46,6 +46,27 @@ function lookUp(dir: string): Lookup {
   return { ok: true, endpoint, token: readFileSync(tokenFile, "utf8").trim() };
 }
 
+/**
+ * The console's login URL when a console of this state directory runs (waiting up to `waitMs` for
+ * it to write its files); undefined otherwise. What `nexo chat` shows beside its banner.
+ */
+export async function consoleLoginUrlOf(
+  stateDir: string,
+  waitMs: number,
+  id = "console",
+): Promise<string | undefined> {
+  const dir = join(stateDir, "extensions", id, "state");
+  // No state directory: no console in this daemon's extensions.yaml (nothing to wait for).
+  if (!existsSync(dir)) return undefined;
+  const deadline = Date.now() + waitMs;
+  let found = lookUp(dir);
+  while (!found.ok && Date.now() < deadline) {
+    await sleep(POLL_MS);
+    found = lookUp(dir);
+  }
+  return found.ok ? microapp.consoleLoginUrl(found.endpoint, found.token) : undefined;
+}
+
 export async function runConsoleUrl(options: ConsoleUrlOptions): Promise<number> {
   if (!Number.isFinite(options.wait) || options.wait < 0) {
     process.stderr.write("nexo console url: --wait expects a number of seconds ≥ 0\n");

@@ -49,6 +49,11 @@ describe("npm start", () => {
     assert.equal(code, 0, second.output());
     assert.match(second.output(), /the running daemon \(pid \d+/);
     assert.match(second.output(), /Forecast for Bern/);
+    // The operator console's login URL comes with the banner, before the conversation (issue 16).
+    const joined = second.output();
+    const consoleAt = joined.search(/console: http:\/\/127\.0\.0\.1:\d+\/#token=\S{32,}\n/);
+    assert.ok(consoleAt !== -1, joined);
+    assert.ok(consoleAt < joined.indexOf("Forecast for Bern"), `the URL came after the answer:\n${joined}`);
     assert.ok(
       existsSync(join(stateDir, "appserver.json")),
       "the second run leaves the first run's daemon up",
@@ -59,7 +64,7 @@ describe("npm start", () => {
     const [firstCode] = (await once(first, "exit")) as [number | null];
     assert.equal(firstCode, 0, first.output());
     assert.match(first.output(), /Forecast for Paris/);
-    // The operator console came up with the daemon: its login URL was printed.
+    // The operator console came up with the daemon the chat started: its login URL was printed.
     assert.match(first.output(), /console: http:\/\/127\.0\.0\.1:\d+\/#token=\S{32,}/);
     assert.equal(existsSync(join(stateDir, "appserver.json")), false);
   });
