@@ -60,6 +60,11 @@ export async function runStart(
 
   // Whatever happens to this process, no plugin or MCP server outlives it.
   const removeHooks = installExitHooks({ signals: [] });
+  // SIGINT/SIGTERM are ours from before the first child starts: one that arrives while starting
+  // (the ready line is written before start() returns, so a supervisor may already send it) is
+  // kept and acted on once everything started is in place to be stopped — never the default
+  // action, which would end the process without stopping its children.
+  const signals = new StopSignals();
   let daemon: Daemon;
   const doors: Component[] = [];
   try {
@@ -67,6 +72,7 @@ export async function runStart(
     daemon = await Daemon.start(spec, { microappRequests: adminRpc() });
   } catch (error) {
     removeHooks();
+    signals.remove();
     if (!(error instanceof ComponentStartError)) throw error;
     // Everything that had started is stopped again by now.
     process.stderr.write(`nexo start: ${error.message}\n`);
@@ -81,27 +87,55 @@ export async function runStart(
     } catch (error) {
       process.stderr.write(`nexo start: the AppServer cannot start: ${(error as Error).message}\n`);
       await daemon.stop("the AppServer could not start");
+      signals.remove();
       removeHooks();
       return 1;
     }
   }
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      process.off("SIGINT", onInt);
-      process.off("SIGTERM", onTerm);
-      const reason = `received ${signal}`;
-      stopAll(doors, daemon, reason, logger).then(resolve, (error: Error) => {
-        logger.error({ err: error.stack }, "shutdown failed");
-        resolve();
-      });
-    };
-    const onInt = () => stop("SIGINT");
-    const onTerm = () => stop("SIGTERM");
-    process.on("SIGINT", onInt);
-    process.on("SIGTERM", onTerm);
+  const signal = await signals.first;
+  signals.remove();
+  await stopAll(doors, daemon, `received ${signal}`, logger).catch((error: Error) => {
+    logger.error({ err: error.stack }, "shutdown failed");
   });
   removeHooks();
   return 0;
+}
+
+/**
+ * The first SIGINT or SIGTERM, whenever it came; listening until `remove()`. A second one before
+ * then (a person pressing Ctrl-C again while start-up goes on) is not swallowed: the handlers go and
+ * the signal is sent again, so it ends the process as it would without them.
+ */
+class StopSignals {
+  readonly first: Promise<NodeJS.Signals>;
+  private readonly onInt: () => void;
+  private readonly onTerm: () => void;
+
+  constructor() {
+    let resolve!: (signal: NodeJS.Signals) => void;
+    this.first = new Promise((done) => {
+      resolve = done;
+    });
+    let seen = false;
+    const on = (signal: NodeJS.Signals) => {
+      if (!seen) {
+        seen = true;
+        resolve(signal);
+        return;
+      }
+      this.remove();
+      process.kill(process.pid, signal);
+    };
+    this.onInt = () => on("SIGINT");
+    this.onTerm = () => on("SIGTERM");
+    process.on("SIGINT", this.onInt);
+    process.on("SIGTERM", this.onTerm);
+  }
+
+  remove(): void {
+    process.off("SIGINT", this.onInt);
+    process.off("SIGTERM", this.onTerm);
+  }
 }
 
 /** The doors first (newest first), so no client reaches a daemon whose parts are stopping. */

@@ -155,3 +155,45 @@ it("the next start reaps what a SIGKILLed daemon left running; a clean stop leav
   );
   assert.deepEqual(readdirSync(join(stateDir, "children")), [], "the ledger holds no run");
 });
+
+it("a SIGTERM while the daemon is still starting stops it cleanly once started: exit 0, nothing left", async () => {
+  const config = configDir();
+  const stateDir = join(root, "state-early");
+  const child = spawn(process.execPath, [nexoBin, "start", "--config", config, "--state-dir", stateDir], {
+    cwd: config,
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { PATH: process.env.PATH, NEXO_LOG: "info" },
+  });
+  daemons.push(child);
+  let text = "";
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    text += chunk;
+  });
+  const entries = () =>
+    text
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const exited = once(child, "exit");
+  // The plugin has started, the MCP server (started after it) and "ready" have not necessarily:
+  // the daemon is in the middle of its start-up.
+  await waitUntil(
+    () => entries().some((e) => e.msg === "child started" && e.extension === "plugin:kitchen"),
+    30_000,
+    "the plugin to start",
+  );
+  const plugin = entries().find((e) => e.msg === "child started" && e.extension === "plugin:kitchen")!
+    .pid as number;
+  child.kill("SIGTERM");
+  const [code, signal] = (await exited) as [number | null, NodeJS.Signals | null];
+  assert.deepEqual([code, signal], [0, null], `not a clean exit:\n${text}`);
+  const pids = entries()
+    .filter((e) => e.msg === "child started")
+    .map((e) => e.pid as number);
+  assert.ok(pids.includes(plugin));
+  await waitUntil(
+    () => pids.every(isGone) && pidsWithMarker(marker).length === 0,
+    3_000,
+    "every child of the stopped daemon to be gone",
+  );
+});
