@@ -15,6 +15,7 @@
  */
 import {
   existsSync,
+  lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -114,14 +115,29 @@ await runAttack("path-escapes", async (attack) => {
     resetOutside();
     writeFileSync(join(outside, "f.txt"), `${SECRET} marker\n`);
   };
+  /** The text of the workspace's real d/f.txt, wherever the swapper has moved its directory. */
+  const realInsideFile = (): string => {
+    for (const dir of ["d", "d.real"]) {
+      try {
+        if (lstatSync(join(ws, dir)).isDirectory()) return readFileSync(join(ws, dir, "f.txt"), "utf8");
+      } catch {
+        // Mid-swap: try the other name.
+      }
+    }
+    return "";
+  };
   const kinds: Array<[string, number, (i: number) => [string, Record<string, unknown>], string]> = [
     ["Read", many, () => ["Read", { file_path: "d/f.txt" }], "inside marker"],
     ["Write", many, (i) => ["Write", { file_path: "d/new.txt", content: `attempt ${i}\n` }], ""],
     [
       "Edit",
       many,
-      (i) => {
-        const [from, to] = i % 2 === 0 ? ["marker", "MARKER"] : ["MARKER", "marker"];
+      () => {
+        // Flip the word the real file holds now (the swapper keeps it in d or d.real): with a
+        // fixed alternation one refused edit would make every later one miss its old_string, and a
+        // run could end with no edit that saw the real directory, proving nothing about the race.
+        const current = realInsideFile();
+        const [from, to] = current.includes("MARKER") ? ["MARKER", "marker"] : ["marker", "MARKER"];
         return ["Edit", { file_path: "d/f.txt", old_string: from, new_string: to }];
       },
       "",
