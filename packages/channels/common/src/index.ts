@@ -16,6 +16,7 @@ export {
   mimeFromName,
   textWithAttachments,
 } from "./attachment.js";
+export { type ChannelEnv, envInteger, envOneOf } from "./env.js";
 export { writeFileAtomic } from "./files.js";
 export { attachmentFromReference, type SplitReply, splitReplyMedia } from "./media-directive.js";
 export { MediaPathRefusedError, MediaRoots } from "./media-roots.js";

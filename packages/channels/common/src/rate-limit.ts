@@ -29,6 +29,11 @@ export class RateLimiter {
     this.now = options.now ?? Date.now;
   }
 
+  /** What channels use for a per-minute setting: that rate, bursts of up to 10 (fewer when the rate is lower). */
+  static perMinute(perMinute: number): RateLimiter {
+    return new RateLimiter({ perMinute, burst: Math.min(10, perMinute) });
+  }
+
   private bucket(key: string): Bucket {
     const now = this.now();
     let bucket = this.buckets.get(key);

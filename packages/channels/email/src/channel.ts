@@ -109,11 +109,11 @@ export class EmailChannel {
       () => this.running,
       new MediaRoots(config instanceof Error ? [join(this.stateDir, "media", "out")] : config.mediaDirs),
     );
-    this.inboundLimiter = limiter(config instanceof Error ? 10 : config.ratePerMinute);
+    this.inboundLimiter = RateLimiter.perMinute(config instanceof Error ? 10 : config.ratePerMinute);
     this.outbox = new Outbox<OutboundMail>({
       dir: join(this.stateDir, "outbox"),
       deliver: (record) => this.sender.deliver(record),
-      limiter: limiter(config instanceof Error ? 10 : config.sendPerMinute),
+      limiter: RateLimiter.perMinute(config instanceof Error ? 10 : config.sendPerMinute),
       log: (line) => options.log(line),
     });
     for (const secret of secretsOf(config instanceof Error ? undefined : config.login))
@@ -303,7 +303,7 @@ export class EmailChannel {
       );
     }
     for (const secret of secretsOf(login)) this.options.redactor.add(secret);
-    this.inboundLimiter = limiter(config.ratePerMinute);
+    this.inboundLimiter = RateLimiter.perMinute(config.ratePerMinute);
     const info: StartInfo = {
       address: config.address,
       imap: `${config.imap.host}:${config.imap.port}`,
@@ -528,10 +528,6 @@ function headerView(parsed: ParsedMail): HeaderView {
     );
   }
   return { get: (name) => values.get(name) };
-}
-
-function limiter(perMinute: number): RateLimiter {
-  return new RateLimiter({ perMinute, burst: Math.min(10, perMinute) });
 }
 
 const label = (instance: string | null): string =>

@@ -29,7 +29,7 @@
  */
 import { isIP } from "node:net";
 import { join } from "node:path";
-import { Allowlist, ChannelConfigError } from "@nexo/channels-common";
+import { Allowlist, ChannelConfigError, envInteger, envOneOf } from "@nexo/channels-common";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -81,25 +81,6 @@ export interface EmailConfig {
 export const ADDRESS_SHAPE =
   /^[^\s@<>()",;:]+@[^\s@<>()",;:]+\.[^\s@<>()",;:]+$|^[^\s@<>()",;:]+@localhost$/i;
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new ChannelConfigError(name, `must be an integer from ${min} to ${max}, got "${raw}"`);
-  }
-  return value;
-}
-
-function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
-  const raw = env[name]?.trim().toLowerCase();
-  if (raw === undefined || raw === "") return fallback;
-  if (!(values as readonly string[]).includes(raw)) {
-    throw new ChannelConfigError(name, `must be one of ${values.join(", ")}, got "${raw}"`);
-  }
-  return raw as T;
-}
-
 function boolean(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name]?.trim().toLowerCase();
   if (raw === undefined || raw === "") return fallback;
@@ -130,8 +111,8 @@ function server(env: Env, prefix: "IMAP" | "SMTP", defaultPort: number, fallback
       `must be the ${prefix} server's host name, got "${host ?? ""}"`,
     );
   }
-  const security = oneOf(env, `EMAIL_${prefix}_SECURITY`, ["tls", "starttls", "none"] as const, "tls");
-  const config = { host, port: integer(env, `EMAIL_${prefix}_PORT`, defaultPort, 1, 65535), security };
+  const security = envOneOf(env, `EMAIL_${prefix}_SECURITY`, ["tls", "starttls", "none"] as const, "tls");
+  const config = { host, port: envInteger(env, `EMAIL_${prefix}_PORT`, defaultPort, 1, 65535), security };
   const problem = serverProblem(config);
   if (problem !== undefined) throw new ChannelConfigError(`EMAIL_${prefix}_SECURITY`, problem);
   return config;
@@ -176,14 +157,14 @@ export function readEmailConfig(env: Env, registered?: Registered): EmailConfig 
     login: registered?.login ?? envLogin(env, address),
     rejectUnauthorized: boolean(env, "EMAIL_TLS_REJECT_UNAUTHORIZED", true),
     mailbox: env.EMAIL_MAILBOX?.trim() || "INBOX",
-    pollSecs: integer(env, "EMAIL_POLL_SECS", 60, 1, 86_400),
+    pollSecs: envInteger(env, "EMAIL_POLL_SECS", 60, 1, 86_400),
     allowedSenders: Allowlist.parse(env.EMAIL_ALLOWED_SENDERS),
     outboundAllowed: env.EMAIL_OUTBOUND_ALLOWED,
-    ratePerMinute: integer(env, "EMAIL_RATE_PER_MINUTE", 10, 1, 10_000),
-    sendPerMinute: integer(env, "EMAIL_SEND_PER_MINUTE", 10, 1, 10_000),
-    maxBytes: integer(env, "EMAIL_MAX_BYTES", 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    ratePerMinute: envInteger(env, "EMAIL_RATE_PER_MINUTE", 10, 1, 10_000),
+    sendPerMinute: envInteger(env, "EMAIL_SEND_PER_MINUTE", 10, 1, 10_000),
+    maxBytes: envInteger(env, "EMAIL_MAX_BYTES", 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     mediaDirs: mediaDirs.length > 0 ? mediaDirs : [join(stateDir, "media", "out")],
-    sendWaitMs: integer(env, "EMAIL_SEND_WAIT_MS", 15_000, 0, 300_000),
+    sendWaitMs: envInteger(env, "EMAIL_SEND_WAIT_MS", 15_000, 0, 300_000),
     subject,
   };
 }

@@ -98,11 +98,11 @@ export class SlackChannel {
       () => this.running?.app.client as WebClient | undefined,
       new MediaRoots(config.mediaDirs),
     );
-    this.inboundLimiter = limiter(config.ratePerMinute);
+    this.inboundLimiter = RateLimiter.perMinute(config.ratePerMinute);
     this.outbox = new Outbox<OutboundItem>({
       dir: join(this.stateDir, "outbox"),
       deliver: (record) => this.sender.deliver(record),
-      limiter: limiter(config.sendPerMinute),
+      limiter: RateLimiter.perMinute(config.sendPerMinute),
       log: (line) => options.log(line),
     });
   }
@@ -282,7 +282,7 @@ export class SlackChannel {
     this.options.redactor.add(tokens.botToken);
     this.options.redactor.add(tokens.appToken);
     this.options.redactor.add(config.events?.signingSecret);
-    this.inboundLimiter = limiter(config.ratePerMinute);
+    this.inboundLimiter = RateLimiter.perMinute(config.ratePerMinute);
     const me = await identify(tokens.botToken, config.apiUrl, "the bot token");
     const logger = boltLogger(this.options.log);
     // The outbox retries (and survives restarts): the Web API client must not retry on its own
@@ -492,10 +492,6 @@ function boltLogger(log: (line: string) => void): Logger {
     getLevel: () => level,
     setName: () => undefined,
   };
-}
-
-function limiter(perMinute: number): RateLimiter {
-  return new RateLimiter({ perMinute, burst: Math.min(10, perMinute) });
 }
 
 const label = (instance: string | null): string =>

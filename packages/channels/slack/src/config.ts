@@ -28,7 +28,7 @@
  *   SLACK_API_URL            the Web API's base URL (a test's fake)           default https://slack.com/api/
  */
 import { join } from "node:path";
-import { Allowlist, ChannelConfigError } from "@nexo/channels-common";
+import { Allowlist, ChannelConfigError, envInteger, envOneOf } from "@nexo/channels-common";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -51,28 +51,9 @@ export interface SlackConfig {
   apiUrl: string;
 }
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new ChannelConfigError(name, `must be an integer from ${min} to ${max}, got "${raw}"`);
-  }
-  return value;
-}
-
-function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
-  const raw = env[name]?.trim().toLowerCase();
-  if (raw === undefined || raw === "") return fallback;
-  if (!(values as readonly string[]).includes(raw)) {
-    throw new ChannelConfigError(name, `must be one of ${values.join(", ")}, got "${raw}"`);
-  }
-  return raw as T;
-}
-
 export function readSlackConfig(env: Env): SlackConfig {
   const stateDir = env.NEXO_STATE_DIR?.trim() || process.cwd();
-  const mode = oneOf(env, "SLACK_MODE", ["socket", "events"] as const, "socket");
+  const mode = envOneOf(env, "SLACK_MODE", ["socket", "events"] as const, "socket");
   let events: SlackConfig["events"];
   if (mode === "events") {
     const signingSecret = env.SLACK_SIGNING_SECRET?.trim() ?? "";
@@ -87,7 +68,7 @@ export function readSlackConfig(env: Env): SlackConfig {
       throw new ChannelConfigError("SLACK_EVENTS_PATH", `must start with /, got "${path}"`);
     events = {
       host: env.SLACK_EVENTS_HOST?.trim() || "127.0.0.1",
-      port: integer(env, "SLACK_EVENTS_PORT", 3000, 0, 65535),
+      port: envInteger(env, "SLACK_EVENTS_PORT", 3000, 0, 65535),
       path,
       signingSecret,
     };
@@ -107,13 +88,13 @@ export function readSlackConfig(env: Env): SlackConfig {
     mode,
     events,
     allowedUsers: Allowlist.parse(env.SLACK_ALLOWED_USERS),
-    channels: oneOf(env, "SLACK_CHANNELS", ["mention", "all", "off"] as const, "mention"),
+    channels: envOneOf(env, "SLACK_CHANNELS", ["mention", "all", "off"] as const, "mention"),
     outboundAllowed: env.SLACK_OUTBOUND_ALLOWED,
-    ratePerMinute: integer(env, "SLACK_RATE_PER_MINUTE", 20, 1, 10_000),
-    sendPerMinute: integer(env, "SLACK_SEND_PER_MINUTE", 50, 1, 10_000),
-    mediaMaxBytes: integer(env, "SLACK_MEDIA_MAX_BYTES", 20 * 1024 * 1024, 0, 1024 * 1024 * 1024),
+    ratePerMinute: envInteger(env, "SLACK_RATE_PER_MINUTE", 20, 1, 10_000),
+    sendPerMinute: envInteger(env, "SLACK_SEND_PER_MINUTE", 50, 1, 10_000),
+    mediaMaxBytes: envInteger(env, "SLACK_MEDIA_MAX_BYTES", 20 * 1024 * 1024, 0, 1024 * 1024 * 1024),
     mediaDirs: mediaDirs.length > 0 ? mediaDirs : [join(stateDir, "media", "out")],
-    sendWaitMs: integer(env, "SLACK_SEND_WAIT_MS", 15_000, 0, 300_000),
+    sendWaitMs: envInteger(env, "SLACK_SEND_WAIT_MS", 15_000, 0, 300_000),
     apiUrl,
   };
 }

@@ -102,11 +102,11 @@ export class TelegramChannel {
     this.typing = new TypingIndicator(() => this.running?.bot.api);
     mkdirSync(join(this.stateDir, "media", "out"), { recursive: true, mode: 0o700 });
     this.sender = new TelegramSender(() => this.running?.bot.api, new MediaRoots(config.mediaDirs));
-    this.inboundLimiter = limiter(config.ratePerMinute);
+    this.inboundLimiter = RateLimiter.perMinute(config.ratePerMinute);
     this.outbox = new Outbox<OutboundItem>({
       dir: join(this.stateDir, "outbox"),
       deliver: (record) => this.deliver(record),
-      limiter: limiter(config.sendPerMinute),
+      limiter: RateLimiter.perMinute(config.sendPerMinute),
       log: (line) => options.log(line),
     });
   }
@@ -278,7 +278,7 @@ export class TelegramChannel {
       );
     }
     this.options.redactor.add(token);
-    this.inboundLimiter = limiter(config.ratePerMinute);
+    this.inboundLimiter = RateLimiter.perMinute(config.ratePerMinute);
     const bot = new Bot(token, { client: { apiRoot: config.apiRoot } });
     const me = await getMe(token, config.apiRoot, "the bot token");
     bot.botInfo = me;
@@ -431,10 +431,6 @@ async function getMe(token: string, apiRoot: string, what: string): Promise<User
     }
     throw new ChannelConnectionError(`cannot reach the Bot API at ${apiRoot}: ${(error as Error).message}`);
   }
-}
-
-function limiter(perMinute: number): RateLimiter {
-  return new RateLimiter({ perMinute, burst: Math.min(10, perMinute) });
 }
 
 const label = (instance: string | null): string =>

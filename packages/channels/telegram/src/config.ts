@@ -31,7 +31,7 @@
  *                                                                                default https://api.telegram.org
  */
 import { join } from "node:path";
-import { Allowlist, ChannelConfigError } from "@nexo/channels-common";
+import { Allowlist, ChannelConfigError, envInteger, envOneOf } from "@nexo/channels-common";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -54,28 +54,9 @@ export interface TelegramConfig {
   apiRoot: string;
 }
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new ChannelConfigError(name, `must be an integer from ${min} to ${max}, got "${raw}"`);
-  }
-  return value;
-}
-
-function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
-  const raw = env[name]?.trim().toLowerCase();
-  if (raw === undefined || raw === "") return fallback;
-  if (!(values as readonly string[]).includes(raw)) {
-    throw new ChannelConfigError(name, `must be one of ${values.join(", ")}, got "${raw}"`);
-  }
-  return raw as T;
-}
-
 export function readTelegramConfig(env: Env): TelegramConfig {
   const stateDir = env.NEXO_STATE_DIR?.trim() || process.cwd();
-  const mode = oneOf(env, "TELEGRAM_MODE", ["polling", "webhook"] as const, "polling");
+  const mode = envOneOf(env, "TELEGRAM_MODE", ["polling", "webhook"] as const, "polling");
   let webhook: TelegramConfig["webhook"];
   if (mode === "webhook") {
     const raw = env.TELEGRAM_WEBHOOK_URL?.trim() ?? "";
@@ -101,7 +82,7 @@ export function readTelegramConfig(env: Env): TelegramConfig {
     webhook = {
       url,
       host: env.TELEGRAM_WEBHOOK_HOST?.trim() || "127.0.0.1",
-      port: integer(env, "TELEGRAM_WEBHOOK_PORT", 8443, 0, 65535),
+      port: envInteger(env, "TELEGRAM_WEBHOOK_PORT", 8443, 0, 65535),
       secret,
     };
   }
@@ -118,14 +99,14 @@ export function readTelegramConfig(env: Env): TelegramConfig {
     mode,
     webhook,
     allowedUsers: Allowlist.parse(env.TELEGRAM_ALLOWED_USERS),
-    groups: oneOf(env, "TELEGRAM_GROUPS", ["mention", "all", "off"] as const, "mention"),
+    groups: envOneOf(env, "TELEGRAM_GROUPS", ["mention", "all", "off"] as const, "mention"),
     outboundAllowed: env.TELEGRAM_OUTBOUND_ALLOWED,
-    ratePerMinute: integer(env, "TELEGRAM_RATE_PER_MINUTE", 20, 1, 10_000),
-    sendPerMinute: integer(env, "TELEGRAM_SEND_PER_MINUTE", 20, 1, 10_000),
-    mediaMaxBytes: integer(env, "TELEGRAM_MEDIA_MAX_BYTES", 20 * 1024 * 1024, 0, 2 * 1024 * 1024 * 1024),
+    ratePerMinute: envInteger(env, "TELEGRAM_RATE_PER_MINUTE", 20, 1, 10_000),
+    sendPerMinute: envInteger(env, "TELEGRAM_SEND_PER_MINUTE", 20, 1, 10_000),
+    mediaMaxBytes: envInteger(env, "TELEGRAM_MEDIA_MAX_BYTES", 20 * 1024 * 1024, 0, 2 * 1024 * 1024 * 1024),
     mediaDirs: mediaDirs.length > 0 ? mediaDirs : [join(stateDir, "media", "out")],
-    sendWaitMs: integer(env, "TELEGRAM_SEND_WAIT_MS", 15_000, 0, 300_000),
-    pollTimeoutSecs: integer(env, "TELEGRAM_POLL_TIMEOUT_SECS", 30, 0, 50),
+    sendWaitMs: envInteger(env, "TELEGRAM_SEND_WAIT_MS", 15_000, 0, 300_000),
+    pollTimeoutSecs: envInteger(env, "TELEGRAM_POLL_TIMEOUT_SECS", 30, 0, 50),
     apiRoot,
   };
 }

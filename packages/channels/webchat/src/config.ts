@@ -21,7 +21,7 @@
  */
 import { isIP } from "node:net";
 import { join } from "node:path";
-import { ChannelConfigError } from "@nexo/channels-common";
+import { ChannelConfigError, envInteger } from "@nexo/channels-common";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -38,16 +38,6 @@ export interface WebchatConfig {
   mediaDirs: string[];
   historyMessages: number;
   title: string;
-}
-
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new ChannelConfigError(name, `must be an integer from ${min} to ${max}, got "${raw}"`);
-  }
-  return value;
 }
 
 /** 127.0.0.0/8, ::1 and `localhost`: what only this machine can reach. */
@@ -110,14 +100,14 @@ export function readWebchatConfig(env: Env): WebchatConfig {
   return {
     stateDir,
     host,
-    port: integer(env, "WEBCHAT_PORT", 8790, 0, 65535),
+    port: envInteger(env, "WEBCHAT_PORT", 8790, 0, 65535),
     allowedOrigins,
-    ratePerMinute: integer(env, "WEBCHAT_RATE_PER_MINUTE", 20, 1, 10_000),
-    newVisitorsPerMinute: integer(env, "WEBCHAT_NEW_VISITORS_PER_MINUTE", 10, 1, 10_000),
-    maxTextChars: integer(env, "WEBCHAT_MAX_TEXT_CHARS", 4000, 1, 100_000),
-    mediaMaxBytes: integer(env, "WEBCHAT_MEDIA_MAX_BYTES", 5 * 1024 * 1024, 0, 50 * 1024 * 1024),
+    ratePerMinute: envInteger(env, "WEBCHAT_RATE_PER_MINUTE", 20, 1, 10_000),
+    newVisitorsPerMinute: envInteger(env, "WEBCHAT_NEW_VISITORS_PER_MINUTE", 10, 1, 10_000),
+    maxTextChars: envInteger(env, "WEBCHAT_MAX_TEXT_CHARS", 4000, 1, 100_000),
+    mediaMaxBytes: envInteger(env, "WEBCHAT_MEDIA_MAX_BYTES", 5 * 1024 * 1024, 0, 50 * 1024 * 1024),
     mediaDirs: mediaDirs.length > 0 ? mediaDirs : [join(stateDir, "media", "out")],
-    historyMessages: integer(env, "WEBCHAT_HISTORY_MESSAGES", 200, 1, 10_000),
+    historyMessages: envInteger(env, "WEBCHAT_HISTORY_MESSAGES", 200, 1, 10_000),
     title: env.WEBCHAT_TITLE?.trim() || "Chat",
   };
 }
