@@ -304,6 +304,21 @@ export class Router {
     }
   }
 
+  /**
+   * Hands a reply to its channel, kept with its message until the channel took it (retried, then
+   * sent at the next start); when it cannot be kept, the message is done once this first send ends.
+   */
+  private async reply(
+    target: ReplyTarget,
+    text: string,
+    inboxSeq: number | undefined,
+    agentId: string,
+  ): Promise<void> {
+    const kept = this.keepReply(inboxSeq, text);
+    await this.deliver({ target, text, inboxSeq: kept ? inboxSeq : undefined, agentId }, 0);
+    if (!kept) this.markDone(inboxSeq);
+  }
+
   /** Keeps a turn's reply with its message until the channel took it; false when that failed. */
   private keepReply(inboxSeq: number | undefined, reply: string): boolean {
     if (inboxSeq === undefined) return false;
@@ -459,13 +474,7 @@ export class Router {
         const sessionId =
           command === "new" ? this.options.sessions.renew(key) : this.options.sessions.open(key).id;
         logger.info({ agentId: key.agentId, channel: key.channel, command }, "channel command");
-        const text = commandReply(command);
-        const kept = this.keepReply(inboxSeq, text);
-        await this.deliver(
-          { target: target(sessionId), text, inboxSeq: kept ? inboxSeq : undefined, agentId: key.agentId },
-          0,
-        );
-        if (!kept) this.markDone(inboxSeq);
+        await this.reply(target(sessionId), commandReply(command), inboxSeq, key.agentId);
         return;
       }
       const session = this.options.sessions.open(key);
@@ -531,17 +540,7 @@ export class Router {
       // channel took the reply: until then the inbox keeps the reply, so a failed send is retried
       // (here, then at the next start) rather than lost. A kill after the channel took it and
       // before the row is marked sends it once more at the next start.
-      const kept = this.keepReply(inboxSeq, reply);
-      await this.deliver(
-        {
-          target: target(session.id),
-          text: reply,
-          inboxSeq: kept ? inboxSeq : undefined,
-          agentId: key.agentId,
-        },
-        0,
-      );
-      if (!kept) this.markDone(inboxSeq);
+      await this.reply(target(session.id), reply, inboxSeq, key.agentId);
     } catch (error) {
       // A turn that threw would throw again on replay: handled (and logged) once.
       if (!this.controller.signal.aborted) this.markDone(inboxSeq);
