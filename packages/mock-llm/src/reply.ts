@@ -77,6 +77,55 @@ function responsesInputTail(input: unknown): string {
   return tail.filter((t) => t !== "").join("\n");
 }
 
+/**
+ * The text a `match_any` is tested against: every message of the conversation, whatever its role
+ * or turn — its text, tool calls' arguments and tool results (Anthropic and OpenAI `messages`, the
+ * Responses API's `input` items). The system prompt is left out: it is the client's, not the
+ * conversation's, and an agent's long one would match almost anything.
+ */
+export function conversationText(protocol: Protocol, body: unknown): string {
+  const req = record(body);
+  if (protocol === "responses") {
+    if (typeof req.input === "string") return req.input;
+    const items = Array.isArray(req.input) ? req.input : [];
+    return items
+      .map((item) => itemText(record(item)))
+      .filter((t) => t !== "")
+      .join("\n");
+  }
+  const messages = Array.isArray(req.messages) ? req.messages : [];
+  return messages
+    .map((message) => {
+      const m = record(message);
+      if (m.role === "system" || m.role === "developer") return "";
+      const calls = Array.isArray(m.tool_calls)
+        ? m.tool_calls.map((call) => String(record(record(call).function).arguments ?? ""))
+        : [];
+      return [textOfContent(m.content), ...blockInputs(m.content), ...calls]
+        .filter((t) => t !== "")
+        .join("\n");
+    })
+    .filter((t) => t !== "")
+    .join("\n");
+}
+
+/** Anthropic tool_use blocks' inputs, as JSON (a match may name a file the model asked for). */
+function blockInputs(content: unknown): string[] {
+  if (!Array.isArray(content)) return [];
+  return content
+    .map((part) => record(part))
+    .filter((p) => p.type === "tool_use")
+    .map((p) => JSON.stringify(p.input ?? {}));
+}
+
+/** One Responses API input item's text: a message's, a function call's arguments or its output. */
+function itemText(item: Record<string, unknown>): string {
+  if (item.role === "system" || item.role === "developer") return "";
+  if (item.type === "function_call") return String(item.arguments ?? "");
+  if (item.type === "function_call_output") return textOfContent(item.output);
+  return textOfContent(item.content);
+}
+
 const tokens = (chars: number): number => Math.max(1, Math.ceil(chars / 4));
 
 export function resolveReply(

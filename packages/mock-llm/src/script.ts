@@ -28,6 +28,12 @@ export const MockResponseSchema = z
   .strictObject({
     /** Only serve this entry when the last user message contains this text. */
     match: z.string().min(1).optional(),
+    /**
+     * Only serve this entry when some message of the conversation — any role, any earlier turn,
+     * tool calls and results included — contains this text. A client that prepends its own
+     * messages or answers a tool call in a later request still finds its entry.
+     */
+    match_any: z.string().min(1).optional(),
     text: z.string().optional(),
     thinking: z.string().optional(),
     /** Signature of the thinking block (Anthropic); a fixed mock value by default. */

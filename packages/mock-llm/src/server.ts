@@ -13,7 +13,7 @@ import type { AddressInfo } from "node:net";
 import { setTimeout as delay } from "node:timers/promises";
 import { anthropicErrorBody, anthropicMessage, anthropicStreamEvents } from "./anthropic-wire.js";
 import { openAiCompletion, openAiErrorBody, openAiStreamEvents } from "./openai-wire.js";
-import { lastUserText, type Protocol, resolveReply } from "./reply.js";
+import { conversationText, lastUserText, type Protocol, resolveReply } from "./reply.js";
 import { responsesObject, responsesStreamEvents } from "./responses-wire.js";
 import {
   type MockResponse,
@@ -235,15 +235,24 @@ export class MockLlmServer {
     }
 
     const userText = lastUserText(protocol, body);
+    // Computed only when some entry asks: joining a long conversation per request costs.
+    let whole: string | undefined;
+    const anywhere = (needle: string) => {
+      whole ??= conversationText(protocol, body);
+      return whole.includes(needle);
+    };
     const index = this.script.responses.findIndex(
-      (entry, i) => !this.used[i] && (entry.match === undefined || userText.includes(entry.match)),
+      (entry, i) =>
+        !this.used[i] &&
+        (entry.match === undefined || userText.includes(entry.match)) &&
+        (entry.match_any === undefined || anywhere(entry.match_any)),
     );
     if (index < 0) {
       const left = this.remaining();
       const message =
         left === 0
           ? `mock-llm: the script is exhausted (${this.script.responses.length} response(s) served); add responses or POST /__reset`
-          : `mock-llm: none of the ${left} remaining scripted response(s) matches the last user message: ${JSON.stringify(userText.slice(0, 200))}`;
+          : `mock-llm: none of the ${left} remaining scripted response(s) matches this request (last user message: ${JSON.stringify(userText.slice(0, 200))})`;
       return this.sendError(res, protocol, 500, message, model);
     }
     this.used[index] = true;

@@ -323,6 +323,79 @@ describe("mock LLM server", () => {
     assert.equal(res.status, 200);
   });
 
+  it("matches match_any against any message of the conversation, on every wire format", async () => {
+    // A two-turn conversation whose first user message carries the marker; the last one does not.
+    const marker = "[session beta]";
+    const anthropic = {
+      model: "m",
+      max_tokens: 100,
+      system: "system prompt mentions [session alpha]",
+      messages: [
+        { role: "user", content: [{ type: "text", text: `${marker} read the notes` }] },
+        {
+          role: "assistant",
+          content: [{ type: "tool_use", id: "t1", name: "Read", input: { file_path: "notes.txt" } }],
+        },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "hello" }] },
+      ],
+    };
+    const chat = {
+      model: "m",
+      messages: [
+        { role: "system", content: "[session alpha]" },
+        { role: "user", content: `${marker} weather?` },
+        { role: "assistant", content: "It is sunny." },
+        { role: "user", content: "and tomorrow?" },
+      ],
+    };
+    const responses = {
+      model: "m",
+      instructions: "[session alpha]",
+      input: [
+        { role: "user", content: [{ type: "input_text", text: `${marker} list files` }] },
+        { type: "function_call", call_id: "c1", name: "exec_command", arguments: '{"cmd":"ls"}' },
+        { type: "function_call_output", call_id: "c1", output: "a.txt" },
+      ],
+    };
+    server.reset([
+      // The system prompt and instructions are not the conversation: alpha never matches.
+      { match_any: "[session alpha]", text: "wrong: matched the system prompt" },
+      { match_any: marker, text: "anthropic" },
+      { match_any: marker, text: "chat" },
+      { match_any: marker, match: "a.txt", text: "responses" },
+      // Tool calls' arguments count as conversation too.
+      { match_any: "notes.txt", text: "by the tool call" },
+    ]);
+    const a = await post(`${url}/v1/messages`, anthropic);
+    assert.equal(((await a.json()) as { content: Array<{ text: string }> }).content[0]!.text, "anthropic");
+    const c = await post(`${url}/v1/chat/completions`, chat);
+    assert.equal(
+      ((await c.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content,
+      "chat",
+    );
+    const r = await post(`${url}/v1/responses`, responses);
+    const output = ((await r.json()) as { output: Array<{ content?: Array<{ text: string }> }> }).output;
+    assert.equal(output[0]!.content![0]!.text, "responses");
+    const again = await post(`${url}/v1/messages`, anthropic);
+    assert.equal(
+      ((await again.json()) as { content: Array<{ text: string }> }).content[0]!.text,
+      "by the tool call",
+    );
+    // The marker alone, without it anywhere in the conversation: no entry (alpha is only the system's).
+    const none = await post(`${url}/v1/chat/completions`, openAiBody("no marker here", { stream: false }));
+    assert.equal(none.status, 500);
+    assert.match(JSON.stringify(await none.json()), /none of the 1 remaining scripted response\(s\) matches/);
+    assert.deepEqual(
+      server.requests().map((q) => q.responseIndex),
+      [1, 2, 3, 4, null],
+    );
+  });
+
+  it("rejects an empty match_any like any misspelt or empty key", () => {
+    assert.throws(() => parseMockScript([{ match_any: "", text: "x" }]), MockScriptError);
+    assert.throws(() => parseMockScript([{ matchAny: "x", text: "x" }]), /matchAny/);
+  });
+
   it("says clearly when the script is exhausted or nothing matches", async () => {
     const exhausted = await post(`${url}/v1/messages`, anthropicBody("x"));
     assert.equal(exhausted.status, 500);
