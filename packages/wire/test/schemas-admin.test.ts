@@ -478,6 +478,17 @@ const samples: Record<AdminMethodName, { params: unknown; result: unknown }> = {
       generated_at_ms: T,
     },
   },
+  "nexo/admin/microapps/restart": {
+    params: { microapp_id: "notes" },
+    result: {
+      microapp_id: "notes",
+      previous_pid: 4242,
+      restarted_at_ms: T,
+      deferred: false,
+      state: "running",
+      new_pid: 4250,
+    },
+  },
   "nexo/admin/whatsapp/bot/list": {
     params: { agent_id: "ana" },
     result: { agent_id: "ana", bots: [{ jid: "718584497008509@bot", persona_id: "p-1" }] },

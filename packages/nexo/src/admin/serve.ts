@@ -57,7 +57,7 @@ export function adminRpc(options: AdminRpcOptions = {}): MicroappRequestServer {
           remember: (value) => void rememberSecret(value),
         },
         operatorToken: runtime.operatorToken,
-        microapps: { status: () => runtime.status() },
+        microapps: { status: () => runtime.status(), restart: (id) => runtime.restart(id) },
         notify: (method, params) => runtime.notify(method, params),
       },
       env: runtime.env,

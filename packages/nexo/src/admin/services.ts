@@ -42,9 +42,15 @@ export interface SecretsTarget {
   remember?(value: string): void;
 }
 
-/** The daemon's microapp host, read only (microapps/list). */
+/** The daemon's microapp host: what it runs (microapps/list) and a restart of one (microapps/restart). */
 export interface MicroappsView {
   status(): MicroappStatus[];
+  /**
+   * Stops the microapp's process and starts a new one; resolves with its status after the new
+   * one's first attempt, undefined for an id extensions.yaml does not have. Absent: microapps/restart
+   * answers -32601.
+   */
+  restart?(id: string): Promise<MicroappStatus | undefined>;
 }
 
 export interface AdminServices {

@@ -50,7 +50,7 @@ describe("the admin client", () => {
     assert.equal(typeof setOperatorTokenHash, "function");
     const expected = admin.ADMIN_METHOD_NAMES.map((m) => m.slice("nexo/admin/".length)).sort();
     assert.deepEqual(leaves(tree).sort(), expected);
-    // The spec's 52 rows and nexo's documented additions (microapps/list).
+    // The spec's 52 rows and nexo's documented additions (microapps/list, microapps/restart).
     assert.equal(expected.length, 52 + admin.NEXO_ADMIN_ADDITIONS.length);
     assert.equal(typeof client.microapps.list, "function");
     assert.equal(typeof client.whatsapp.bot.send, "function");

@@ -65,6 +65,8 @@ export interface MicroappRuntime {
   outlets(): MicroappOutlet[];
   /** Every configured microapp's status (microapps/list). */
   status(): MicroappStatus[];
+  /** Restarts one microapp (microapps/restart); undefined for an id extensions.yaml lacks. */
+  restart(id: string): Promise<MicroappStatus | undefined>;
   readonly logger: Logger;
 }
 
@@ -117,6 +119,7 @@ export class Microapps implements Component {
       notify: (method, params) => manager?.notify(method, params) ?? [],
       outlets: () => manager?.outlets() ?? [],
       status: () => manager?.status() ?? [],
+      restart: async (id) => manager?.restart(id),
       logger,
     });
     const requests = this.requests;

@@ -4,7 +4,9 @@
  * others in parallel (waiting for each one's first attempt only, like plugins), offering their
  * tools and hooks to the engine's registries, serving their own requests through `serve` (the
  * admin RPC frame), pushing notifications to the microapps that hold the capability, applying a
- * new extensions.yaml, telling them when agents.yaml changed, reporting status and stopping them.
+ * new extensions.yaml, restarting one on an operator's request, telling them when agents.yaml
+ * changed, reporting status and stopping them. A reload, a restart and the stop run one after the
+ * other, never interleaved on the same microapp.
  *
  * One microapp never stops another: a refused, failed or crash-looping microapp shows in the
  * status with its reason and the rest run.
@@ -87,6 +89,9 @@ export class MicroappManager {
   private readonly options: MicroappManagerOptions;
   private readonly logger: SupervisorLogger;
   private slots: Slot[] = [];
+  /** The reloads and restarts, one at a time. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private stopping = false;
 
   constructor(options: MicroappManagerOptions) {
     this.options = options;
@@ -104,7 +109,35 @@ export class MicroappManager {
    * Applies a new extensions.yaml: microapps removed are stopped, new ones started, and those whose
    * entry, executable or manifest changed are restarted with the new settings.
    */
-  async update(
+  update(
+    definitions: readonly MicroappDefinition[],
+  ): Promise<{ added: string[]; removed: string[]; restarted: string[] }> {
+    return this.serially(() => this.apply(definitions));
+  }
+
+  /**
+   * Restarts one microapp with its entry as it is: its process is stopped (shutdown, SIGTERM,
+   * SIGKILL by 10 s) and a new one started, on a fresh restart budget — so a microapp that gave up
+   * after a crash loop gets another chance; a refused one is refused again (its grant is
+   * extensions.yaml's). Resolves with its status after the new process's first attempt, or
+   * undefined for an id extensions.yaml does not have. Never rejects for the microapp's failure:
+   * that is in the status.
+   */
+  restart(id: string, reason = "restarted by an operator"): Promise<MicroappStatus | undefined> {
+    return this.serially(async () => {
+      const index = this.slots.findIndex((slot) => slot.definition.id === id);
+      const slot = this.slots[index];
+      if (slot === undefined) return undefined;
+      await this.stopSlot(slot, reason);
+      if (this.stopping) return this.statusOf(slot);
+      const fresh = this.slotFor(slot.definition);
+      this.slots[index] = fresh;
+      await this.startSlot(fresh);
+      return this.statusOf(fresh);
+    });
+  }
+
+  private async apply(
     definitions: readonly MicroappDefinition[],
   ): Promise<{ added: string[]; removed: string[]; restarted: string[] }> {
     const next = new Map(definitions.map((definition) => [definition.id, definition]));
@@ -196,32 +229,43 @@ export class MicroappManager {
   }
 
   status(): MicroappStatus[] {
-    return this.slots.map((slot) => {
-      const host = slot.host?.status();
-      return {
-        id: slot.definition.id,
-        state: slot.refusal !== undefined ? "refused" : (host?.state ?? "idle"),
-        pid: host?.pid,
-        restarts: host?.restarts ?? 0,
-        version: host?.version,
-        tools: host?.tools ?? [],
-        hooks: host?.hooks ?? [],
-        granted: [...slot.report.granted],
-        declared: {
-          required: [...(slot.definition.manifest.capabilities.admin?.required ?? [])],
-          optional: [...(slot.definition.manifest.capabilities.admin?.optional ?? [])],
-        },
-        warnings: [...capabilityWarnings(slot.definition.id, slot.report), ...(host?.warnings ?? [])],
-        lastError: slot.refusal ?? host?.lastError,
-        stderrTail: host?.stderrTail ?? [],
-        protocolProblems: host?.protocolProblems ?? {},
-      };
-    });
+    return this.slots.map((slot) => this.statusOf(slot));
   }
 
   /** Stops every microapp (shutdown, SIGTERM, SIGKILL by 10 s) and removes its tools and hooks. */
   async stop(reason = "daemon stopping"): Promise<void> {
+    // A restart under way finishes (bounded by its stop and first attempt) and starts nothing new.
+    this.stopping = true;
+    await this.queue;
     await Promise.all(this.slots.map((slot) => this.stopSlot(slot, reason)));
+  }
+
+  private serially<T>(run: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(run);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private statusOf(slot: Slot): MicroappStatus {
+    const host = slot.host?.status();
+    return {
+      id: slot.definition.id,
+      state: slot.refusal !== undefined ? "refused" : (host?.state ?? "idle"),
+      pid: host?.pid,
+      restarts: host?.restarts ?? 0,
+      version: host?.version,
+      tools: host?.tools ?? [],
+      hooks: host?.hooks ?? [],
+      granted: [...slot.report.granted],
+      declared: {
+        required: [...(slot.definition.manifest.capabilities.admin?.required ?? [])],
+        optional: [...(slot.definition.manifest.capabilities.admin?.optional ?? [])],
+      },
+      warnings: [...capabilityWarnings(slot.definition.id, slot.report), ...(host?.warnings ?? [])],
+      lastError: slot.refusal ?? host?.lastError,
+      stderrTail: host?.stderrTail ?? [],
+      protocolProblems: host?.protocolProblems ?? {},
+    };
   }
 
   private running(): MicroappHost[] {

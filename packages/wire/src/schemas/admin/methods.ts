@@ -325,6 +325,13 @@ export const adminMethods = {
     "plugin_doctor",
     "microapps",
   ),
+  // A nexo addition: the restart button for microapps, under the extension-restart grant.
+  "nexo/admin/microapps/restart": gated(
+    microapps.MicroappsRestartParamsSchema,
+    microapps.MicroappsRestartResultSchema,
+    "plugin_restart",
+    "microapps",
+  ),
 
   "nexo/admin/memory/query": gated(
     memory.AdminMemoryQueryParamsSchema,
@@ -393,6 +400,7 @@ export type AdminMethodName = keyof typeof adminMethods;
  */
 export const NEXO_ADMIN_ADDITIONS = [
   "nexo/admin/microapps/list",
+  "nexo/admin/microapps/restart",
 ] as const satisfies readonly AdminMethodName[];
 export type AdminParams<M extends AdminMethodName> = z.infer<(typeof adminMethods)[M]["params"]>;
 export type AdminResult<M extends AdminMethodName> = z.infer<(typeof adminMethods)[M]["result"]>;

@@ -3,10 +3,15 @@
  * health method; plugins/doctor covers plugins only). It reports every microapp of extensions.yaml
  * as the daemon's microapp host sees it — state, pid, restarts, last error, what its plugin.toml
  * declares and what the operator granted — under `plugin_doctor`, the read-only extension-health
- * grant. Read only: restarting a microapp stays an extensions.yaml change and a reload.
+ * grant.
+ *
+ * `nexo/admin/microapps/restart`: also a nexo addition, under `plugin_restart` — the grant that
+ * already lets an operator's tool interrupt an extension (plugins/restart); restarting a microapp
+ * is the same act on the other kind of extension. A microapp that restarts itself is answered
+ * first (`deferred: true`) and restarted once that answer is on its pipe.
  */
 import { z } from "zod";
-import { CountSchema, NonEmptyStringSchema, NoParamsSchema } from "./common.js";
+import { CountSchema, EpochMsSchema, NonEmptyStringSchema, NoParamsSchema } from "./common.js";
 
 export const MicroappsListParamsSchema = NoParamsSchema;
 export type MicroappsListParams = z.infer<typeof MicroappsListParamsSchema>;
@@ -53,3 +58,28 @@ export const MicroappsListResultSchema = z.looseObject({
   generated_at_ms: z.number().int().nonnegative(),
 });
 export type MicroappsListResult = z.infer<typeof MicroappsListResultSchema>;
+
+export const MicroappsRestartParamsSchema = z.looseObject({ microapp_id: NonEmptyStringSchema });
+export type MicroappsRestartParams = z.infer<typeof MicroappsRestartParamsSchema>;
+
+/** The state a deferred restart reports: the caller's own process is about to be replaced. */
+export const MICROAPP_RESTART_DEFERRED_STATE = "restarting";
+
+export const MicroappsRestartResultSchema = z.looseObject({
+  microapp_id: NonEmptyStringSchema,
+  /** The process that was stopped; absent when none ran (failed, refused, waiting to restart). */
+  previous_pid: z.number().int().positive().optional(),
+  /** When the restart began (deferred: when it was scheduled). */
+  restarted_at_ms: EpochMsSchema,
+  /**
+   * True when the microapp restarted itself: this answer comes first and the restart begins once
+   * it is written, so `state` is `restarting` and there is no `new_pid` yet.
+   */
+  deferred: z.boolean(),
+  /** After the new process's first attempt: `running`, `backoff`, `failed`, `refused`, … */
+  state: z.string().min(1),
+  new_pid: z.number().int().positive().optional(),
+  /** Why the new process is not running, when it is not. */
+  error: z.looseObject({ code: z.string(), message: z.string() }).optional(),
+});
+export type MicroappsRestartResult = z.infer<typeof MicroappsRestartResultSchema>;
