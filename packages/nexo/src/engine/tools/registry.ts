@@ -3,7 +3,8 @@
  *
  * Names are unique across sources (a clash is refused, never silently shadowed). Each tool's input
  * schema is compiled once, at registration, so a broken schema fails loudly there and not at the
- * first call. `invoke` is the only way the engine runs a tool: it validates, executes, caps the
+ * first call — except nexo's own built-in tools, whose schemas a test proves valid: they compile on
+ * their first call (schema-validator.ts says why). `invoke` is the only way the engine runs a tool: it validates, executes, caps the
  * output, and turns every failure into an error output the model can read.
  */
 import type { Tool, ToolCategory, ToolContext, ToolOutput, ToolSpec } from "../types.js";
@@ -14,7 +15,7 @@ import {
   ToolArgumentsError,
   UnknownToolError,
 } from "./errors.js";
-import { type ArgumentValidator, SchemaValidators } from "./schema-validator.js";
+import { type ArgumentValidator, SchemaValidators, trustedValidator } from "./schema-validator.js";
 import { closeNames } from "./suggest.js";
 import { errorOutput } from "./tool-output.js";
 import { truncateHead } from "./truncate.js";
@@ -69,6 +70,10 @@ export class ToolRegistry {
         tool.source,
         'inputSchema must describe an object ("type": "object")',
       );
+    }
+    if (tool.source === "builtin") {
+      this.entries.set(tool.name, { tool, validate: trustedValidator(tool.inputSchema), release: () => {} });
+      return;
     }
     let compiled: { validate: ArgumentValidator; release: () => void };
     try {

@@ -5,6 +5,11 @@
  * schema's `$schema`: draft 2020-12 and 2019-09 get their own ajv classes, anything else (or no
  * `$schema`) is treated as draft-07, the dialect most tool schemas are written in. Unknown keywords
  * and formats are tolerated (`strict: false`), but a schema that breaks its meta-schema is refused.
+ *
+ * nexo's own (built-in) tool schemas are trusted: a test holds each against its meta-schema, so at
+ * run time they skip that check, are compiled on their first call rather than at registration, and
+ * once per process whatever the number of registries (every session builds one). Why: ajv's code
+ * generation — above all compiling the meta-schema — was most of `nexo agent`'s CPU before `ready`.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { Ajv2019 } from "ajv/dist/2019.js";
@@ -42,18 +47,48 @@ export class SchemaValidators {
     const key = dialectKey(dialect);
     let ajv = this.instances.get(key);
     if (ajv === undefined) {
-      const options = { strict: false, allErrors: true, logger: false as const };
-      ajv =
-        key === "2020-12"
-          ? new Ajv2020(options)
-          : key === "2019-09"
-            ? new Ajv2019(options)
-            : new Ajv(options);
-      addFormats(ajv);
+      ajv = createAjv(key, true);
       this.instances.set(key, ajv);
     }
     return ajv;
   }
+}
+
+/** Trusted schemas' validators, by dialect and schema text: built-in schemas are few and fixed. */
+const trustedValidators = new Map<string, ValidateFunction>();
+const trustedInstances = new Map<string, AjvInstance>();
+
+/**
+ * A validator for one of nexo's own schemas, compiled when first called and shared by every
+ * registry of the process. The schema is not checked against its meta-schema here (a test does).
+ */
+export function trustedValidator(schema: Record<string, unknown>): ArgumentValidator {
+  let compiled: ValidateFunction | undefined;
+  return (args) => {
+    if (compiled === undefined) {
+      const key = dialectKey(schema.$schema);
+      const text = `${key}\n${JSON.stringify(schema)}`;
+      compiled = trustedValidators.get(text);
+      if (compiled === undefined) {
+        let ajv = trustedInstances.get(key);
+        if (ajv === undefined) {
+          ajv = createAjv(key, false);
+          trustedInstances.set(key, ajv);
+        }
+        compiled = ajv.compile(schema);
+        trustedValidators.set(text, compiled);
+      }
+    }
+    return compiled(args) ? [] : (compiled.errors ?? []).map(toIssue);
+  };
+}
+
+function createAjv(key: string, validateSchema: boolean): AjvInstance {
+  const options = { strict: false, allErrors: true, logger: false as const, validateSchema };
+  const ajv =
+    key === "2020-12" ? new Ajv2020(options) : key === "2019-09" ? new Ajv2019(options) : new Ajv(options);
+  addFormats(ajv);
+  return ajv;
 }
 
 function dialectKey(dialect: unknown): string {

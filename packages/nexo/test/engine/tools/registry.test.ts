@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { createEscalateTool } from "../../../src/engine/tools/escalate.js";
 import {
   builtinTools,
   DEFAULT_MAX_OUTPUT_BYTES,
@@ -12,6 +13,8 @@ import {
   ToolRegistry,
   UnknownToolError,
 } from "../../../src/engine/tools/index.js";
+import { SchemaValidators } from "../../../src/engine/tools/schema-validator.js";
+import { spawnTool } from "../../../src/engine/tools/spawn.js";
 import { closeNames, editDistance } from "../../../src/engine/tools/suggest.js";
 import type { Tool, ToolContext, ToolOutput } from "../../../src/engine/types.js";
 import { toolContext } from "../../helpers/tools.js";
@@ -129,6 +132,32 @@ describe("ToolRegistry registration", () => {
     assert.deepEqual(registry.validate("tuple", { pair: ["a", 1] }), { ok: true });
     const bad = registry.validate("tuple", { pair: ["a", 1, 2] });
     assert.equal(bad.ok, false);
+  });
+
+  it("holds every built-in schema against its meta-schema (at run time they skip that check)", () => {
+    const tools = [
+      ...builtinTools(),
+      spawnTool({ createSession: () => assert.fail("not run") }),
+      createEscalateTool(() => assert.fail("not run")),
+    ];
+    const validators = new SchemaValidators();
+    for (const tool of tools) {
+      assert.equal(tool.source, "builtin", tool.name);
+      assert.doesNotThrow(() => validators.compile(tool.inputSchema), tool.name);
+    }
+  });
+
+  it("validates a built-in's arguments on its first call, as registration would have", () => {
+    const registry = new ToolRegistry();
+    registry.registerAll(builtinTools());
+    const other = new ToolRegistry();
+    other.registerAll(builtinTools());
+    for (const r of [registry, other]) {
+      const bad = r.validate("Read", { offset: 0 });
+      assert.equal(bad.ok, false);
+      assert.deepEqual(bad.ok ? [] : bad.issues.map((issue) => issue.path), ["/file_path", "/offset"]);
+      assert.deepEqual(r.validate("Read", { file_path: "a.txt" }), { ok: true });
+    }
   });
 
   it("describes the builtins as the spec maps their categories", () => {
