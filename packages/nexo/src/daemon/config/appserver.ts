@@ -7,6 +7,7 @@
  *   token: ${NEXO_APPSERVER_TOKEN}   # else NEXO_APPSERVER_TOKEN itself; required off loopback
  *   agent: assistant                 # the agents.yaml agent that answers threads (nexo start)
  *   approval_timeout_s: 120          # an unanswered approval then fails its turn (-32020)
+ *   welcome_suggestions: false       # welcome/suggestions answers none (default: asks the model)
  *   external_channels:               # the channel adapters this server accepts
  *     telegram: { transport: websocket }            # connects by itself, channelAdapter "telegram"
  *     feishu:                                      # started by the server, spoken to over stdio
@@ -68,6 +69,8 @@ export const AppServerFileSchema = z.strictObject({
   agent: z.string().min(1).optional(),
   /** How long an approval request waits for an answer. Default 120 s. */
   approval_timeout_s: z.number().positive().max(86_400).optional(),
+  /** Whether `welcome/suggestions` asks the model (default true); `workspace/config/update` edits it. */
+  welcome_suggestions: z.boolean().optional(),
   /** The channel adapters accepted, by channel name. */
   external_channels: z
     .record(

@@ -11,7 +11,8 @@
  * | `apiKey`                       | the agent's provider's `api_key` (llm.yaml), as `${LLM_<ID>_API_KEY}`, the key itself stored in the state dir's secrets (0600) |
  * | `endPoint`                     | the agent's provider's `base_url` (llm.yaml)                  |
  * | `memoryAutoConsolidateEnabled` | memory.yaml's `long_term.enabled`                             |
- * | `welcomeSuggestionsEnabled`, `skillsSelfLearningEnabled` | nothing: nexo has neither feature; `false`/`null` are accepted (that is the state), `true` is refused |
+ * | `welcomeSuggestionsEnabled`    | appserver.yaml's `welcome_suggestions` (default on; `null` removes the key) |
+ * | `skillsSelfLearningEnabled`    | nothing: nexo has no such feature; `false`/`null` are accepted (that is the state), `true` is refused |
  *
  * `null` (and an empty string) clears a field: the model falls back to the provider's
  * `default_model`, the others' keys are removed. The fields of one call are applied file by file;
@@ -34,9 +35,11 @@ import type { AgentEntry, DaemonServices, ProviderRecord } from "../../../daemon
 import { envReference } from "../../../daemon/services/providers.js";
 import { ensureBlockMapping, indexById } from "../../../daemon/services/yaml-patch.js";
 import { rememberSecret } from "../../../secrets/index.js";
+import { patchAppServerFile } from "../appserver-file.js";
 import { type Call, defineFamily } from "../family.js";
 import { familyError, viaServices } from "../management.js";
 import { announceConfigChange, managesConfig, managesLive, servicesOf } from "./managed.js";
+import { welcomeEnabled } from "./suggestions.js";
 import { findWorkspaceAgent, workspaceAgent } from "./workspace-agent.js";
 
 const FIELDS = [
@@ -54,7 +57,6 @@ const POLICY_MODES: Record<string, "default" | "yolo"> = { default: "default", a
 
 /** Features nexo does not have: switching them on is refused, off is already so. */
 const ABSENT_FEATURES = {
-  welcomeSuggestionsEnabled: "nexo generates no welcome suggestions",
   skillsSelfLearningEnabled: "nexo's agents do not write skills of their own",
 } as const;
 
@@ -130,7 +132,7 @@ async function currentSettings(call: Call): Promise<WorkspaceConfigUpdateResult>
             ? apiKey.path
             : "(written in llm.yaml)",
     endPoint: typeof provider?.entry.base_url === "string" ? provider.entry.base_url : null,
-    welcomeSuggestionsEnabled: false,
+    welcomeSuggestionsEnabled: await welcomeEnabled(call.host),
     skillsSelfLearningEnabled: false,
     memoryAutoConsolidateEnabled: await readMemoryEnabled(services),
     defaultApprovalPolicy: mode === undefined ? null : mode === "yolo" ? "autoApprove" : mode,
@@ -219,6 +221,13 @@ async function update(params: WorkspaceConfigUpdateParams, call: Call): Promise<
       }),
     );
     if (changed) regions.push("memory");
+  }
+  const welcome = params.welcomeSuggestionsEnabled;
+  if (welcome !== undefined) {
+    const { changed } = await viaServices({}, () =>
+      patchAppServerFile(services, [], { welcome_suggestions: welcome }),
+    );
+    if (changed) regions.push("welcomeSuggestions");
   }
   if (regions.length > 0) {
     // Where the agent runs here, loaded threads pick the new settings up at their next turn.
@@ -312,6 +321,21 @@ function schema(agentId: string | undefined, provider: string | undefined): Work
             sensitive: false,
             reload: "hot",
             hint: "long_term.enabled",
+          },
+        ],
+      },
+      {
+        section: "appserver",
+        order: 3,
+        path: ["appserver.yaml"],
+        fields: [
+          {
+            key: "welcomeSuggestionsEnabled",
+            displayName: "Welcome suggestions",
+            type: "boolean",
+            sensitive: false,
+            reload: "hot",
+            hint: "welcome_suggestions",
           },
         ],
       },

@@ -10,6 +10,7 @@
  * The store and the engine are opened lazily (`openStore`, `openSession`), so answering
  * `initialize` never waits for a database or an engine.
  */
+import { randomUUID } from "node:crypto";
 import type {
   InputPart,
   SessionIdentity,
@@ -22,6 +23,7 @@ import type {
 import type { AgentSession } from "../../../engine/session.js";
 import type { ToolHost } from "../../../engine/session-types.js";
 import type { SessionService } from "../../../engine/sessions/service.js";
+import type { LlmProvider } from "../../../engine/types.js";
 import type { Logger } from "../../../log.js";
 import type { Session, Store } from "../../../store/index.js";
 import type { ConnectedAdapter } from "../channel-adapters.js";
@@ -72,6 +74,12 @@ export interface ThreadServiceOptions {
 }
 
 const NO_CONNECTIONS: ReadonlySet<AppServerConnection> = new Set();
+
+/** The model that answers: a provider and the model id to ask it for. */
+export interface ThreadModel {
+  provider: LlmProvider;
+  model: string;
+}
 
 /** How many threads thread/list looks at, newest first. */
 const LIST_LIMIT = 1000;
@@ -271,6 +279,60 @@ export class ThreadService {
       },
     });
     return live;
+  }
+
+  /**
+   * The model a request about `threadId` goes to: the thread's own (its session's provider, with
+   * the thread's configuration applied). Without a thread, the model a new thread of this server
+   * would get, read off an engine session built for a record that is never stored — nothing is
+   * listed, persisted or left loaded.
+   */
+  async modelOf(threadId?: string): Promise<ThreadModel> {
+    let session: AgentSession;
+    if (threadId !== undefined) {
+      session = (await this.open(threadId)).session;
+    } else {
+      const sessions = await this.db();
+      const now = new Date().toISOString();
+      const record: Session = {
+        id: `ephemeral-${randomUUID()}`,
+        agentId: this.agentId,
+        tenantId: null,
+        channel: null,
+        account: null,
+        contact: null,
+        title: null,
+        approvalMode: "default",
+        alwaysAllow: [],
+        readableFiles: [],
+        metadata: {},
+        createdAt: now,
+        updatedAt: now,
+      };
+      session = await this.options.openSession({
+        record,
+        workspace: this.options.workspace,
+        sessions,
+        configuration: undefined,
+        toolLayers: [],
+      });
+    }
+    return { provider: session.config.provider, model: session.config.model };
+  }
+
+  /** Titles of this server's most recently active threads in `workspace` (archived ones left out). */
+  async recentTitles(workspace: string, limit: number): Promise<string[]> {
+    const sessions = await this.db();
+    const wanted = workspace.toLowerCase();
+    const titles: string[] = [];
+    for (const row of sessions.list({ agentId: this.agentId, limit: LIST_LIMIT })) {
+      if (titles.length >= limit) break;
+      if (row.title === null || row.title.trim() === "") continue;
+      if (workspaceOf(row, this.options.workspace).toLowerCase() !== wanted) continue;
+      if (threadState(row).status === "archived") continue;
+      titles.push(row.title.trim());
+    }
+    return titles;
   }
 
   /** Changes the thread's status; returns the previous one. */

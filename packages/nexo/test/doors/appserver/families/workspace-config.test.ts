@@ -67,6 +67,7 @@ describe("AppServer workspace/config/* over stdio", () => {
         ["agent", "agents.yaml/agents/ana"],
         ["provider", "llm.yaml/providers/main"],
         ["memory", "memory.yaml/long_term"],
+        ["appserver", "appserver.yaml"],
       ],
     );
 
@@ -120,6 +121,12 @@ describe("AppServer workspace/config/* over stdio", () => {
     assert.equal(memory.memoryAutoConsolidateEnabled, false);
     assert.equal(memory.welcomeSuggestionsEnabled, false);
     assert.match(config.read("memory.yaml"), /long_term:\n\s+enabled: false/);
+    assert.match(config.read("appserver.yaml"), /^welcome_suggestions: false$/m);
+    const welcome = await server.request<Settings>("workspace/config/update", {
+      welcomeSuggestionsEnabled: true,
+    });
+    assert.equal(welcome.welcomeSuggestionsEnabled, true);
+    assert.match(config.read("appserver.yaml"), /^welcome_suggestions: true$/m);
   });
 
   test("an API key goes to the secret store; the file gets its reference and the answer never the key", async () => {
@@ -145,7 +152,6 @@ describe("AppServer workspace/config/* over stdio", () => {
     const { server } = await managedServer(config, processes);
     for (const [params, reason] of [
       [{}, /at least one of/],
-      [{ welcomeSuggestionsEnabled: true }, /no welcome suggestions/],
       [{ skillsSelfLearningEnabled: true }, /do not write skills/],
       [{ defaultApprovalPolicy: "sometimes" }, /not one of: default, autoApprove/],
       [{ endPoint: "not a url" }, /base_url/],
