@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { MockLlmServer, type RecordedRequest } from "@nexo/mock-llm";
+import { PNG } from "pngjs";
 import { runCli } from "../../../nexo/test/helpers/cli.js";
 import { SLOW_MACHINE_INIT_MS } from "../../../nexo/test/helpers/daemon-dir.js";
 import { type DaemonProcess, startDaemonProcess } from "../../../nexo/test/helpers/daemon-process.js";
@@ -28,12 +29,16 @@ const CHAT = { id: 111, type: "private" as const };
 const CHART = Buffer.from("\x89PNG\r\n\x1a\n a chart, not really");
 
 /** The text of the last user message the model was sent. */
-function lastUserText(request: RecordedRequest | undefined): string {
+function lastUserContent(request: RecordedRequest | undefined): Array<{ type: string; text?: string }> {
   const messages =
     (request?.body as { messages?: Array<{ role: string; content: unknown }> })?.messages ?? [];
   const last = messages.filter((m) => m.role === "user").at(-1);
-  if (typeof last?.content === "string") return last.content;
-  return ((last?.content ?? []) as Array<{ type: string; text?: string }>)
+  if (typeof last?.content === "string") return [{ type: "text", text: last.content }];
+  return (last?.content ?? []) as Array<{ type: string; text?: string }>;
+}
+
+function lastUserText(request: RecordedRequest | undefined): string {
+  return lastUserContent(request)
     .map((b) => b.text ?? "")
     .join("\n");
 }
@@ -108,14 +113,27 @@ describe("telegram channel through nexo start", () => {
     assert.equal(lastUserText(mock.requests().at(-1)), "hello there");
   });
 
-  test("a photo reaches the agent as a file; a file named in its reply is uploaded", async () => {
-    const photo = Buffer.from("jpeg bytes of the user's photo ".repeat(4));
+  test("a photo reaches the agent as a file and as a picture the model sees; a file named in its reply is uploaded", async () => {
+    const picture = new PNG({ width: 3, height: 2 });
+    picture.data.fill(120);
+    const photo = PNG.sync.write(picture);
     fake.userSends("nexo_test_bot", { chat: CHAT, from: ALICE, caption: "what is in this picture?", photo });
     const upload = await fake.next((c) => c.ok && c.method === "sendPhoto");
     const said = lastUserText(mock.requests().at(-1));
     const path = /\[image attached: (\S+) \(image\/jpeg, [\d.]+ B\)\]/.exec(said)?.[1] ?? "";
     assert.ok(path.startsWith(join(pluginState, "media", "in", "111")), said);
     assert.deepEqual(readFileSync(path), photo);
+    const userTurn = lastUserContent(mock.requests().at(-1));
+    assert.deepEqual(
+      userTurn.filter((block) => block.type === "image"),
+      [
+        {
+          type: "image",
+          source: { type: "base64", media_type: "image/png", data: photo.toString("base64") },
+        },
+      ],
+      "the daemon read the plugin's download and sent it to the model as an image",
+    );
     assert.equal(fake.sent(111).at(-2)!.params.text, "A picture of a chart. Here is mine:");
     const file = upload.files.photo;
     assert.ok(file?.kind === "upload");

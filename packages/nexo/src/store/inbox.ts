@@ -15,6 +15,17 @@ import type { Connection } from "./db.js";
 import { StoreError } from "./errors.js";
 import { redact } from "./redact.js";
 
+/**
+ * A file a channel plugin downloaded for a message (the local part of the channels' shared
+ * attachment shape), kept so that a message replayed after a crash still shows its pictures.
+ */
+export interface InboxAttachment {
+  path: string;
+  kind?: string;
+  mimeType?: string;
+  fileName?: string;
+}
+
 /** An inbound message as the inbox keeps it. */
 export interface InboxMessage {
   kind: string;
@@ -24,9 +35,11 @@ export interface InboxMessage {
   senderId: string | undefined;
   messageId: string | undefined;
   text: string;
+  attachments?: readonly InboxAttachment[];
 }
 
 export interface PendingInboxMessage extends InboxMessage {
+  attachments: readonly InboxAttachment[];
   seq: number;
   receivedAtMs: number;
   /** The answer its turn gave, when the turn ended and the reply has not reached the channel yet. */
@@ -63,6 +76,7 @@ interface Row {
   sender_id: string | null;
   message_id: string | null;
   text: string;
+  attachments: string | null;
   received_at_ms: number;
   reply: string | null;
 }
@@ -86,8 +100,8 @@ export class InboxRepository {
     if (!Number.isInteger(this.maxPending) || this.maxPending < 1)
       throw new StoreError("invalid_argument", "inbox maxPending must be a positive integer");
     this.insert = db.prepare(
-      `INSERT INTO inbox (dedup_key, kind, instance, contact, account, sender_id, message_id, text, received_at_ms)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedup_key) DO NOTHING`,
+      `INSERT INTO inbox (dedup_key, kind, instance, contact, account, sender_id, message_id, text, attachments, received_at_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedup_key) DO NOTHING`,
     );
     this.findKey = db.prepare("SELECT seq FROM inbox WHERE dedup_key = ?").pluck();
     this.markDone = db.prepare("UPDATE inbox SET done_at_ms = ? WHERE seq = ? AND done_at_ms IS NULL");
@@ -125,6 +139,7 @@ export class InboxRepository {
       message.senderId ?? null,
       message.messageId ?? null,
       redact(message.text).text,
+      message.attachments?.length ? JSON.stringify(message.attachments) : null,
       this.now().getTime(),
     );
     if (result.changes === 0) return { accepted: false, duplicateOf: this.findKey.get(dedupKey) as number };
@@ -149,7 +164,7 @@ export class InboxRepository {
   undone(): PendingInboxMessage[] {
     const rows = this.db
       .prepare(
-        `SELECT seq, kind, instance, contact, account, sender_id, message_id, text, received_at_ms, reply
+        `SELECT seq, kind, instance, contact, account, sender_id, message_id, text, attachments, received_at_ms, reply
          FROM inbox WHERE done_at_ms IS NULL ORDER BY seq`,
       )
       .all() as Row[];
@@ -162,6 +177,7 @@ export class InboxRepository {
       senderId: row.sender_id ?? undefined,
       messageId: row.message_id ?? undefined,
       text: row.text,
+      attachments: attachmentsOf(row.attachments),
       receivedAtMs: row.received_at_ms,
       reply: row.reply ?? undefined,
     }));
@@ -172,5 +188,20 @@ export class InboxRepository {
     const before = this.now().getTime() - this.dedupRetentionMs;
     return this.db.prepare("DELETE FROM inbox WHERE done_at_ms IS NOT NULL AND done_at_ms < ?").run(before)
       .changes;
+  }
+}
+
+/** The kept attachments of a row; a value this build cannot read counts as none (the text still names the files). */
+function attachmentsOf(json: string | null): InboxAttachment[] {
+  if (json === null) return [];
+  try {
+    const value: unknown = JSON.parse(json);
+    return Array.isArray(value)
+      ? value.filter(
+          (a): a is InboxAttachment => typeof a === "object" && a !== null && typeof a.path === "string",
+        )
+      : [];
+  } catch {
+    return [];
   }
 }

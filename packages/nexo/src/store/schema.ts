@@ -259,6 +259,11 @@ const INBOX_REPLIES = `
 ALTER TABLE inbox ADD COLUMN reply TEXT;
 `;
 
+/** The files a channel downloaded for a message (JSON), so a replayed message keeps its pictures. */
+const INBOX_ATTACHMENTS = `
+ALTER TABLE inbox ADD COLUMN attachments TEXT;
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "sessions", up: SESSIONS },
   { version: 2, name: "transcripts", up: TRANSCRIPTS },
@@ -271,4 +276,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 9, name: "processing control", up: PROCESSING_CONTROL },
   { version: 10, name: "inbox", up: INBOX },
   { version: 11, name: "inbox replies", up: INBOX_REPLIES },
+  { version: 12, name: "inbox attachments", up: INBOX_ATTACHMENTS },
 ];

@@ -69,6 +69,7 @@ export function routingComponent(deps: RoutingDeps): Part<Routing> {
         logger,
         queueCap: (agentId) => registries.agents.get(agentId)?.queueCap ?? 32,
         ...(deps.gate === undefined ? {} : { gate: deps.gate }),
+        attachmentRoots: (kind) => deps.plugins.value.stateDirsServing(kind),
         inbox: deps.store.value.inbox,
         transcripts: deps.store.value.transcripts,
         onTurn: (agentId, reason, seconds) => metrics.turnFinished(agentId, reason, seconds),

@@ -5,6 +5,13 @@
  * docs/operations.md, "Routing").
  */
 import type { BrokerEvent } from "../../broker/types.js";
+import type { InboxAttachment } from "../../store/inbox.js";
+
+/** A file the channel plugin downloaded for the message (`attachments[].path` of its payload). */
+export type InboundAttachment = InboxAttachment;
+
+/** More files than this on one message are left to the text that names them. */
+export const MAX_INBOUND_ATTACHMENTS = 16;
 
 export interface InboundMessage {
   kind: string;
@@ -14,6 +21,8 @@ export interface InboundMessage {
   /** The account of ours it was sent to (e.g. our bot or phone number), when the channel has several. */
   account: string | undefined;
   text: string;
+  /** Files downloaded by the plugin; the text names them too, so a file nexo cannot read is not lost. */
+  attachments: readonly InboundAttachment[];
   messageId: string | undefined;
   senderId: string | undefined;
   /** The broker event's id: what identifies a message whose channel gave it no id. */
@@ -63,10 +72,40 @@ export function parseInboundEvent(topic: string, event: BrokerEvent): InboundMes
     contact,
     account: firstString(payload, ["account", "to_account", "bot_id"]),
     text,
+    attachments: attachmentsOf(payload.attachments),
     messageId: firstString(payload, ["message_id", "id"]),
     senderId: firstString(payload, ["sender_id", "from"]),
     eventId: event.id,
   };
+}
+
+/**
+ * The local files of the payload's `attachments` (the channels' shared attachment shape). Lenient
+ * like the rest of the payload: an entry without a usable `path` (a remote URL, a malformed one) is
+ * skipped, never a reason to refuse the message — its text names what came with it.
+ */
+function attachmentsOf(value: unknown): InboundAttachment[] {
+  if (!Array.isArray(value)) return [];
+  const files: InboundAttachment[] = [];
+  for (const entry of value) {
+    if (files.length === MAX_INBOUND_ATTACHMENTS) break;
+    if (typeof entry !== "object" || entry === null) continue;
+    const item = entry as Record<string, unknown>;
+    const path = item.path;
+    if (typeof path !== "string" || path === "" || path.length > 4096 || path.includes("\0")) continue;
+    const text = (key: string) =>
+      typeof item[key] === "string" && item[key] !== "" ? (item[key] as string) : undefined;
+    const kind = text("kind");
+    const mimeType = text("mime_type");
+    const fileName = text("file_name");
+    files.push({
+      path,
+      ...(kind === undefined ? {} : { kind }),
+      ...(mimeType === undefined ? {} : { mimeType }),
+      ...(fileName === undefined ? {} : { fileName }),
+    });
+  }
+  return files;
 }
 
 /**

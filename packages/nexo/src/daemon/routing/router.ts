@@ -18,6 +18,7 @@ import type { TurnEndReason, TurnEvent } from "../../engine/events.js";
 import type { AgentSession } from "../../engine/session.js";
 import { SessionQueue } from "../../engine/sessions/queue.js";
 import { InboxFullError, type InboxRepository, type TranscriptRepository } from "../../store/index.js";
+import { inboundImages } from "./attachments.js";
 import type { BindingTable } from "./bindings.js";
 import { channelCommandOf, commandReply } from "./commands.js";
 import { type InboundMessage, InboundMessageError, inboundDedupKey, parseInboundEvent } from "./inbound.js";
@@ -89,6 +90,11 @@ export interface RouterOptions {
   onUnbound?: (channel: string) => void;
   /** Asked once before each turn. */
   gate?: TurnGate;
+  /**
+   * The state directories of the local plugins serving a channel kind: the only places the
+   * pictures of its inbound messages are read from (./attachments.ts). Without it, none are.
+   */
+  attachmentRoots?: (kind: string) => readonly string[];
   /**
    * The durable inbox. Without it (unit tests of routing alone) messages live only in memory
    * between arrival and their turn.
@@ -487,9 +493,21 @@ export class Router {
         return;
       }
       let reply: string | undefined;
+      const images =
+        stored === "unanswered" || inbound.attachments.length === 0
+          ? []
+          : await inboundImages(
+              inbound.attachments,
+              this.options.attachmentRoots?.(inbound.kind) ?? [],
+              (problem) =>
+                logger.warn(
+                  { agentId: key.agentId, channel: key.channel, ...problem },
+                  "inbound picture not shown to the model",
+                ),
+            );
       const input = {
         alreadyStored: stored === "unanswered",
-        content: [{ type: "text" as const, text: inbound.text }],
+        content: [{ type: "text" as const, text: inbound.text }, ...images],
         origin: {
           channel: inbound.kind,
           senderId: inbound.senderId ?? inbound.contact,

@@ -14,11 +14,12 @@
  *   closed") and then ends the process; SIGTERM cancels it.
  */
 import { randomUUID } from "node:crypto";
-import { readFile, realpath, stat } from "node:fs/promises";
-import { extname, isAbsolute, resolve } from "node:path";
+import { realpath, stat } from "node:fs/promises";
+import { isAbsolute, resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { type FrameProblem, FrameWriter, formatIssues, LineDecoder } from "@nexo/wire";
 import * as jsonstream from "@nexo/wire/schemas/jsonstream";
+import { imageBlockOfFile } from "../../engine/image-input.js";
 import type { AgentSession } from "../../engine/session.js";
 import { isInside } from "../../engine/tools/confine.js";
 import type { ContentBlock } from "../../engine/types.js";
@@ -48,15 +49,6 @@ export interface JsonStreamDoorOptions {
   /** How long shutdown waits for a cancelled turn to finish. Default 5 s. */
   shutdownGraceMs?: number;
 }
-
-const IMAGE_TYPES: Record<string, string> = {
-  ".png": "image/png",
-  ".jpg": "image/jpeg",
-  ".jpeg": "image/jpeg",
-  ".gif": "image/gif",
-  ".webp": "image/webp",
-};
-const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 
 export class JsonStreamDoor {
   private readonly options: JsonStreamDoorOptions;
@@ -373,13 +365,13 @@ export class JsonStreamDoor {
     const workspaceReal = await realpath(workspace).catch(() => workspace);
     for (const file of command.files) {
       const path = isAbsolute(file) ? file : resolve(workspace, file);
-      const mediaType = IMAGE_TYPES[extname(path).toLowerCase()];
       const info = await stat(path).catch(() => undefined);
       // AionUi keeps uploads in its own cache directory: the model may Read exactly those files.
       const real = info?.isFile() ? await realpath(path).catch(() => undefined) : undefined;
       if (real !== undefined && !isInside(workspaceReal, real)) outside.push(real);
-      if (mediaType && info?.isFile() && info.size <= MAX_IMAGE_BYTES) {
-        blocks.push({ type: "image", mediaType, data: (await readFile(path)).toString("base64") });
+      const image = info?.isFile() ? await imageBlockOfFile(path) : undefined;
+      if (image !== undefined) {
+        blocks.push(image);
       } else {
         if (!info) this.info(`attached file not found: ${file}`, command.msg_id);
         listed.push(path);

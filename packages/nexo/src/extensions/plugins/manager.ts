@@ -221,6 +221,21 @@ export class PluginManager extends EventEmitter<PluginManagerEvents> {
     return this.slots.map((slot) => slot.source);
   }
 
+  /**
+   * The state directories of the plugins that serve channel `kind` (their manifests declare it):
+   * where their downloads of inbound files live, and the only place the daemon reads them from.
+   */
+  stateDirsServing(kind: string): string[] {
+    return this.slots.flatMap((slot) =>
+      slot.manifest?.channelKinds.includes(kind) ? [this.stateDirOf(slot.manifest.id)] : [],
+    );
+  }
+
+  /** Each plugin's state dir: `<stateRoot>/<plugin id>`. */
+  private stateDirOf(pluginId: string): string {
+    return join(this.options.stateRoot, pluginId);
+  }
+
   /** The host of a plugin, by id. */
   host(id: string): PluginHost | undefined {
     return this.slots.find((slot) => slot.host?.id === id)?.host;
@@ -275,7 +290,7 @@ export class PluginManager extends EventEmitter<PluginManagerEvents> {
     try {
       host = new PluginHost({
         manifest,
-        stateDir: join(options.stateRoot, manifest.id),
+        stateDir: this.stateDirOf(manifest.id),
         ...(options.env ? { env: options.env } : {}),
         ...this.versionOption(),
         ...(acked ? { hostFeatures: ["broker.publish_acked"] as const } : {}),

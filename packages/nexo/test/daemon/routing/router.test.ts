@@ -339,6 +339,7 @@ describe("router with the durable inbox (a real SQLite file)", () => {
         senderId: contact,
         messageId: `k-${text}`,
         text,
+        attachments: [],
       };
       before.inbox.accept(inboundDedupKey({ ...message, eventId: "-" }), message);
     }
@@ -386,7 +387,7 @@ describe("router with the durable inbox (a real SQLite file)", () => {
       ["bob", "b0", true],
     ] as const) {
       before.inbox.accept(
-        inboundDedupKey({ ...message(contact, text), eventId: "-" }),
+        inboundDedupKey({ ...message(contact, text), attachments: [], eventId: "-" }),
         message(contact, text),
       );
       const session = before.sessions.create({ agentId: "ana", channel: "chat", contact });
