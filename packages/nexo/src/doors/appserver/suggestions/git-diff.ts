@@ -10,6 +10,7 @@
 import { execFile } from "node:child_process";
 import { realpath } from "node:fs/promises";
 import { isAbsolute, relative, resolve, sep } from "node:path";
+import { withoutSecrets } from "../../../secrets/names.js";
 
 /** What git needs no more than this to answer; a wedged git must not hold the request. */
 const GIT_TIMEOUT_MS = 30_000;
@@ -45,7 +46,14 @@ function git(cwd: string, args: readonly string[]): Promise<GitResult> {
         timeout: GIT_TIMEOUT_MS,
         maxBuffer: GIT_MAX_BUFFER,
         // No pager, no prompt, no external diff program: plain text out, nothing waits for a person.
-        env: { ...process.env, GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0", GIT_EXTERNAL_DIFF: "" },
+        // No secrets either: a repository's own config can make git run programs (hooks,
+        // core.fsmonitor), and those must not read the server's API keys.
+        env: {
+          ...withoutSecrets(process.env),
+          GIT_PAGER: "cat",
+          GIT_TERMINAL_PROMPT: "0",
+          GIT_EXTERNAL_DIFF: "",
+        },
       },
       (error, stdout, stderr) => {
         if (error && typeof (error as { code?: unknown }).code !== "number") {
