@@ -4,17 +4,27 @@
  * benchmarks it ran and keeps the others' from the file, so one benchmark can be re-measured
  * without losing the rest (each result keeps its own `measuredAt`).
  *   BENCH_REPS=5 BENCH_SECONDS=1 npm run bench -- wire
+ * `--peers` adds bench/peers/peers.bench.ts, which installs Claude Code and Codex from npm into a
+ * cache directory and measures nexo beside them; without the flag it never runs (it downloads
+ * ~100 MB) and its rows are kept from the file even by an unfiltered run.
+ *   BENCH_REPS=3 npm run bench -- --peers peers
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { cpus, loadavg, totalmem } from "node:os";
 import { basename, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { Benchmark, BenchResult } from "./lib.js";
+import { type Benchmark, type BenchResult, round } from "./lib.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
-const filters = process.argv.slice(2);
-const files = readdirSync(here)
-  .filter((f) => f.endsWith(".bench.ts"))
+const args = process.argv.slice(2);
+const withPeers = args.includes("--peers");
+const filters = args.filter((a) => a !== "--peers");
+/** Benchmarks that run only when asked for by a flag (they download or take long). */
+const OPT_IN = new Set(["peers"]);
+const files = [
+  ...readdirSync(here).filter((f) => f.endsWith(".bench.ts")),
+  ...(withPeers ? ["peers/peers.bench.ts"] : []),
+]
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .sort();
 
@@ -28,6 +38,8 @@ const ctx = {
 
 // Benchmarks take minutes: each says where the run is and how long the previous one took.
 const runStarted = Date.now();
+// Figures swing with the machine's load: every result records it beside its figures.
+const loadAtStart = round(loadavg()[0]!, 1);
 const elapsed = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
 for (const [index, file] of files.entries()) {
   const name = basename(file, ".bench.ts");
@@ -58,17 +70,21 @@ mkdirSync(join(here, "results"), { recursive: true });
 const latestPath = join(here, "results", "latest.json");
 const measuredAt = new Date().toISOString();
 const ran = new Set(files.map((file) => basename(file, ".bench.ts")));
-const fresh = results.map((r) => ({ ...r, measuredAt }));
+const loadAverage = { start: loadAtStart, end: round(loadavg()[0]!, 1) };
+const fresh = results.map((r) => ({ ...r, measuredAt, loadAverage }));
 /** Results of the benchmarks this run did not include, kept from the file as they were. */
 function keptResults(): Array<BenchResult & { measuredAt?: string }> {
-  if (filters.length === 0 || !existsSync(latestPath)) return [];
+  if (!existsSync(latestPath)) return [];
   const previous = JSON.parse(readFileSync(latestPath, "utf8")) as {
     generatedAt?: string;
     results?: Array<BenchResult & { measuredAt?: string }>;
   };
-  return (previous.results ?? [])
-    .filter((r) => !ran.has(r.benchmark))
-    .map((r) => ({ ...r, measuredAt: r.measuredAt ?? previous.generatedAt ?? "unknown" }));
+  return (
+    (previous.results ?? [])
+      // An unfiltered run drops rows of benchmarks that no longer exist, except the opt-in ones'.
+      .filter((r) => !ran.has(r.benchmark) && (filters.length > 0 || OPT_IN.has(r.benchmark)))
+      .map((r) => ({ ...r, measuredAt: r.measuredAt ?? previous.generatedAt ?? "unknown" }))
+  );
 }
 const kept = keptResults();
 const out = {
