@@ -14,6 +14,7 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { basename, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { type Benchmark, type BenchResult, round } from "./lib.js";
+import { writeReadmeTable } from "./readme-table.js";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const args = process.argv.slice(2);
@@ -95,6 +96,8 @@ const out = {
   results: [...kept, ...fresh].sort((a, b) => a.benchmark.localeCompare(b.benchmark)),
 };
 writeFileSync(latestPath, `${JSON.stringify(out, null, 2)}\n`);
+// The README's performance table is generated from the file just written, so it never drifts.
+if (writeReadmeTable(out)) console.log("rewrote README.md's performance table");
 console.log(
   `wrote bench/results/latest.json (${fresh.length} results measured now${kept.length > 0 ? `, ${kept.length} kept from earlier runs` : ""})`,
 );
