@@ -190,7 +190,14 @@ export default async function peers(ctx: BenchContext): Promise<void> {
       "milliseconds",
     );
     record("one-shot: spawn to answer complete", done, "ms", "milliseconds", { max: 1 }, ["codex"]);
-    record("one-shot: spawn to exit", pick((s) => s.exit), "ms", "milliseconds", { max: 1 }, ["codex"]);
+    record(
+      "one-shot: spawn to exit",
+      pick((s) => s.exit),
+      "ms",
+      "milliseconds",
+      { max: 1 },
+      ["codex"],
+    );
     const exitSamples = pick((s) => s.exit - s.done);
     record("one-shot: answer complete to exit", exitSamples, "ms", "milliseconds");
     // The absolute bound on nexo's own exit, beside the ratios.
