@@ -34,6 +34,8 @@ export interface PluginProcessOptions {
   env?: Record<string, string>;
   /** Default timeout of the host's requests, ms. */
   requestTimeoutMs?: number;
+  /** An existing state dir (a restart of the same plugin); the test removes it, not dispose(). */
+  stateDir?: string;
 }
 
 export interface Published {
@@ -54,13 +56,15 @@ export class PluginProcess {
   readonly published: Published[] = [];
   readonly problems: ProtocolProblem[] = [];
   readonly exited: Promise<Exit>;
+  private readonly ownStateDir: boolean;
   private stderrText = "";
   private exitInfo: Exit | undefined;
   private readonly watchers = new Set<() => void>();
 
   private constructor(manifest: LoadedPluginManifest, options: PluginProcessOptions) {
     this.manifest = manifest;
-    this.stateDir = mkdtempSync(join(tmpdir(), `nexo-example-${manifest.id}-`));
+    this.ownStateDir = options.stateDir === undefined;
+    this.stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), `nexo-example-${manifest.id}-`));
     const spec = buildLaunchSpec({
       command: manifest.entrypoint.command,
       args: manifest.entrypoint.args ?? [],
@@ -179,6 +183,6 @@ export class PluginProcess {
       this.child.kill("SIGKILL");
       await this.exited;
     }
-    rmSync(this.stateDir, { recursive: true, force: true });
+    if (this.ownStateDir) rmSync(this.stateDir, { recursive: true, force: true });
   }
 }
