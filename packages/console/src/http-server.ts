@@ -31,8 +31,11 @@ export interface ConsoleServerOptions {
   gate: LoginGate;
   live: LiveStreams;
   admin: AdminClient;
-  /** Who the console runs as, shown on the UI's header. */
-  about: { version: string };
+  /**
+   * Who the console runs as: its version for the UI's header, its extension id so the Extensions
+   * page knows which microapp row is the console itself.
+   */
+  about: { version: string; id: string };
 }
 
 export interface ConsoleServer {
@@ -105,7 +108,12 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   }
 
   function sessionInfo(session: Session) {
-    return { csrf: session.csrf, operator: options.gate.operatorHash, version: options.about.version };
+    return {
+      csrf: session.csrf,
+      operator: options.gate.operatorHash,
+      version: options.about.version,
+      id: options.about.id,
+    };
   }
 
   await new Promise<void>((resolve, reject) => {

@@ -13,6 +13,12 @@ import { LoginGate, loadLoginToken } from "./login.js";
 import { type Settings, SettingsSchema } from "./settings.js";
 
 const VERSION = "0.1.0";
+/**
+ * How long a stopping console lets the answers already being written finish (its own restart's
+ * answer among them) before it cuts the connections left; well inside the 5 s the daemon gives
+ * `shutdown`.
+ */
+const CLOSE_GRACE_MS = 2_000;
 const UI_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "ui");
 
 const live = new LiveStreams();
@@ -23,7 +29,7 @@ const app: Microapp<Settings> = new Microapp<Settings>({
   id: "console",
   version: VERSION,
   config: SettingsSchema,
-  onInitialize: async ({ stateDir, config }) => {
+  onInitialize: async ({ extensionId, stateDir, config }) => {
     const gate = new LoginGate(loadLoginToken(stateDir));
     app.admin.setOperatorTokenHash(() => gate.operatorHash);
     running = await startConsoleServer({
@@ -32,7 +38,7 @@ const app: Microapp<Settings> = new Microapp<Settings>({
       gate,
       live,
       admin: app.admin,
-      about: { version: VERSION },
+      about: { version: VERSION, id: extensionId },
     });
     removeEndpoint = writeEndpoint(stateDir, running.url);
     // The URL only: the login token is in the state directory, printed by `nexo console url`.
@@ -41,8 +47,15 @@ const app: Microapp<Settings> = new Microapp<Settings>({
   onShutdown: async () => {
     removeEndpoint?.();
     live.close();
-    running?.server.closeAllConnections();
-    await new Promise((resolve) => running?.server.close(resolve) ?? resolve(undefined));
+    const server = running?.server;
+    if (server === undefined) return;
+    // Idle connections go now; a response still being written (the answer to the button that
+    // restarted this console) gets CLOSE_GRACE_MS to finish before the rest are cut.
+    const closed = new Promise((resolve) => server.close(resolve));
+    server.closeIdleConnections();
+    const grace = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+    await closed;
+    clearTimeout(grace);
   },
 });
 

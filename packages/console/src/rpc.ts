@@ -25,6 +25,7 @@ export const BROWSER_METHODS: ReadonlySet<string> = new Set<AdminMethod>([
   "plugins/doctor",
   "plugins/restart",
   "microapps/list",
+  "microapps/restart",
   "llm_providers/list",
   "llm_providers/upsert",
   "llm_providers/delete",

@@ -21,6 +21,8 @@ const REPO = fileURLToPath(new URL("../../../", import.meta.url));
 const CONSOLE = join(REPO, "packages/console/main.mjs");
 const NEXO = join(REPO, "packages/nexo/bin/nexo.js");
 const LOOPBACK = join(REPO, "examples/plugins/loopback-channel");
+/** A second microapp beside the console, for the Extensions page's restart button. */
+const AGENT_CREATOR = join(REPO, "examples/microapps/agent-creator/main.mjs");
 const CHROMIUM = "/usr/bin/chromium";
 /** A real stdio MCP server (the daemon's MCP tests' fixture), run through tsx. */
 const MCP_ECHO = join(REPO, "packages/nexo/test/fixtures/mcp-echo-server.ts");
@@ -78,6 +80,22 @@ function consoleState(): string {
   return join(daemon.stateDir, "extensions", "console", "state");
 }
 
+/** The console's URL as its current process wrote it (a new port after a restart: `port: 0`). */
+function consoleUrl(): string {
+  return microapp.ConsoleEndpointSchema.parse(
+    JSON.parse(readFileSync(join(consoleState(), microapp.CONSOLE_ENDPOINT_FILE), "utf8")),
+  ).url;
+}
+
+/** Resolves once `done()` holds, checking as the daemon's log grows (every 25 ms, up to TIMEOUT). */
+async function until(what: string, done: () => boolean): Promise<void> {
+  const deadline = Date.now() + TIMEOUT;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
 /** The loopback channel's listener, as its plugin wrote it (the port changes on a restart). */
 function loopbackUrl(): string {
   const endpoint = JSON.parse(
@@ -130,6 +148,7 @@ describe("the operator console", { timeout: 600_000 }, () => {
     daemon = await startTestDaemon({
       microapps: {
         console: { path: CONSOLE, grants: GRANTS, config: { port: 0 } },
+        "agent-creator": { path: AGENT_CREATOR, grants: ["agents_crud"] },
       },
       env: {
         // A restarted plugin gets the time a loaded machine needs to answer initialize.
@@ -151,10 +170,7 @@ describe("the operator console", { timeout: 600_000 }, () => {
         ].join("\n"),
       },
     });
-    const endpoint = microapp.ConsoleEndpointSchema.parse(
-      JSON.parse(readFileSync(join(consoleState(), microapp.CONSOLE_ENDPOINT_FILE), "utf8")),
-    );
-    base = endpoint.url;
+    base = consoleUrl();
     await mockLlm.start();
     token = readFileSync(join(consoleState(), microapp.CONSOLE_TOKEN_FILE), "utf8").trim();
     shots = mkdtempSync(join(tmpdir(), "nexo-console-shots-"));
@@ -465,10 +481,10 @@ describe("the operator console", { timeout: 600_000 }, () => {
     };
     await api("processing/pause", { scope, reason: "lag test" });
     for (const n of [1, 2, 3, 4]) await say("dave", `dave burst ${n}`);
-    const held = async () =>
-      ((await api("processing/state", { scope })) as { state: { pending_count?: number } }).state
-        .pending_count ?? 0;
-    for (let i = 0; i < 300 && (await held()) < 4; i++) await new Promise((r) => setTimeout(r, 100));
+    // The daemon logs each message it holds for the paused conversation: resume once all four are.
+    const held = () =>
+      daemon.log().filter((l) => String(l.msg).startsWith("message held") && l.contact === "dave").length;
+    await until("dave's four messages held", () => held() >= 4);
     await api("processing/resume", { scope });
     for (const n of [1, 2, 3, 4]) await events.getByText(`dave burst ${n}`).waitFor();
     assert.ok(
@@ -490,12 +506,25 @@ describe("the operator console", { timeout: 600_000 }, () => {
       .getByTestId("extensions-note")
       .getByText(/loopback restarted: running, pid \d+/)
       .waitFor();
-    // Microapps (microapps/list): both consoles, with pid, restarts and capabilities.
+    // Microapps (microapps/list): the console and agent-creator, with pid, restarts and capabilities.
     const console_ = page.locator("tr[data-microapp=console]");
     await console_.getByText("running").waitFor();
     assert.match(await console_.innerText(), /\b\d{2,}\b/, "its pid");
     await console_.getByText(`${GRANTS.length} granted`).waitFor();
-    await page.getByText("the admin RPC has no restart method for microapps").waitFor();
+    await console_.getByText("this console").waitFor();
+    // Another microapp's restart button (microapps/restart): a new process, shown in the row.
+    const creator = page.locator("tr[data-microapp=agent-creator]");
+    await creator.getByText("running").waitFor();
+    const before = daemon.microapp("agent-creator")!;
+    await creator.getByRole("button", { name: "Restart" }).click();
+    const note = page.getByTestId("extensions-note");
+    await note
+      .getByText(new RegExp(`agent-creator restarted: running, pid \\d+; it was pid ${before.pid}`))
+      .waitFor();
+    const after = await daemon.waitForMicroapp("agent-creator", { after: before.incarnation });
+    assert.notEqual(after.pid, before.pid);
+    assert.match(await note.innerText(), new RegExp(`pid ${after.pid}`));
+    await creator.getByText(String(after.pid), { exact: true }).waitFor();
     await shot("extensions");
   });
 
@@ -549,6 +578,7 @@ describe("the operator console", { timeout: 600_000 }, () => {
       "nexo/admin/escalations/resolve",
       "nexo/admin/plugins/restart",
       "nexo/admin/microapps/list",
+      "nexo/admin/microapps/restart",
       "nexo/admin/llm_providers/upsert",
       "nexo/admin/llm/complete",
       "nexo/admin/mcp/upsert",
@@ -571,5 +601,33 @@ describe("the operator console", { timeout: 600_000 }, () => {
     assert.ok(failed.entries.some((e) => e.method === "nexo/admin/agents/upsert"));
     const ok = await daemon.auditTail({ microappId: "console", method: "nexo/admin/processing/resume" });
     assert.equal(ok.entries[0]?.result, "ok");
+  });
+
+  test("the console restarts itself: asked first, answered before it goes, back on a new process for a new login", async () => {
+    const before = daemon.microapp("console")!;
+    await go("/extensions");
+    const row = page.locator("tr[data-microapp=console]");
+    await row.getByRole("button", { name: "Restart" }).click();
+    await row.getByTestId("restart-self").getByRole("button", { name: "Restart the console" }).click();
+    // The daemon answered before it stopped the console: the page shows the answer.
+    await page
+      .getByTestId("extensions-note")
+      .getByText(`The console is restarting (it ran as pid ${before.pid})`, { exact: false })
+      .waitFor();
+    const after = await daemon.waitForMicroapp("console", { after: before.incarnation });
+    assert.notEqual(after.pid, before.pid);
+    // Its endpoint file was written before it answered initialize, so before "microapp ready".
+    // Sessions lived in the old process: the new one is logged in to again, with the same token.
+    base = consoleUrl();
+    assert.equal(readFileSync(join(consoleState(), microapp.CONSOLE_TOKEN_FILE), "utf8").trim(), token);
+    await page.goto(`${base}#token=${encodeURIComponent(token)}`);
+    await page.getByRole("heading", { name: "Agents" }).waitFor();
+    await go("/extensions");
+    await page.locator("tr[data-microapp=console]").getByText(String(after.pid), { exact: true }).waitFor();
+    const rows = await daemon.auditTail({ microappId: "console", method: "nexo/admin/microapps/restart" });
+    assert.ok(
+      rows.entries.length >= 2 && rows.entries.every((e) => e.result === "ok"),
+      "both restarts (agent-creator's, the console's own) audited ok",
+    );
   });
 });

@@ -10,6 +10,8 @@ export interface SessionInfo {
   /** The operator's public id (the login token's hash), stamped on takeovers and resolutions. */
   operator: string;
   version: string;
+  /** The console's own extension id (its row on the Extensions page). */
+  id: string;
 }
 
 /** undefined while the page asks whether a session exists; null when logged out. */

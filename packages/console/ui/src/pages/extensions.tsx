@@ -1,12 +1,13 @@
 /**
  * Extension health: every plugin the daemon runs — state, pid, restarts, last error, stderr tail —
  * with a restart button (plugins/doctor and plugins/restart), and every microapp — state, pid,
- * restarts, last error, declared and granted capabilities (microapps/list, a nexo addition).
- * Microapps have no restart button: the admin RPC has no method for it (a microapp restarts when
- * its extensions.yaml entry changes and the daemon reloads, or by the host after a crash).
+ * restarts, last error, declared and granted capabilities — with a restart button too
+ * (microapps/list and microapps/restart, nexo additions). Restarting the console itself ends every
+ * browser session, this page's included: its button asks first, and the page then says how to
+ * come back (the daemon answers before it restarts the console, so the answer always arrives).
  */
 import { useState } from "preact/hooks";
-import { rpc } from "../api.js";
+import { rpc, session } from "../api.js";
 import { ActionButton, Empty, ErrorNote, time, useLoad } from "../components.js";
 
 interface PluginHealth {
@@ -104,20 +105,40 @@ export function ExtensionsPage() {
           </tbody>
         </table>
       )}
-      <Microapps />
+      <Microapps report={setNote} />
     </section>
   );
 }
 
-function Microapps() {
+function Microapps({ report }: { report: (note: string) => void }) {
   const list = useLoad(() => rpc("microapps/list"), []);
   const microapps = list.data?.microapps ?? [];
+  const self = session.value?.id;
+  const [confirming, setConfirming] = useState(false);
+  const restart = async (id: string) => {
+    const result = await rpc("microapps/restart", { microapp_id: id });
+    if (result.deferred) {
+      report(
+        `The console is restarting (it ran as pid ${result.previous_pid ?? "?"}): this page has lost its ` +
+          "connection and every browser session has ended. Open the login URL again — `nexo console url` " +
+          "prints it (the port is new unless the console's `port` is set).",
+      );
+      setConfirming(false);
+      return;
+    }
+    report(
+      `${result.microapp_id} restarted: ${result.state}${result.new_pid ? `, pid ${result.new_pid}` : ""}` +
+        `${result.error ? ` (${result.error.message})` : ""}` +
+        `${result.previous_pid ? `; it was pid ${result.previous_pid}` : ""}`,
+    );
+    list.reload();
+  };
   return (
     <>
       <h2>Microapps</h2>
       <p class="note">
-        A microapp restarts when its <code>extensions.yaml</code> entry changes and the daemon reloads, or by
-        itself after a crash: the admin RPC has no restart method for microapps.{" "}
+        Restart stops a microapp's process and starts a new one with its <code>extensions.yaml</code> entry as
+        it is (a failed one gets a fresh start; a refused one needs its grant changed there).{" "}
         <button type="button" onClick={list.reload}>
           Refresh
         </button>
@@ -135,17 +156,20 @@ function Microapps() {
               <th>restarts</th>
               <th>capabilities</th>
               <th>last error</th>
+              <th />
             </tr>
           </thead>
           <tbody>
             {microapps.map((app) => {
               const { declared, granted } = app.capabilities;
               const missing = declared.optional.filter((name) => !granted.includes(name));
+              const itself = app.id === self;
               return (
                 <tr key={app.id} data-microapp={app.id}>
                   <td>
                     {app.id}
                     {app.version ? <small> {app.version}</small> : null}
+                    {itself ? <small> · this console</small> : null}
                   </td>
                   <td class={`state ${app.state}`}>{app.state}</td>
                   <td>{app.pid ?? ""}</td>
@@ -169,6 +193,27 @@ function Microapps() {
                         <pre>{app.stderr_tail.join("\n")}</pre>
                       </details>
                     ) : null}
+                  </td>
+                  <td>
+                    {!itself ? (
+                      <ActionButton label="Restart" action={() => restart(app.id)} />
+                    ) : confirming ? (
+                      <span data-testid="restart-self">
+                        <small>Every browser session ends, this one included. </small>
+                        <ActionButton
+                          label="Restart the console"
+                          kind="danger"
+                          action={() => restart(app.id)}
+                        />{" "}
+                        <button type="button" onClick={() => setConfirming(false)}>
+                          Cancel
+                        </button>
+                      </span>
+                    ) : (
+                      <button type="button" onClick={() => setConfirming(true)}>
+                        Restart
+                      </button>
+                    )}
                   </td>
                 </tr>
               );

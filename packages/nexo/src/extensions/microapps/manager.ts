@@ -118,8 +118,8 @@ export class MicroappManager {
   /**
    * Restarts one microapp with its entry as it is: its process is stopped (shutdown, SIGTERM,
    * SIGKILL by 10 s) and a new one started, on a fresh restart budget — so a microapp that gave up
-   * after a crash loop gets another chance; a refused one is refused again (its grant is
-   * extensions.yaml's). Resolves with its status after the new process's first attempt, or
+   * after a crash loop gets another chance; it counts as a restart (`restarts`, the incarnation
+   * number). A refused one is refused again (its grant is extensions.yaml's). Resolves with its status after the new process's first attempt, or
    * undefined for an id extensions.yaml does not have. Never rejects for the microapp's failure:
    * that is in the status.
    */
@@ -128,12 +128,19 @@ export class MicroappManager {
       const index = this.slots.findIndex((slot) => slot.definition.id === id);
       const slot = this.slots[index];
       if (slot === undefined) return undefined;
+      const host = slot.host;
+      if (host === undefined) {
+        // Refused or not hostable: its checks run again, as at boot.
+        const fresh = this.slotFor(slot.definition);
+        this.slots[index] = fresh;
+        await this.startSlot(fresh);
+        return this.statusOf(fresh);
+      }
+      // The same host: its process line goes on (incarnations, restarts), the start forgets the
+      // crash history. Unwired and wired again, so a host that gave up is served again too.
       await this.stopSlot(slot, reason);
-      if (this.stopping) return this.statusOf(slot);
-      const fresh = this.slotFor(slot.definition);
-      this.slots[index] = fresh;
-      await this.startSlot(fresh);
-      return this.statusOf(fresh);
+      if (!this.stopping) await this.launch(slot, host);
+      return this.statusOf(slot);
     });
   }
 
@@ -313,13 +320,21 @@ export class MicroappManager {
       return;
     }
     slot.host = host;
-    const serve = options.serve;
+    await this.launch(slot, host);
+  }
+
+  /**
+   * Serves the microapp's requests and offers its tools and hooks — wired before the start so the
+   * very first incarnation's are offered, and again (by the registrations themselves) on every
+   * restart — then starts it, waiting for its first attempt only.
+   */
+  private async launch(slot: Slot, host: MicroappHost): Promise<void> {
+    const id = slot.definition.id;
+    const serve = this.options.serve;
     if (serve !== undefined) {
-      const identity: MicroappIdentity = { id, granted: report.granted };
+      const identity: MicroappIdentity = { id, granted: slot.report.granted };
       slot.removers.push(host.attach((peer) => serve(identity, peer)));
     }
-    // Wired before the first start so the very first incarnation's tools and hooks are offered,
-    // and again (by the registrations themselves) on every restart.
     this.wire(slot, host);
     try {
       await host.start();

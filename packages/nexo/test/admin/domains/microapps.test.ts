@@ -104,6 +104,7 @@ describe("admin microapps/list and microapps/restart", () => {
     assert.equal(result.previous_pid, before);
     assert.ok(result.new_pid !== undefined && result.new_pid !== before, JSON.stringify(result));
     assert.equal(rig.manager.host("viewer")!.status().pid, result.new_pid);
+    assert.equal(rig.manager.host("viewer")!.status().restarts, 1, "counted as a restart");
     assert.throws(() => process.kill(before, 0), "the old process is gone");
     // The new process is served by the frame like the old one.
     const tail = await rig.call("viewer", "nexo/admin/microapp_audit/tail", { limit: 1 });
