@@ -41,9 +41,12 @@ export async function claudeBinary(): Promise<{ path: string } | { skip: string 
       { timeout: 600_000 },
     );
   } catch (error) {
-    return {
-      skip: `npm install @anthropic-ai/claude-code@${CLAUDE_CODE_VERSION} failed: ${(error as Error).message.split("\n")[0]}`,
-    };
+    // npm's own reason (offline, 404, …) is on stderr; the error's message only repeats the command.
+    const stderr = String((error as { stderr?: unknown }).stderr ?? "");
+    const reason =
+      stderr.split("\n").find((line) => /^npm (error|ERR!) /.test(line) && !/complete log/.test(line)) ??
+      (error as Error).message.split("\n")[0];
+    return { skip: `npm install @anthropic-ai/claude-code@${CLAUDE_CODE_VERSION} failed: ${reason}` };
   }
   const installed = findBinary(cache);
   return installed
