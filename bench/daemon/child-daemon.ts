@@ -24,6 +24,14 @@ const STOP_TIMEOUT_MS = 15_000;
 /** pino's numeric levels: 40 is warn. */
 const WARN = 40;
 
+/**
+ * BENCH_DAEMON_NODE_ARGS: extra node flags for the daemon process, split on spaces — for profiling
+ * it under the benchmark's load, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+ */
+function nodeArgs(): string[] {
+  return (process.env.BENCH_DAEMON_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "");
+}
+
 export type BrokerChoice = { type: "local" } | { type: "nats"; url: string };
 
 export interface ChildDaemonOptions {
@@ -133,7 +141,7 @@ export class ChildDaemon {
     const dir = mkdtempSync(join(tmpdir(), `nexo-bench-daemon-${options.label}-`));
     mkdirSync(join(dir, "state"), { mode: 0o700 });
     for (const [name, text] of Object.entries(configFiles(options))) writeFileSync(join(dir, name), text);
-    const child = spawn(process.execPath, [NEXO, "start", "--config", dir], {
+    const child = spawn(process.execPath, [...nodeArgs(), NEXO, "start", "--config", dir], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, LANG: process.env.LANG, NEXO_LOG: "info" },
       stdio: ["ignore", "ignore", "pipe"],
     });

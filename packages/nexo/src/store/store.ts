@@ -118,6 +118,12 @@ export class Store {
   }
 
   close(): void {
-    if (this.#db.open) this.#db.close();
+    if (!this.#db.open) return;
+    try {
+      // What the inbox staged for this tick's group commit is written, not dropped.
+      this.inbox.flush();
+    } finally {
+      this.#db.close();
+    }
   }
 }

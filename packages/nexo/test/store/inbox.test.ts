@@ -3,6 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import Database from "better-sqlite3";
 import { InboxFullError, type InboxMessage, Store } from "../../src/store/index.js";
 
 const freshPath = () => join(mkdtempSync(join(tmpdir(), "nexo-inbox-")), "nexo.db");
@@ -100,6 +101,59 @@ describe("store inbox", () => {
       "forgotten after the sweep",
     );
     assert.equal(store.inbox.undone().length, 2, "waiting messages are never swept");
+    store.close();
+  });
+
+  it("staged writes of one tick are committed together, and only committed() says they are safe", async () => {
+    const path = freshPath();
+    const store = Store.open(path);
+    const other = Store.open(path);
+    const a = store.inbox.stageAccept("a", message("alice", "1"));
+    const b = store.inbox.stageAccept("b", message("bob", "2"));
+    assert.deepEqual(store.inbox.stageAccept("a", message("alice", "1")), {
+      accepted: false,
+      duplicateOf: 1,
+    });
+    assert.ok(a.accepted && b.accepted);
+    assert.equal(store.inbox.pending, 2);
+    assert.equal(other.inbox.undone().length, 0, "nothing is written before the group commit");
+    await store.inbox.committed();
+    assert.deepEqual(
+      other.inbox.undone().map((m) => m.text),
+      ["1", "2"],
+    );
+    store.inbox.stageReply(a.seq, "kept");
+    store.inbox.stageDone(b.seq);
+    await store.inbox.committed();
+    assert.equal(store.inbox.pending, 1, "the done mark counts once it is committed");
+    assert.deepEqual(
+      other.inbox.undone().map((m) => [m.text, m.reply]),
+      [["1", "kept"]],
+    );
+    other.close();
+    store.close();
+  });
+
+  it("a group commit that fails writes nothing, rejects committed() and gives the slots back", async () => {
+    const path = freshPath();
+    const store = Store.open(path, { busyTimeoutMs: 0, inbox: { maxPending: 1 } });
+    // Another connection holds the write lock: the commit meets SQLITE_BUSY at once.
+    const locker = new Database(path);
+    locker.exec("BEGIN IMMEDIATE");
+    const a = store.inbox.stageAccept("a", message("alice", "1"));
+    assert.ok(a.accepted);
+    assert.throws(() => store.inbox.stageAccept("b", message("bob", "2")), InboxFullError);
+    await assert.rejects(store.inbox.committed(), (error: Error) => error.name === "StoreError");
+    assert.equal(store.inbox.pending, 0, "the failed accept no longer holds a slot");
+    locker.exec("ROLLBACK");
+    locker.close();
+    assert.equal(store.inbox.undone().length, 0, "nothing of the failed group was written");
+    assert.equal(store.inbox.stageAccept("b", message("bob", "2")).accepted, true);
+    await store.inbox.committed();
+    assert.deepEqual(
+      store.inbox.undone().map((m) => m.text),
+      ["2"],
+    );
     store.close();
   });
 });

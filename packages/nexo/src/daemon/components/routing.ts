@@ -88,8 +88,12 @@ export function routingComponent(deps: RoutingDeps): Part<Routing> {
       inbound = deps.broker.value.subscribe(
         "plugin.inbound.>",
         (event, topic) => {
-          const outcome = router.handle(topic, event);
-          receipts?.settle(event.id, outcome);
+          if (receipts === undefined) {
+            router.handle(topic, event);
+            return;
+          }
+          // Settled once the message's inbox row is committed (the tick's group commit), never before.
+          void router.handleAcked(topic, event).then((outcome) => receipts.settle(event.id, outcome));
         },
         { name: "router" },
       );

@@ -5,8 +5,10 @@
  * unbound, malformed, duplicate and over-capacity messages are counted and logged.
  *
  * Durable inbox (issue 10.19): with an `inbox`, a routed message is written to SQLite before it is
- * queued; when its turn has ended its reply is kept in the row, and the row is marked done once the
- * channel took the reply. A failed send is retried a few times in this run, and what is still
+ * acknowledged and before its turn starts; when its turn has ended its reply is kept in the row
+ * before it is sent, and the row is marked done once the channel took the reply. The writes of one
+ * tick share one transaction (the inbox's group commit): `handleAcked` answers once the message's
+ * row is committed, and a turn waits for that commit before it starts. A failed send is retried a few times in this run, and what is still
  * unsent is sent again by `replay` at the next start, which also queues what an earlier run left
  * undone, in arrival order. A message whose dedup key the inbox already holds is a duplicate and
  * does not run a second turn.
@@ -99,7 +101,7 @@ export interface RouterOptions {
    * The durable inbox. Without it (unit tests of routing alone) messages live only in memory
    * between arrival and their turn.
    */
-  inbox?: Pick<InboxRepository, "accept" | "answered" | "done" | "undone">;
+  inbox?: Pick<InboxRepository, "stageAccept" | "stageReply" | "stageDone" | "committed" | "undone">;
   /**
    * With an inbox: the waits before each new attempt to send a reply the channel refused (default
    * 1 s, 4 s, 15 s, 60 s). After the last one the reply stays in the inbox for the next start.
@@ -119,6 +121,8 @@ interface Work {
   inbound: InboundMessage;
   /** The message's row in the durable inbox, when there is one. */
   inboxSeq?: number;
+  /** The group commit that writes the row: the turn starts after it. */
+  committed?: Promise<void>;
   /** Queued by `replay`: an earlier run may have begun its turn. */
   replayed?: boolean;
   /** Queued by `replay`: the earlier run's turn ended with this reply, which never reached the channel. */
@@ -153,6 +157,8 @@ export class Router {
   /** Retried replies being sent right now: a drain waits for them. */
   private readonly replySends = new Set<Promise<void>>();
   private draining = false;
+  /** The last group commit whose failure to mark messages done is logged (once per commit). */
+  private watchedCommit: Promise<void> | undefined;
   private readonly counters: RouterStats = {
     routed: 0,
     unbound: 0,
@@ -179,10 +185,32 @@ export class Router {
   }
 
   /**
-   * Entry point for every `plugin.inbound.>` event. Never throws; says what became of the message
-   * (an acknowledged publish answers the plugin with it, channels/inbound-receipts.ts).
+   * Entry point for every `plugin.inbound.>` event. Never throws; says what became of the message.
+   * A durable "queued" is the inbox row staged for this tick's group commit: an acknowledged
+   * publish answers the plugin through `handleAcked`, which waits for that commit
+   * (channels/inbound-receipts.ts).
    */
   handle(topic: string, event: BrokerEvent): InboundOutcome {
+    return this.route(topic, event).outcome;
+  }
+
+  /**
+   * `handle`, answered once the message is safe: a durable "queued" only after its inbox row is
+   * committed (the tick's group commit), "queued, not durable" when that commit failed (the
+   * message then runs from memory). What an acknowledged publish tells the channel plugin.
+   */
+  async handleAcked(topic: string, event: BrokerEvent): Promise<InboundOutcome> {
+    const { outcome, committed } = this.route(topic, event);
+    if (committed === undefined) return outcome;
+    try {
+      await committed;
+      return outcome;
+    } catch {
+      return { status: "queued", durable: false };
+    }
+  }
+
+  private route(topic: string, event: BrokerEvent): { outcome: InboundOutcome; committed?: Promise<void> } {
     let inbound: InboundMessage;
     try {
       inbound = parseInboundEvent(topic, event);
@@ -190,11 +218,13 @@ export class Router {
       if (!(error instanceof InboundMessageError)) throw error;
       this.counters.malformed++;
       this.options.logger.warn({ topic, err: error.message }, "inbound message dropped: malformed");
-      return { status: "refused", reason: "invalid_message", detail: error.message };
+      return { outcome: { status: "refused", reason: "invalid_message", detail: error.message } };
     }
     const key = this.keyOf(inbound, topic);
     if (key === undefined) {
-      return { status: "refused", reason: "not_routed", detail: `no agent is bound to ${topic}` };
+      return {
+        outcome: { status: "refused", reason: "not_routed", detail: `no agent is bound to ${topic}` },
+      };
     }
     const queue = this.queueFor(key);
     if (queue.full) {
@@ -204,26 +234,30 @@ export class Router {
         "inbound message refused: the session's queue is full",
       );
       return {
-        status: "refused",
-        reason: "queue_full",
-        detail: `this conversation already has ${queue.depth} messages waiting`,
+        outcome: {
+          status: "refused",
+          reason: "queue_full",
+          detail: `this conversation already has ${queue.depth} messages waiting`,
+        },
       };
     }
     const work: Work = { key, inbound };
-    let durable = false;
     if (this.options.inbox) {
       const inboxSeq = this.persist(inbound, key);
-      if (typeof inboxSeq === "object") return inboxSeq;
+      if (typeof inboxSeq === "object") return { outcome: inboxSeq };
       if (inboxSeq !== "not_persisted") {
         work.inboxSeq = inboxSeq;
+        work.committed = this.options.inbox.committed();
         this.inboxLive.add(inboxSeq);
-        durable = true;
       }
     }
     queue.enqueue(work);
     this.counters.routed++;
     this.options.onRouted?.(key.agentId);
-    return { status: "queued", durable };
+    return {
+      outcome: { status: "queued", durable: work.inboxSeq !== undefined },
+      ...(work.committed === undefined ? {} : { committed: work.committed }),
+    };
   }
 
   /**
@@ -242,7 +276,7 @@ export class Router {
       const key = this.keyOf(message, "(inbox replay)");
       if (key === undefined) {
         // Nobody is bound to its channel any more: nothing could answer it, now or later.
-        inbox.done(seq);
+        this.markDone(seq);
         continue;
       }
       this.inboxLive.add(seq);
@@ -285,7 +319,7 @@ export class Router {
     const inbox = this.options.inbox!;
     const where = { agentId: key.agentId, channel: key.channel, contact: key.contact };
     try {
-      const result = inbox.accept(inboundDedupKey(inbound), inbound);
+      const result = inbox.stageAccept(inboundDedupKey(inbound), inbound);
       if (result.accepted) return result.seq;
       this.counters.duplicates++;
       this.options.logger.info(
@@ -320,16 +354,21 @@ export class Router {
     inboxSeq: number | undefined,
     agentId: string,
   ): Promise<void> {
-    const kept = this.keepReply(inboxSeq, text);
+    const kept = await this.keepReply(inboxSeq, text);
     await this.deliver({ target, text, inboxSeq: kept ? inboxSeq : undefined, agentId }, 0);
     if (!kept) this.markDone(inboxSeq);
   }
 
-  /** Keeps a turn's reply with its message until the channel took it; false when that failed. */
-  private keepReply(inboxSeq: number | undefined, reply: string): boolean {
-    if (inboxSeq === undefined) return false;
+  /**
+   * Keeps a turn's reply with its message until the channel took it: resolves once it is committed
+   * (the replies of turns that end in the same tick share the commit); false when that failed.
+   */
+  private async keepReply(inboxSeq: number | undefined, reply: string): Promise<boolean> {
+    const inbox = this.options.inbox;
+    if (inboxSeq === undefined || inbox === undefined) return false;
     try {
-      this.options.inbox?.answered(inboxSeq, reply);
+      inbox.stageReply(inboxSeq, reply);
+      await inbox.committed();
       return true;
     } catch (error) {
       this.options.logger.error(
@@ -340,17 +379,28 @@ export class Router {
     }
   }
 
+  /**
+   * Marks a message done with the tick's group commit; nothing waits for it (a kill before the
+   * commit only means the reply is sent once more at the next start).
+   */
   private markDone(inboxSeq: number | undefined): void {
-    if (inboxSeq === undefined) return;
+    const inbox = this.options.inbox;
+    if (inboxSeq === undefined || inbox === undefined) return;
     try {
-      this.options.inbox?.done(inboxSeq);
+      inbox.stageDone(inboxSeq);
     } catch (error) {
-      // The turn is over either way; a row left undone is replayed once more at the next start.
-      this.options.logger.error(
-        { inboxSeq, err: (error as Error).message },
-        "inbox: marking a message done failed",
-      );
+      this.logDoneFailure(error);
+      return;
     }
+    const commit = inbox.committed();
+    if (commit === this.watchedCommit) return;
+    this.watchedCommit = commit;
+    commit.catch((error: unknown) => this.logDoneFailure(error));
+  }
+
+  private logDoneFailure(error: unknown): void {
+    // The turn is over either way; a row left undone is replayed once more at the next start.
+    this.options.logger.error({ err: (error as Error).message }, "inbox: marking messages done failed");
   }
 
   /** How far an earlier run got with a replayed message (by its channel message id, when it has one). */
@@ -413,6 +463,8 @@ export class Router {
       this.controller.abort(new Error("daemon shutting down"));
       await all;
     }
+    // The last done marks are staged: committed before the store may close (a failure is logged).
+    await this.options.inbox?.committed().catch(() => {});
   }
 
   private queueFor(key: SessionKey): SessionQueue<Work> {
@@ -437,9 +489,28 @@ export class Router {
 
   private async run(work: Work): Promise<void> {
     try {
+      if (work.committed !== undefined) await this.rowWritten(work);
       await this.runTurn(work);
     } finally {
       if (work.inboxSeq !== undefined) this.inboxLive.delete(work.inboxSeq);
+    }
+  }
+
+  /**
+   * Waits for the group commit of the message's inbox row: a turn that stored its transcript
+   * before the row existed could, after a kill, run again for the channel's redelivery. When the
+   * commit failed, the message runs from memory, as it would without an inbox.
+   */
+  private async rowWritten(work: Work): Promise<void> {
+    try {
+      await work.committed;
+    } catch (error) {
+      this.options.logger.error(
+        { agentId: work.key.agentId, channel: work.key.channel, err: (error as Error).message },
+        "inbox: the message could not be written; it runs from memory only",
+      );
+      if (work.inboxSeq !== undefined) this.inboxLive.delete(work.inboxSeq);
+      work.inboxSeq = undefined;
     }
   }
 
