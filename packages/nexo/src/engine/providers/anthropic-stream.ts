@@ -8,12 +8,14 @@
  * counts) and `message_delta` (cumulative output), so it is emitted once, complete, just before
  * `stop`. A stream that ends without `message_stop` was cut off.
  */
+import type Anthropic from "@anthropic-ai/sdk";
 import type {
   StopReason as AnthropicStopReason,
   RawMessageStreamEvent,
 } from "@anthropic-ai/sdk/resources/messages";
 import { LlmConnectionError } from "@nexo/wire";
 import type { ProviderEvent, StopReason, Usage } from "../types.js";
+import type { SseMessage } from "./sse.js";
 import { parseToolArguments } from "./tool-arguments.js";
 
 /** Blocks and deltas read field by field, so kinds this SDK version does not know are skipped, not rejected. */
@@ -36,6 +38,36 @@ export function mapAnthropicStopReason(reason: AnthropicStopReason | null | unde
     default:
       return "other";
   }
+}
+
+/** The SDK's APIError class (the SDK itself is loaded only when a provider first sends). */
+type AnthropicApiError = typeof Anthropic.APIError;
+
+/**
+ * One SSE message of a Messages stream → its event, as the SDK's stream helper reads it: `ping`
+ * and nameless messages carry nothing, `event: error` is the vendor's error sent mid-stream.
+ */
+export function anthropicStreamEvent(
+  message: SseMessage,
+  headers: Headers,
+  APIError: AnthropicApiError,
+): RawMessageStreamEvent | undefined {
+  if (message.event === null || message.event === "ping") return undefined;
+  if (message.event === "error") {
+    let body: object = new String(message.data);
+    try {
+      const parsed: unknown = JSON.parse(message.data);
+      if (parsed !== null && typeof parsed === "object") body = parsed;
+    } catch {
+      // Not JSON: the raw text is the error's body.
+    }
+    const type = (body as { error?: { type?: unknown } }).error?.type;
+    const errorType =
+      typeof type === "string" ? (type as ConstructorParameters<AnthropicApiError>[4]) : undefined;
+    throw new APIError(undefined, body, undefined, headers, errorType);
+  }
+  if (message.data === "") return undefined;
+  return JSON.parse(message.data) as RawMessageStreamEvent;
 }
 
 export class AnthropicStreamDecoder {

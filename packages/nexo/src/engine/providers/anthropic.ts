@@ -6,7 +6,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { ChatRequest, LlmProvider, ProviderEvent } from "../types.js";
 import { toAnthropicParams } from "./anthropic-request.js";
-import { AnthropicStreamDecoder } from "./anthropic-stream.js";
+import { AnthropicStreamDecoder, anthropicStreamEvent } from "./anthropic-stream.js";
 import { runAttempt } from "./attempt.js";
 import { DEFAULT_TIMEOUT_MS } from "./attempt-guard.js";
 import { contextWindow } from "./context-windows.js";
@@ -84,6 +84,12 @@ export class AnthropicProvider implements LlmProvider {
     return this.client;
   }
 
+  /** The SDK, once getClient() has loaded it (a response exists only after that). */
+  private loadedSdk(): typeof import("@anthropic-ai/sdk").default {
+    if (!this.sdk) throw new Error("the Anthropic SDK is used before it was loaded");
+    return this.sdk.default;
+  }
+
   contextWindow(model: string): number | undefined {
     return this.options.contextWindow ?? contextWindow(model || this.options.defaultModel || "");
   }
@@ -107,8 +113,13 @@ export class AnthropicProvider implements LlmProvider {
       idleTimeoutMs: this.options.idleTimeoutMs,
       clock: this.clock,
       sdkErrors: () => (this.sdk ? [this.sdk.default] : []),
+      // The SDK sends the request and throws for an HTTP failure; the body is read by runAttempt.
       open: (client, model, signal) =>
-        client.messages.create(toAnthropicParams(request, model, { promptCaching }), { signal }),
+        client.messages.create(toAnthropicParams(request, model, { promptCaching }), { signal }).asResponse(),
+      messages: (headers) => {
+        const { APIError } = this.loadedSdk();
+        return (message) => anthropicStreamEvent(message, headers, APIError);
+      },
       decoder: () => new AnthropicStreamDecoder(this.id, this.baseUrl),
     });
   }

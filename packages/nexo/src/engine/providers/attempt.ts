@@ -1,14 +1,18 @@
 /**
  * One attempt of an SDK-backed provider, the part Anthropic and OpenAI share: check that a key and
- * a model are configured, open the vendor stream under an AttemptGuard (the caller's signal plus an
- * idle timeout), decode every chunk into ProviderEvents, and turn whatever fails into nexo's typed
- * LLM errors. The retry policy wraps attempts (retry.ts); this file is one try.
+ * a model are configured, send the request with the vendor's SDK under an AttemptGuard (the
+ * caller's signal plus an idle timeout), read the response body's server-sent events (sse.ts),
+ * decode each into ProviderEvents, and turn whatever fails into nexo's typed LLM errors. The SDK
+ * builds, authenticates and sends the request and throws its typed errors for an HTTP failure;
+ * the body is read here, one await per network read rather than per event. The retry policy wraps
+ * attempts (retry.ts); this file is one try.
  */
-import { LlmAuthenticationError, LlmModelNotFoundError } from "@nexo/wire";
+import { LlmAuthenticationError, LlmConnectionError, LlmModelNotFoundError } from "@nexo/wire";
 import type { ChatRequest, ProviderEvent } from "../types.js";
 import { AttemptGuard, DEFAULT_IDLE_TIMEOUT_MS } from "./attempt-guard.js";
 import { type SdkErrorClasses, toLlmError } from "./errors.js";
 import type { RetryClock } from "./retry.js";
+import { type SseMessage, SseParser } from "./sse.js";
 
 /** Turns a vendor's stream chunks into ProviderEvents; `finish` checks the stream ended properly. */
 export interface StreamDecoder<Chunk> {
@@ -27,8 +31,17 @@ export interface AttemptSpec<Client, Chunk> {
   clock: RetryClock;
   /** The loaded SDK's error classes (empty before it loaded), for mapping its errors. */
   sdkErrors: () => readonly SdkErrorClasses[];
-  /** Opens the vendor stream for `model` with the attempt's signal. */
-  open(client: Client, model: string, signal: AbortSignal): Promise<AsyncIterable<Chunk>>;
+  /**
+   * Sends the streaming request for `model` with the attempt's signal and resolves with the
+   * response, its body unread; the SDK throws its APIError for an HTTP failure.
+   */
+  open(client: Client, model: string, signal: AbortSignal): Promise<Response>;
+  /**
+   * The reader of one response's events: each SSE message → the vendor's chunk, or undefined for
+   * a message that carries none (a ping, the end marker). Throws the SDK's APIError for an error
+   * the vendor sends inside the stream.
+   */
+  messages(headers: Headers): (message: SseMessage) => Chunk | undefined;
   decoder(): StreamDecoder<Chunk>;
 }
 
@@ -64,12 +77,38 @@ export async function* runAttempt<Client, Chunk>(
   });
   try {
     const client = await spec.client;
-    const stream = await spec.open(client, model, guard.signal);
+    const response = await spec.open(client, model, guard.signal);
+    const body = response.body;
+    if (!body) throw new LlmConnectionError(`${provider}: ${baseUrl} answered without a body`, { provider });
+    const toChunk = spec.messages(response.headers);
     const decoder = spec.decoder();
-    for await (const chunk of stream) {
+    const sse = new SseParser();
+    const text = new TextDecoder();
+    const events: ProviderEvent[] = [];
+    // A read's events are decoded together; an error in one of its messages (the vendor's error
+    // event, an unparsable chunk) is thrown after the events before it have been passed on.
+    let failure: { error: unknown } | undefined;
+    const take = (messages: SseMessage[]) => {
+      try {
+        for (const message of messages) {
+          const chunk = toChunk(message);
+          if (chunk !== undefined) for (const event of decoder.push(chunk)) events.push(event);
+        }
+      } catch (error) {
+        failure = { error };
+      }
+    };
+    for await (const bytes of body as unknown as AsyncIterable<Uint8Array>) {
       guard.touch();
-      yield* decoder.push(chunk);
+      take(sse.push(text.decode(bytes, { stream: true })));
+      for (const event of events) yield event;
+      events.length = 0;
+      if (failure) throw failure.error;
     }
+    take(sse.push(text.decode()));
+    for (const event of events) yield event;
+    if (failure) throw failure.error;
+    sse.end();
     guard.throwIfAborted();
     yield* decoder.finish();
   } catch (error) {

@@ -11,8 +11,10 @@
  */
 import { randomUUID } from "node:crypto";
 import { LlmConnectionError } from "@nexo/wire";
+import type OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import type { ProviderEvent, StopReason, Usage } from "../types.js";
+import type { SseMessage } from "./sse.js";
 import { parseToolArguments } from "./tool-arguments.js";
 
 interface PendingCall {
@@ -50,6 +52,33 @@ export function mapOpenAiUsage(raw: Record<string, unknown>): Partial<Usage> {
     outputTokens: num(raw.completion_tokens),
     cacheReadTokens: cached,
     cacheWriteTokens: 0,
+  };
+}
+
+/** The SDK's APIError class (the SDK itself is loaded only when a provider first sends). */
+type OpenAiApiError = typeof OpenAI.APIError;
+
+/**
+ * The reader of one Chat Completions stream's SSE messages, as the SDK's stream helper reads
+ * them: each `data:` is a chunk, `[DONE]` ends the stream (anything after it is ignored), a chunk
+ * with an `error` is the vendor's error sent mid-stream, and Assistants' `thread.*` events are
+ * not chunks.
+ */
+export function openAiChunkReader(
+  headers: Headers,
+  APIError: OpenAiApiError,
+): (message: SseMessage) => ChatCompletionChunk | undefined {
+  let done = false;
+  return (message) => {
+    if (done) return undefined;
+    if (message.data.startsWith("[DONE]")) {
+      done = true;
+      return undefined;
+    }
+    if (message.event?.startsWith("thread.")) return undefined;
+    const chunk = JSON.parse(message.data) as ChatCompletionChunk & { error?: object };
+    if (chunk?.error) throw new APIError(undefined, chunk.error, undefined, headers);
+    return chunk;
   };
 }
 

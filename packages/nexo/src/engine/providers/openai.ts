@@ -4,7 +4,7 @@ import { runAttempt } from "./attempt.js";
 import { DEFAULT_TIMEOUT_MS } from "./attempt-guard.js";
 import { contextWindow } from "./context-windows.js";
 import { type OpenAiRequestOptions, toOpenAiParams } from "./openai-request.js";
-import { OpenAiStreamDecoder } from "./openai-stream.js";
+import { OpenAiStreamDecoder, openAiChunkReader } from "./openai-stream.js";
 import {
   DEFAULT_RETRY_POLICY,
   type RetryClock,
@@ -88,6 +88,12 @@ export class OpenAiProvider implements LlmProvider {
     return this.client;
   }
 
+  /** The SDK, once getClient() has loaded it (a response exists only after that). */
+  private loadedSdk(): typeof import("openai").default {
+    if (!this.sdk) throw new Error("the OpenAI SDK is used before it was loaded");
+    return this.sdk.default;
+  }
+
   contextWindow(model: string): number | undefined {
     return this.options.contextWindow ?? contextWindow(model || this.options.defaultModel || "");
   }
@@ -116,8 +122,11 @@ export class OpenAiProvider implements LlmProvider {
       idleTimeoutMs: this.options.idleTimeoutMs,
       clock: this.clock,
       sdkErrors: () => (this.sdk ? [this.sdk.default] : []),
+      // The SDK sends the request and throws for an HTTP failure; its stream helper is not used, it
+      // copies its pending buffer once per event (sse.ts).
       open: (client, model, signal) =>
-        client.chat.completions.create(toOpenAiParams(request, model, paramOptions), { signal }),
+        client.chat.completions.create(toOpenAiParams(request, model, paramOptions), { signal }).asResponse(),
+      messages: (headers) => openAiChunkReader(headers, this.loadedSdk().APIError),
       decoder: () => new OpenAiStreamDecoder(this.id, this.baseUrl),
     });
   }

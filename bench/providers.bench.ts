@@ -1,0 +1,231 @@
+/**
+ * Provider streaming (issue 15): the OpenAI-format provider (Chat Completions SSE) against the
+ * Anthropic-format one (Messages SSE), both reading the same answer from `nexo dev mock-llm` run
+ * in its own process, so this process's CPU time is the providers' alone.
+ *   1. events per second of a 20,000-word answer (text deltas from the first to the last), with the
+ *      CPU time per event; the same stream of each format read with fetch and a line split is the
+ *      floor (the mock's OpenAI events are about twice the bytes of Anthropic's, so the floors
+ *      differ too).
+ *   2. first delta: from `stream()` to the first text delta of a 20-word answer (a long answer's
+ *      first delta would time the mock building its whole stream before it sends a byte).
+ * Goals (issue 15 table): OpenAI events/s >= 0.9 x Anthropic's; first delta <= 1.2 x Anthropic's.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { AnthropicProvider } from "../packages/nexo/src/engine/providers/anthropic.js";
+import { OpenAiProvider } from "../packages/nexo/src/engine/providers/openai.js";
+import type { LlmProvider } from "../packages/nexo/src/engine/types.js";
+import { type BenchContext, interleave, median, round } from "./lib.js";
+
+const NEXO = fileURLToPath(new URL("../packages/nexo/bin/nexo.js", import.meta.url));
+const WORDS = 20_000;
+/** First-delta samples per repetition (each a whole short request). */
+const FIRST_DELTA_SAMPLES = 15;
+
+/** `nexo dev mock-llm` in a child process; resolves with its URL and a stop function. */
+async function startMock(scriptFile: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [NEXO, "dev", "mock-llm", "--script", scriptFile], {
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { PATH: process.env.PATH, NEXO_LOG: "warn" },
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code) => reject(new Error(`mock-llm exited (${code}) before listening`)));
+    child.stdout.setEncoding("utf8").once("data", (line: string) => resolve(line.trim()));
+  });
+  child.removeAllListeners("exit");
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once("exit", () => resolve());
+      child.kill("SIGTERM");
+    });
+  return { url, stop };
+}
+
+export default async function providers(ctx: BenchContext): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "nexo-bench-providers-"));
+  const long = Array.from({ length: WORDS }, (_, i) => `word${i % 97}`).join(" ");
+  const short = Array.from({ length: 20 }, (_, i) => `word${i}`).join(" ");
+  // Entries match the prompt; the script is rewound before each request so they serve forever.
+  const scriptFile = join(dir, "script.json");
+  writeFileSync(
+    scriptFile,
+    JSON.stringify([
+      { match: "long", text: long },
+      { match: "short", text: short },
+    ]),
+  );
+  const mock = await startMock(scriptFile);
+  try {
+    const rewind = async () => {
+      const res = await fetch(`${mock.url}/__reset`, { method: "POST" });
+      await res.arrayBuffer();
+    };
+    const anthropic = new AnthropicProvider({ apiKey: "bench", baseUrl: mock.url, defaultModel: "bench" });
+    const openai = new OpenAiProvider({ apiKey: "bench", baseUrl: mock.url, defaultModel: "bench" });
+    const signal = new AbortController().signal;
+    const ask = (provider: LlmProvider, prompt: string) =>
+      provider.stream({
+        model: "bench",
+        messages: [{ role: "user", content: [{ type: "text", text: prompt }] }],
+        tools: [],
+        maxTokens: 16,
+        signal,
+      });
+
+    const cpuPerEvent = { anthropic: [] as number[], openai: [] as number[] };
+    /** Text deltas per second from the first to the last, and this process's CPU per delta. */
+    const longAnswer = async (provider: LlmProvider, cpuInto: number[]): Promise<number> => {
+      await rewind();
+      const cpu0 = process.cpuUsage();
+      let first = 0;
+      let last = 0;
+      let deltas = 0;
+      for await (const event of ask(provider, "long")) {
+        if (event.type !== "text_delta") continue;
+        last = performance.now();
+        if (deltas++ === 0) first = last;
+      }
+      const cpu = process.cpuUsage(cpu0);
+      if (deltas < 1000) throw new Error(`only ${deltas} deltas`);
+      cpuInto.push((cpu.user + cpu.system) / deltas);
+      return (deltas - 1) / ((last - first) / 1000);
+    };
+    /** Median milliseconds from stream() to the first text delta of a short answer. */
+    const firstDelta = async (provider: LlmProvider): Promise<number> => {
+      const times: number[] = [];
+      for (let i = 0; i < FIRST_DELTA_SAMPLES; i++) {
+        await rewind();
+        const t0 = performance.now();
+        let at = 0;
+        for await (const event of ask(provider, "short")) {
+          if (event.type === "text_delta" && at === 0) at = performance.now() - t0;
+        }
+        times.push(at);
+      }
+      return median(times);
+    };
+    /** The floor: the same stream read with fetch, one JSON.parse per `data:` line with text. */
+    const direct = async (format: "anthropic" | "openai"): Promise<number> => {
+      await rewind();
+      const anthropicFormat = format === "anthropic";
+      const res = await fetch(`${mock.url}/v1/${anthropicFormat ? "messages" : "chat/completions"}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": "bench", authorization: "Bearer bench" },
+        body: JSON.stringify({
+          model: "bench",
+          max_tokens: 16,
+          stream: true,
+          messages: [{ role: "user", content: "long" }],
+        }),
+      });
+      const marker = anthropicFormat ? '"text_delta"' : '"content":"';
+      const decoder = new TextDecoder();
+      let rest = "";
+      let deltas = 0;
+      let first = 0;
+      let last = 0;
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        rest += decoder.decode(chunk, { stream: true });
+        let start = 0;
+        let nl = rest.indexOf("\n");
+        while (nl !== -1) {
+          if (rest.startsWith("data:", start) && rest.slice(start, nl).includes(marker)) {
+            JSON.parse(rest.slice(start + 5, nl));
+            last = performance.now();
+            if (deltas++ === 0) first = last;
+          }
+          start = nl + 1;
+          nl = rest.indexOf("\n", start);
+        }
+        rest = rest.slice(start);
+      }
+      return (deltas - 1) / ((last - first) / 1000);
+    };
+
+    // Warm-up: the first request of each provider loads its SDK, which is start-up, not streaming.
+    await longAnswer(anthropic, []);
+    await longAnswer(openai, []);
+    await firstDelta(anthropic);
+    await firstDelta(openai);
+    const samples = await interleave(ctx.reps, {
+      anthropic: () => longAnswer(anthropic, cpuPerEvent.anthropic),
+      openai: () => longAnswer(openai, cpuPerEvent.openai),
+      anthropicFloor: () => direct("anthropic"),
+      openaiFloor: () => direct("openai"),
+      anthropicFirst: () => firstDelta(anthropic),
+      openaiFirst: () => firstDelta(openai),
+    });
+    const m = Object.fromEntries(
+      Object.entries(samples).map(([k, v]) => [k, median(v as number[])]),
+    ) as Record<keyof typeof samples, number>;
+    const cpu = { anthropic: median(cpuPerEvent.anthropic), openai: median(cpuPerEvent.openai) };
+    const rateRatio = round(m.openai / m.anthropic);
+    const floorRatio = round(m.openaiFloor / m.anthropicFloor);
+    const cpuRatio = round(cpu.openai / cpu.anthropic);
+    const firstRatio = round(m.openaiFirst / m.anthropicFirst);
+    ctx.log(
+      `long answer: openai ${Math.round(m.openai)} events/s (${cpu.openai.toFixed(2)} us CPU each), anthropic ${Math.round(m.anthropic)} (${cpu.anthropic.toFixed(2)} us); openai/anthropic ${rateRatio} (floors ${Math.round(m.openaiFloor)} / ${Math.round(m.anthropicFloor)} = ${floorRatio}); first delta ${m.openaiFirst.toFixed(1)} vs ${m.anthropicFirst.toFixed(1)} ms (${firstRatio})`,
+    );
+    const rows: Array<[string, keyof typeof samples, string, string]> = [
+      ["long answer, Anthropic-format provider", "anthropic", "events per second", "events/s"],
+      [
+        "long answer, Anthropic-format SSE read directly (floor)",
+        "anthropicFloor",
+        "events per second",
+        "events/s",
+      ],
+      [
+        "long answer, OpenAI-format SSE read directly (floor)",
+        "openaiFloor",
+        "events per second",
+        "events/s",
+      ],
+      ["first delta, Anthropic-format provider", "anthropicFirst", "milliseconds", "ms"],
+    ];
+    for (const [name, key, metric, unit] of rows) {
+      const digits = unit === "ms" ? 1 : 0;
+      ctx.record({
+        benchmark: "providers",
+        name,
+        metric,
+        value: round(m[key], digits),
+        unit,
+        samples: samples[key].map((v) => round(v, digits)),
+        ...(key === "anthropic" ? { ratios: { cpu_us_per_event: round(cpu.anthropic) } } : {}),
+      });
+    }
+    ctx.record({
+      benchmark: "providers",
+      name: "long answer, OpenAI-format provider",
+      metric: "events per second",
+      value: Math.round(m.openai),
+      unit: "events/s",
+      samples: samples.openai.map(Math.round),
+      ratios: {
+        "openai/anthropic": rateRatio,
+        "floor openai/anthropic": floorRatio,
+        "cpu openai/anthropic": cpuRatio,
+        cpu_us_per_event: round(cpu.openai),
+      },
+      goal: { ratio: "openai/anthropic", min: 0.9, met: rateRatio >= 0.9 },
+    });
+    ctx.record({
+      benchmark: "providers",
+      name: "first delta, OpenAI-format provider",
+      metric: "milliseconds",
+      value: round(m.openaiFirst, 1),
+      unit: "ms",
+      samples: samples.openaiFirst.map((v) => round(v, 1)),
+      ratios: { "openai/anthropic": firstRatio },
+      goal: { ratio: "openai/anthropic", max: 1.2, met: firstRatio <= 1.2 },
+    });
+  } finally {
+    await mock.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
