@@ -16,7 +16,11 @@
  *      Anthropic's SSE format, through the real CLI (provider → engine → door → stdout), vs the
  *      same stream read straight from the mock with fetch (the floor: HTTP + SSE parsing only).
  *      Measured on the session's second answer, as the AppServer benchmark does: the first pays
- *      the first model call's one-time loading, which is start-up rather than streaming.
+ *      the first model call's one-time loading, which is start-up rather than streaming. nexo's
+ *      rate counts text, not lines: the door merges the deltas that wait while stdout pushes back
+ *      (one longer `text_delta` line instead of many), so its rate is the answer's deltas' worth of
+ *      text received per second, and a run that lost text is refused.
+ *      Goal (issue 15): nexo >= 0.8 x the floor.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -186,8 +190,17 @@ async function codexOneShot(codex: CodexSide, mock: MockLlmServer, workspace: st
   }
 }
 
-/** Events per second the CLI writes for one long answer, counted from stream_start to stream_end. */
-function streamThroughCli(mock: MockLlmServer, stateDir: string, workspace: string): Promise<number> {
+/**
+ * Deltas' worth of text per second the CLI writes for one long answer, from stream_start to
+ * stream_end, and the number of `text_delta` lines it took.
+ */
+function streamThroughCli(
+  mock: MockLlmServer,
+  stateDir: string,
+  workspace: string,
+  answer: { chars: number; deltas: number },
+  linesInto: number[],
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
@@ -215,7 +228,8 @@ function streamThroughCli(mock: MockLlmServer, stateDir: string, workspace: stri
     );
     child.on("error", reject);
     let buffered = "";
-    let events = 0;
+    let lines = 0;
+    let chars = 0;
     let started = 0;
     let warm = false;
     const send = (msgId: string) =>
@@ -241,9 +255,15 @@ function streamThroughCli(mock: MockLlmServer, stateDir: string, workspace: stri
         } else if (line.startsWith('{"type":"stream_end"')) {
           const seconds = (performance.now() - started) / 1000;
           child.stdin.end();
-          child.on("exit", () => resolve(events / seconds));
-        } else if (started) {
-          events++;
+          if (chars !== answer.chars) {
+            reject(new Error(`the answer's text arrived incomplete: ${chars} of ${answer.chars} characters`));
+            return;
+          }
+          linesInto.push(lines);
+          child.on("exit", () => resolve((answer.deltas * (chars / answer.chars)) / seconds));
+        } else if (started && line.startsWith('{"type":"text_delta"')) {
+          lines++;
+          chars += (JSON.parse(line) as { text: string }).text.length;
         }
       }
     });
@@ -419,9 +439,12 @@ export default async function jsonStream(ctx: BenchContext): Promise<void> {
     const mock = new MockLlmServer({ script: Array.from({ length: 64 }, () => ({ text })) });
     await mock.start();
     try {
+      // The mock sends two words per delta (splitText), the direct read counts each.
+      const answer = { chars: text.length, deltas: WORDS / 2 };
+      const lines: number[] = [];
       const rates = await interleave(ctx.reps, {
         direct: () => streamDirect(mock),
-        cli: () => streamThroughCli(mock, stateDir, workspace),
+        cli: () => streamThroughCli(mock, stateDir, workspace, answer, lines),
       });
       const r = { direct: median(rates.direct), cli: median(rates.cli) };
       const vs = round(r.cli / r.direct);
@@ -443,7 +466,8 @@ export default async function jsonStream(ctx: BenchContext): Promise<void> {
         value: Math.round(r.cli),
         unit: "events/s",
         samples: rates.cli.map(Math.round),
-        ratios: { "nexo/direct": vs },
+        ratios: { "nexo/direct": vs, text_delta_lines_min: Math.min(...lines) },
+        goal: { ratio: "nexo/direct", min: 0.8, met: vs >= 0.8 },
       });
     } finally {
       await mock.close();

@@ -2,8 +2,9 @@
  * Provider streaming (issue 15): the OpenAI-format provider (Chat Completions SSE) against the
  * Anthropic-format one (Messages SSE), both reading the same answer from `nexo dev mock-llm` run
  * in its own process, so this process's CPU time is the providers' alone.
- *   1. events per second of a 20,000-word answer (text deltas from the first to the last), with the
- *      CPU time per event; the same stream of each format read with fetch and a line split is the
+ *   1. events per second of a 20,000-word answer (its 10,000 deltas' worth of text per second, from
+ *      the request to the last delta), with the CPU time per delta; the same stream of each format
+ *      read with fetch, a line split and a JSON.parse per delta is the
  *      floor (the mock's OpenAI events are about twice the bytes of Anthropic's, so the floors
  *      differ too).
  *   2. first delta: from `stream()` to the first text delta of a 20-word answer (a long answer's
@@ -22,6 +23,8 @@ import { type BenchContext, interleave, median, round } from "./lib.js";
 
 const NEXO = fileURLToPath(new URL("../packages/nexo/bin/nexo.js", import.meta.url));
 const WORDS = 20_000;
+/** The mock sends two words per delta. */
+const ANSWER_DELTAS = WORDS / 2;
 /** First-delta samples per repetition (each a whole short request). */
 const FIRST_DELTA_SAMPLES = 15;
 
@@ -78,22 +81,24 @@ export default async function providers(ctx: BenchContext): Promise<void> {
       });
 
     const cpuPerEvent = { anthropic: [] as number[], openai: [] as number[] };
-    /** Text deltas per second from the first to the last, and this process's CPU per delta. */
+    /**
+     * The answer's deltas' worth of text per second, from the request to the last delta, and this
+     * process's CPU per delta. Counted in text, not events: deltas that arrive in one read leave
+     * the provider as one (attempt.ts).
+     */
     const longAnswer = async (provider: LlmProvider, cpuInto: number[]): Promise<number> => {
       await rewind();
       const cpu0 = process.cpuUsage();
-      let first = 0;
-      let last = 0;
-      let deltas = 0;
-      for await (const event of ask(provider, "long")) {
-        if (event.type !== "text_delta") continue;
-        last = performance.now();
-        if (deltas++ === 0) first = last;
-      }
+      const t0 = performance.now();
+      let chars = 0;
+      for await (const event of ask(provider, "long"))
+        if (event.type === "text_delta") chars += event.text.length;
+      const seconds = (performance.now() - t0) / 1000;
       const cpu = process.cpuUsage(cpu0);
-      if (deltas < 1000) throw new Error(`only ${deltas} deltas`);
-      cpuInto.push((cpu.user + cpu.system) / deltas);
-      return (deltas - 1) / ((last - first) / 1000);
+      if (chars !== long.length)
+        throw new Error(`the answer arrived incomplete: ${chars} of ${long.length} characters`);
+      cpuInto.push((cpu.user + cpu.system) / ANSWER_DELTAS);
+      return ANSWER_DELTAS / seconds;
     };
     /** Median milliseconds from stream() to the first text delta of a short answer. */
     const firstDelta = async (provider: LlmProvider): Promise<number> => {
@@ -112,6 +117,7 @@ export default async function providers(ctx: BenchContext): Promise<void> {
     /** The floor: the same stream read with fetch, one JSON.parse per `data:` line with text. */
     const direct = async (format: "anthropic" | "openai"): Promise<number> => {
       await rewind();
+      const t0 = performance.now();
       const anthropicFormat = format === "anthropic";
       const res = await fetch(`${mock.url}/v1/${anthropicFormat ? "messages" : "chat/completions"}`, {
         method: "POST",
@@ -127,24 +133,24 @@ export default async function providers(ctx: BenchContext): Promise<void> {
       const decoder = new TextDecoder();
       let rest = "";
       let deltas = 0;
-      let first = 0;
-      let last = 0;
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
         rest += decoder.decode(chunk, { stream: true });
         let start = 0;
         let nl = rest.indexOf("\n");
         while (nl !== -1) {
-          if (rest.startsWith("data:", start) && rest.slice(start, nl).includes(marker)) {
-            JSON.parse(rest.slice(start + 5, nl));
-            last = performance.now();
-            if (deltas++ === 0) first = last;
+          const line = rest.slice(start, nl);
+          // (OpenAI's first chunk, the role's, has an empty content: not a delta.)
+          if (line.startsWith("data:") && line.includes(marker) && !line.includes('"content":""')) {
+            JSON.parse(line.slice(5));
+            deltas++;
           }
           start = nl + 1;
           nl = rest.indexOf("\n", start);
         }
         rest = rest.slice(start);
       }
-      return (deltas - 1) / ((last - first) / 1000);
+      if (deltas !== ANSWER_DELTAS) throw new Error(`${format} floor: ${deltas} deltas`);
+      return deltas / ((performance.now() - t0) / 1000);
     };
 
     // Warm-up: the first request of each provider loads its SDK, which is start-up, not streaming.

@@ -6,6 +6,12 @@
  * builds, authenticates and sends the request and throws its typed errors for an HTTP failure;
  * the body is read here, one await per network read rather than per event. The retry policy wraps
  * attempts (retry.ts); this file is one try.
+ *
+ * Text (and unsigned thinking) deltas that arrive in one network read leave as one delta: they
+ * reached nexo at the same moment, so no reader could have seen them apart, and everything
+ * downstream (engine, hub, doors, stdout) then does its per-event work once per read instead of
+ * once per vendor event — for a burst of a hundred deltas in a 16 KiB read that work was most of
+ * a streamed answer's CPU (docs/performance.md, "The json-stream long answer").
  */
 import { LlmAuthenticationError, LlmConnectionError, LlmModelNotFoundError } from "@nexo/wire";
 import type { ChatRequest, ProviderEvent } from "../types.js";
@@ -56,6 +62,25 @@ function missingKeyHint(provider: string): string {
   return `llm.yaml's api_key for it is empty: set the environment variable its \${…} reference names${usual} for the daemon, or write the key there`;
 }
 
+/** Appends `event`, joining it to the previous text or unsigned thinking delta of the same read. */
+function add(events: ProviderEvent[], event: ProviderEvent): void {
+  const last = events.length > 0 ? events[events.length - 1] : undefined;
+  if (last !== undefined && last.type === event.type) {
+    if (event.type === "text_delta") {
+      events[events.length - 1] = { type: "text_delta", text: (last as typeof event).text + event.text };
+      return;
+    }
+    if (event.type === "thinking_delta" && event.signature === undefined) {
+      const previous = last as typeof event;
+      if (previous.signature === undefined) {
+        events[events.length - 1] = { type: "thinking_delta", text: previous.text + event.text };
+        return;
+      }
+    }
+  }
+  events.push(event);
+}
+
 export async function* runAttempt<Client, Chunk>(
   spec: AttemptSpec<Client, Chunk>,
 ): AsyncGenerator<ProviderEvent, void, undefined> {
@@ -92,7 +117,7 @@ export async function* runAttempt<Client, Chunk>(
       try {
         for (const message of messages) {
           const chunk = toChunk(message);
-          if (chunk !== undefined) for (const event of decoder.push(chunk)) events.push(event);
+          if (chunk !== undefined) for (const event of decoder.push(chunk)) add(events, event);
         }
       } catch (error) {
         failure = { error };

@@ -66,7 +66,8 @@ describe("Anthropic provider over the mock server", () => {
   beforeEach(() => server.reset({ responses: [] }));
 
   it("streams text in several deltas, then usage and the stop reason", async () => {
-    server.reset([{ text: "Hello there, how can I help you today?" }]);
+    // Paced, so the deltas reach nexo in separate reads (deltas of one read are joined: sse.test.ts).
+    server.reset([{ text: "Hello there, how can I help you today?", delay_ms: 20 }]);
     const { events, error } = await collect(provider.stream(request()));
     assert.equal(error, undefined);
     const deltas = events.filter((e) => e.type === "text_delta");

@@ -63,7 +63,8 @@ describe("OpenAI provider over the mock server", () => {
   beforeEach(() => server.reset({ responses: [] }));
 
   it("streams text in several deltas with usage and the stop reason", async () => {
-    server.reset([{ text: "The quick brown fox jumps over the lazy dog." }]);
+    // Paced, so the deltas reach nexo in separate reads (deltas of one read are joined: sse.test.ts).
+    server.reset([{ text: "The quick brown fox jumps over the lazy dog.", delay_ms: 20 }]);
     const { events, error } = await collect(provider.stream(request()));
     assert.equal(error, undefined);
     const deltas = events.filter((e) => e.type === "text_delta");

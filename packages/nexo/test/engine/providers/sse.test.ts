@@ -1,8 +1,8 @@
 /**
  * The server-sent-events reader the providers use (sse.ts): the format's line endings, comments
  * and fields, with messages cut at any point between reads; and what a vendor's stream carries
- * besides chunks (an error sent mid-stream, a garbled event, a truncated body) through both
- * providers against a real HTTP server that writes those bytes.
+ * besides chunks (an error sent mid-stream, a garbled event, a truncated body, a burst of deltas in
+ * one read) through both providers against a real HTTP server that writes those bytes.
  */
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
@@ -167,6 +167,28 @@ describe("what a vendor stream carries besides chunks", () => {
     assert.equal(done.error, undefined);
     assert.equal(text(done.events), "Hi");
     assert.deepEqual(done.events.at(-1), { type: "stop", reason: "end_turn" });
+  });
+
+  it("deltas that arrive in one read leave as one delta per kind, the text unchanged", async () => {
+    const words = Array.from({ length: 50 }, (_, i) => `w${i} `);
+    server.bodies.push(
+      words.map((w) => openAiChunk({ reasoning_content: w })).join("") +
+        words.map((w) => openAiChunk({ content: w })).join("") +
+        openAiChunk({}, "stop"),
+    );
+    const { events, error } = await collect(openai().stream(request));
+    assert.equal(error, undefined);
+    const deltas = events.filter((e) => e.type === "text_delta");
+    const thinking = events.filter((e) => e.type === "thinking_delta");
+    assert.equal(text(events), words.join(""));
+    assert.equal(thinking.map((e) => e.text).join(""), words.join(""));
+    // One write of a few KiB is normally one read; a split by the kernel still joins most of it.
+    assert.ok(deltas.length < 10 && thinking.length < 10, `${deltas.length} / ${thinking.length} deltas`);
+    // Thinking stays before the text: deltas are joined only to the one right before them.
+    assert.ok(
+      events.findIndex((e) => e.type === "text_delta") >
+        events.findLastIndex((e) => e.type === "thinking_delta"),
+    );
   });
 
   it("OpenAI: a data line that is not JSON is a provider error, not a crash", async () => {
