@@ -30,3 +30,4 @@ export {
 } from "./outbox.js";
 export { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
 export { REDACTED, Redactor, redactStderr } from "./redact.js";
+export { splitText } from "./text.js";

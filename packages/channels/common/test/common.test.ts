@@ -24,6 +24,7 @@ import {
   Redactor,
   RetryableDeliveryError,
   splitReplyMedia,
+  splitText,
 } from "@nexo/channels-common";
 
 const temp = (name: string) => mkdtempSync(join(tmpdir(), `nexo-channels-${name}-`));
@@ -248,6 +249,22 @@ describe("media", () => {
     assert.throws(() => roots.check(join(root, "out", "..", "secret.txt")), /outside the media directories/);
     assert.throws(() => roots.check(join(root, "out", "missing.txt")), /cannot be read \(ENOENT\)/);
     assert.throws(() => new MediaRoots([]).check(join(root, "out", "ok.txt")), /no media directory/);
+  });
+});
+
+describe("long text", () => {
+  test("split at a line break, else a space, else hard; no piece over the limit; nothing lost", () => {
+    assert.deepEqual(splitText("short", 10), ["short"]);
+    assert.deepEqual(splitText("", 10), []);
+    assert.deepEqual(splitText("aaaa bbbb\ncccc dddd", 12), ["aaaa bbbb", "cccc dddd"]);
+    assert.deepEqual(splitText("aaaa bbbb cccc", 10), ["aaaa bbbb", "cccc"]);
+    assert.deepEqual(splitText("x".repeat(25), 10), ["x".repeat(10), "x".repeat(10), "x".repeat(5)]);
+    const emoji = `${"y".repeat(9)}\u{1F600}z`;
+    assert.deepEqual(splitText(emoji, 10), ["y".repeat(9), "\u{1F600}z"], "a surrogate pair is not cut");
+    const long = Array.from({ length: 700 }, (_, i) => `word${i}`).join(" ");
+    const pieces = splitText(long, 2000);
+    assert.ok(pieces.every((p) => p.length <= 2000));
+    assert.equal(pieces.join(" "), long);
   });
 });
 
