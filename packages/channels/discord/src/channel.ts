@@ -468,6 +468,10 @@ export class DiscordChannel {
     }
     // The daemon answers /new and /help; the deferred reply ("thinking…") is edited with its answer.
     await command.deferReply();
+    // Unanswered commands (a reply dropped or never written) are forgotten once their token expires.
+    for (const [contact, pending] of this.interactions) {
+      if (pending.expiresAt <= Date.now()) this.interactions.delete(contact);
+    }
     this.interactions.set(command.channelId, {
       applicationId: command.applicationId,
       token: command.token,
