@@ -89,18 +89,28 @@ export function ActionButton(props: {
 
 export const PAGE_SIZE = 20;
 
-/** Slices `items` into pages of PAGE_SIZE with previous / next controls. */
-export function usePage<T>(items: readonly T[]): { rows: readonly T[]; pager: ComponentChildren } {
-  const [page, setPage] = useState(0);
-  const pages = Math.max(1, Math.ceil(items.length / PAGE_SIZE));
-  const current = Math.min(page, pages - 1);
-  const rows = items.slice(current * PAGE_SIZE, (current + 1) * PAGE_SIZE);
+/**
+ * Slices `items` into pages of `size` with previous / next controls. `fromEnd`: a list that grows
+ * at its end (events as they happen) opens on its last page and stays there as items arrive, until
+ * the operator pages back.
+ */
+export function usePage<T>(
+  items: readonly T[],
+  options: { size?: number; fromEnd?: boolean } = {},
+): { rows: readonly T[]; pager: ComponentChildren } {
+  const size = options.size ?? PAGE_SIZE;
+  const [page, setPage] = useState<number | undefined>(undefined);
+  const pages = Math.max(1, Math.ceil(items.length / size));
+  const current = Math.min(page ?? (options.fromEnd ? pages - 1 : 0), pages - 1);
+  const rows = items.slice(current * size, (current + 1) * size);
+  // Back on the last page of a growing list: follow its end again.
+  const go = (next: number) => setPage(options.fromEnd && next === pages - 1 ? undefined : next);
   const pager =
     pages <= 1 ? null : (
       <Pager
         label={`page ${current + 1} of ${pages} (${items.length})`}
-        onPrevious={current > 0 ? () => setPage(current - 1) : undefined}
-        onNext={current < pages - 1 ? () => setPage(current + 1) : undefined}
+        onPrevious={current > 0 ? () => go(current - 1) : undefined}
+        onNext={current < pages - 1 ? () => go(current + 1) : undefined}
       />
     );
   return { rows, pager };

@@ -1,14 +1,16 @@
 /**
  * Live conversations: an agent's events as they happen. On open the page reads the stored events
- * back (agent_events/list) and then adds each live one; a lag notice or a reconnect reads again,
- * so nothing is missed. A person's message links to taking that conversation over.
+ * back (agent_events/list, the newest BACKFILL) and then adds each live one; a lag notice or a
+ * reconnect reads again, so nothing is missed. The list pages by EVENTS_PAGE from its end, which
+ * follows new events; older ones than the backfill are found with Search. A person's message links
+ * to taking that conversation over.
  */
 import { useMemo, useState } from "preact/hooks";
 import { rpc } from "../api.js";
-import { Empty, ErrorNote, useLoad } from "../components.js";
+import { Empty, ErrorNote, useLoad, usePage } from "../components.js";
 import { type AgentEvent, liveEvents, resyncs } from "../live.js";
 import { AgentPicker, useAgentChoice } from "./agent-picker.js";
-import { EventRow, mergeEvents } from "./events.js";
+import { EVENTS_PAGE, EventRow, mergeEvents } from "./events.js";
 
 const BACKFILL = 200;
 
@@ -32,6 +34,7 @@ export function ConversationsPage() {
   );
   const sessions = [...new Set(events.map((e) => e.session_id))];
   const shown = session === undefined ? events : events.filter((e) => e.session_id === session);
+  const { rows, pager } = usePage(shown, { size: EVENTS_PAGE, fromEnd: true });
 
   return (
     <section>
@@ -59,7 +62,7 @@ export function ConversationsPage() {
         <Empty>No events yet: they appear here as the agent works.</Empty>
       ) : (
         <ol class="events" data-testid="live-events">
-          {shown.map((event) => (
+          {rows.map((event) => (
             <EventRow
               key={`${event.session_id}#${event.seq}`}
               event={event}
@@ -84,6 +87,7 @@ export function ConversationsPage() {
           ))}
         </ol>
       )}
+      {pager}
     </section>
   );
 }

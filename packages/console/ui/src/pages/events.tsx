@@ -3,6 +3,9 @@
 import { time } from "../components.js";
 import type { AgentEvent } from "../live.js";
 
+/** Events on one page of an event list (the live view, a takeover's conversation). */
+export const EVENTS_PAGE = 50;
+
 export function eventKey(event: AgentEvent): string {
   return `${event.session_id}#${event.seq}`;
 }

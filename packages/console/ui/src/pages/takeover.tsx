@@ -6,9 +6,9 @@
 import { useMemo, useState } from "preact/hooks";
 import { useLocation } from "preact-iso";
 import { rpc } from "../api.js";
-import { ActionButton, ErrorNote, useLoad } from "../components.js";
+import { ActionButton, ErrorNote, useLoad, usePage } from "../components.js";
 import { type AgentEvent, liveEvents, resyncs } from "../live.js";
-import { EventRow, mergeEvents } from "./events.js";
+import { EVENTS_PAGE, EventRow, mergeEvents } from "./events.js";
 
 export function TakeoverPage() {
   const { query } = useLocation();
@@ -76,16 +76,17 @@ function Conversation(props: {
   const [summary, setSummary] = useState("");
   const [note, setNote] = useState<string | undefined>(undefined);
   const state = useLoad(() => rpc("processing/state", { scope }), [stream, resyncs.value]);
+  const [reading, setReading] = useState<number | undefined>(undefined);
   const stored = useLoad(async () => {
-    const scopeEvents = await rpc("agent_events/read", { agent_id: props.agent, session_id: stream });
-    const transcript =
-      props.session === ""
-        ? { events: [] }
-        : await rpc("agent_events/read", { agent_id: props.agent, session_id: props.session, limit: 1000 });
-    return [...scopeEvents.events, ...transcript.events] as AgentEvent[];
+    const progress = (count: number) => setReading(count);
+    const scopeEvents = await readStream(props.agent, stream, progress);
+    const transcript = props.session === "" ? [] : await readStream(props.agent, props.session, progress);
+    setReading(undefined);
+    return [...scopeEvents, ...transcript];
   }, [stream, props.session, resyncs.value]);
   const live = liveEvents.value.filter((e) => e.session_id === stream || e.session_id === props.session);
   const events = useMemo(() => mergeEvents(stored.data ?? [], live), [stored.data, live]);
+  const { rows, pager } = usePage(events, { size: EVENTS_PAGE, fromEnd: true });
   const paused = (state.data?.state as { state?: string } | undefined)?.state === "paused_by_operator";
   const reloadState = () => state.reload();
 
@@ -162,11 +163,45 @@ function Conversation(props: {
           stored.reload();
         }}
       />
+      {reading === undefined ? null : (
+        <p class="note" data-testid="takeover-reading">
+          reading the conversation: {reading} events so far…
+        </p>
+      )}
       <ol class="events" data-testid="takeover-events">
-        {events.map((event) => (
+        {rows.map((event) => (
           <EventRow key={`${event.session_id}#${event.seq}`} event={event} />
         ))}
       </ol>
+      {pager}
     </div>
   );
+}
+
+/** The most agent_events/read returns at once. */
+const READ_PAGE = 1000;
+
+/**
+ * One stream's stored events, all of them: agent_events/read pages from a seq on, oldest first, so
+ * a long conversation takes several reads; `progress` is told the count after each.
+ */
+async function readStream(
+  agent: string,
+  sessionId: string,
+  progress: (count: number) => void,
+): Promise<AgentEvent[]> {
+  const events: AgentEvent[] = [];
+  for (let since = 0; ; ) {
+    const page = (await rpc("agent_events/read", {
+      agent_id: agent,
+      session_id: sessionId,
+      since_seq: since,
+      limit: READ_PAGE,
+    })) as { events: AgentEvent[] };
+    events.push(...page.events);
+    progress(events.length);
+    const last = page.events.at(-1);
+    if (page.events.length < READ_PAGE || last === undefined) return events;
+    since = last.seq;
+  }
 }
