@@ -1,91 +1,22 @@
 /**
  * Writing config files safely.
  *
- * `writeFileAtomic` never exposes a partial file: it writes a temp file next to the target
- * (`.<name>.tmp-<pid>-<random>`, see temp-name.ts), flushes it to disk, renames it over the target
- * and flushes the directory, so after a crash the target holds either the old or the new bytes.
+ * `writeFileAtomic` (atomic-write.ts) never exposes a partial file.
  *
  * `editYamlFile` is the only way the daemon changes a YAML config: read, let the caller edit the
  * yaml Document, optionally validate, write atomically, all under a per-path lock. Comments, key
  * order and the operator's formatting of untouched lines survive (see yaml-layout.ts).
  */
-import { constants } from "node:fs";
-import { type FileHandle, lstat, open, readFile, realpath, rename, unlink } from "node:fs/promises";
-import { basename, dirname, join, resolve } from "node:path";
+import { readFile } from "node:fs/promises";
 import { type Document, parseDocument, type ToStringOptions } from "yaml";
 import type { z } from "zod";
+import { resolveTarget, writeFileAtomic } from "./atomic-write.js";
 import { ConfigError } from "./errors.js";
 import { parseConfigText } from "./load.js";
 import { withPathLock } from "./path-lock.js";
 import type { Env } from "./substitute.js";
-import { tempPathFor } from "./temp-name.js";
 import { detectYamlStyle, mergeLayout } from "./yaml-layout.js";
 import { parseYamlDocument, YAML_OPTIONS } from "./yaml-source.js";
-
-export interface WriteFileAtomicOptions {
-  /**
-   * Mode for a file that does not exist yet (an existing file keeps its own). Default 0o600,
-   * owner-only, because config files tend to hold credentials.
-   */
-  readonly mode?: number;
-}
-
-/**
- * Replaces `path` with `data` atomically. An existing target keeps its permission bits (and, when
- * running as root, its owner); a symlinked target is written through, leaving the link in place.
- * On failure the temp file is removed and the target is untouched.
- */
-export async function writeFileAtomic(
-  path: string,
-  data: string | Uint8Array,
-  options: WriteFileAtomicOptions = {},
-): Promise<void> {
-  const target = await resolveTarget(path);
-  await writeFileAtomicIn(dirname(target), basename(target), data, options);
-}
-
-/**
- * Replaces the entry `name` of the directory `dir` atomically, as `writeFileAtomic` does, but never
- * through a symlink: a symlink found there is replaced by the new file, not followed. `dir` may be
- * a `/proc/self/fd/<n>` path, which makes every step (temp file, rename, directory sync) happen in
- * the directory that descriptor holds, whatever has been renamed since it was opened.
- */
-export async function writeFileAtomicIn(
-  dir: string,
-  name: string,
-  data: string | Uint8Array,
-  options: WriteFileAtomicOptions = {},
-): Promise<void> {
-  const target = join(dir, name);
-  const found = await lstat(target).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === "ENOENT") return undefined;
-    throw error;
-  });
-  // Only a regular file passes its mode and owner on; a symlink's are not the file's.
-  const existing = found?.isFile() === true ? found : undefined;
-  const mode = existing === undefined ? (options.mode ?? 0o600) : existing.mode & 0o7777;
-  const temp = tempPathFor(target);
-  let handle: FileHandle | undefined;
-  try {
-    // O_EXCL never follows a symlink planted under the temp name.
-    handle = await open(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600);
-    // Set the final mode explicitly: the umask would otherwise strip bits the original had.
-    await handle.chmod(mode);
-    if (existing !== undefined && process.getuid?.() === 0) {
-      await handle.chown(existing.uid, existing.gid);
-    }
-    await handle.writeFile(data);
-    await handle.sync();
-    await handle.close();
-    handle = undefined;
-    await rename(temp, target);
-  } catch (error) {
-    await handle?.close().catch(() => undefined);
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  }
-  await syncDirectory(dir);
-}
 
 export interface EditYamlOptions<S extends z.ZodType> {
   /** Checked against the edited document (after `${...}` substitution) before anything is written. */
@@ -176,27 +107,4 @@ async function readSource(path: string, target: string, createIfMissing: boolean
   }
 }
 
-/** The real file behind `path` (through symlinks), or the absolute path if it does not exist yet. */
-async function resolveTarget(path: string): Promise<string> {
-  try {
-    return await realpath(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return resolve(path);
-    throw error;
-  }
-}
-
-/** Makes the rename itself durable; without this a power cut can bring the old entry back. */
-async function syncDirectory(dir: string): Promise<void> {
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(dir, constants.O_RDONLY);
-    await handle.sync();
-  } catch (error) {
-    // Some platforms and filesystems cannot fsync a directory; the rename has happened regardless.
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "EISDIR" && code !== "EINVAL" && code !== "EPERM" && code !== "EBADF") throw error;
-  } finally {
-    await handle?.close();
-  }
-}
+export { type WriteFileAtomicOptions, writeFileAtomic, writeFileAtomicIn } from "./atomic-write.js";

@@ -9,7 +9,9 @@ import { join, resolve } from "node:path";
 import { formatIssues } from "@nexo/wire";
 import type * as jsonstream from "@nexo/wire/schemas/jsonstream";
 import { buildToolRegistry } from "../../engine/assemble.js";
-import { createProvider, ProviderConfigSchema } from "../../engine/providers/index.js";
+// registry.js, not the providers index: the index also brings llm.yaml loading (YAML, TOML), which
+// this door never reads, into its start-up.
+import { createProvider, ProviderConfigSchema } from "../../engine/providers/registry.js";
 import type { AgentSession } from "../../engine/session.js";
 import { applySessionConfig } from "../../engine/sessions/config.js";
 import { SessionService } from "../../engine/sessions/service.js";

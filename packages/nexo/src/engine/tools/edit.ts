@@ -5,7 +5,7 @@
  * rather than guessed, so the model adds context until it names one place.
  */
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
-import { writeFileAtomicIn } from "../../config/index.js";
+import { writeFileAtomicIn } from "../../config/atomic-write.js";
 import type { Tool, ToolContext, ToolOutput } from "../types.js";
 import { displayPath, isInside, locateInWorkspace, readLocatedFile } from "./confine.js";
 import { looksBinary } from "./file-kind.js";

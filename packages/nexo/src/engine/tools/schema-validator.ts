@@ -11,16 +11,43 @@
  * once per process whatever the number of registries (every session builds one). Why: ajv's code
  * generation — above all compiling the meta-schema — was most of `nexo agent`'s CPU before `ready`.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { Ajv2019 } from "ajv/dist/2019.js";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import addFormatsModule from "ajv-formats";
+import { createRequire } from "node:module";
+import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
+import type { Ajv2019 } from "ajv/dist/2019.js";
+import type { Ajv2020 } from "ajv/dist/2020.js";
+import type addFormatsModule from "ajv-formats";
 import type { ToolArgumentIssue } from "./errors.js";
 
-// ajv-formats is CommonJS; under NodeNext its default import is the module object.
-const addFormats = addFormatsModule.default;
-
 type AjvInstance = Ajv | Ajv2019 | Ajv2020;
+
+interface AjvLibrary {
+  Ajv: typeof Ajv;
+  Ajv2019: typeof Ajv2019;
+  Ajv2020: typeof Ajv2020;
+  addFormats: typeof addFormatsModule.default;
+}
+
+let library: AjvLibrary | undefined;
+
+/**
+ * ajv, loaded by the first schema compiled (synchronously: registration and validation are). Not
+ * imported at the top: with the built-in schemas compiled on first call, a session that has not
+ * used a tool yet — `nexo agent` until its first tool call — never needs ajv's 300 KB.
+ */
+function ajvLibrary(): AjvLibrary {
+  if (library === undefined) {
+    const load = createRequire(import.meta.url);
+    const formats = load("ajv-formats") as typeof addFormatsModule;
+    library = {
+      Ajv: (load("ajv") as typeof import("ajv")).Ajv,
+      Ajv2019: (load("ajv/dist/2019") as typeof import("ajv/dist/2019.js")).Ajv2019,
+      Ajv2020: (load("ajv/dist/2020") as typeof import("ajv/dist/2020.js")).Ajv2020,
+      // CommonJS: the module is the plugin function and also carries it as `default`.
+      addFormats: formats.default ?? (formats as unknown as typeof addFormatsModule.default),
+    };
+  }
+  return library;
+}
 
 export type ArgumentValidator = (args: unknown) => ToolArgumentIssue[];
 
@@ -84,6 +111,7 @@ export function trustedValidator(schema: Record<string, unknown>): ArgumentValid
 }
 
 function createAjv(key: string, validateSchema: boolean): AjvInstance {
+  const { Ajv, Ajv2019, Ajv2020, addFormats } = ajvLibrary();
   const options = { strict: false, allErrors: true, logger: false as const, validateSchema };
   const ajv =
     key === "2020-12" ? new Ajv2020(options) : key === "2019-09" ? new Ajv2019(options) : new Ajv(options);

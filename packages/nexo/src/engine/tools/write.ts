@@ -4,7 +4,7 @@
  * unified diff (from nothing for a new file) when both versions are text of a reasonable size
  * (`metadata.diff` repeats it for older readers).
  */
-import { writeFileAtomicIn } from "../../config/index.js";
+import { writeFileAtomicIn } from "../../config/atomic-write.js";
 import type { Tool, ToolContext, ToolOutput } from "../types.js";
 import {
   type ConfinedLocation,
