@@ -334,6 +334,16 @@ describe("the operator console", { timeout: 600_000 }, () => {
     await tester.getByText("disabled").waitFor();
     await tester.getByRole("button", { name: "Enable" }).click();
     await tester.getByText("enabled").waitFor();
+
+    // Edit: the form opens with the agent as the daemon has it; the change lands in agents.yaml.
+    await page.locator("tr[data-agent=ana]").getByRole("button", { name: "Edit" }).click();
+    await page.getByRole("heading", { name: "Edit ana" }).waitFor();
+    assert.equal(await form.locator("textarea[name=system_prompt]").inputValue(), "You are the front desk.");
+    await form.locator("textarea[name=system_prompt]").fill("You are the front desk, briefly.");
+    await form.getByRole("button", { name: "Save" }).click();
+    await form.waitFor({ state: "detached" });
+    const edited = (await api("agents/get", { agent_id: "ana" })) as { system_prompt: string };
+    assert.equal(edited.system_prompt, "You are the front desk, briefly.");
     await shot("agents");
   });
 
@@ -374,6 +384,16 @@ describe("the operator console", { timeout: 600_000 }, () => {
       rows.length > 0 && rows.every((row) => /\buser\b/.test(row) && /loopback/.test(row)),
       rows.join("\n"),
     );
+    // The time filters (since_ms / until_ms, the daemon's): a window that starts after today holds
+    // nothing; one around today finds the line again.
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    await page.locator("input[name=from]").fill(day(2));
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.getByText("No transcript line matches.").waitFor();
+    await page.locator("input[name=from]").fill(day(-2));
+    await page.locator("input[name=to]").fill(day(2));
+    await page.getByRole("button", { name: "Search" }).click();
+    await hits.locator("mark", { hasText: "kettle" }).first().waitFor();
     await shot("search");
   });
 
