@@ -1,10 +1,11 @@
 /**
  * The microapp manager with real processes: the capability boot diff (a microapp missing a
  * required grant is refused, never spawned, while the others run), tools and hooks offered to the
- * engine's registries, agents/updated with a tools/list refresh, notifications by capability, and
- * a new extensions.yaml applied.
+ * engine's registries, agents/updated with a tools/list refresh, notifications by capability, a
+ * new extensions.yaml applied, and an operator's restart of a microapp that gave up.
  */
 import assert from "node:assert/strict";
+import { once } from "node:events";
 import { afterEach, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { HookRunner } from "../../../src/engine/hooks.js";
@@ -187,5 +188,39 @@ describe("microapp manager: a new extensions.yaml", () => {
       m.status().map((s) => s.id),
       ["keep", "change", "added"],
     );
+  });
+});
+
+describe("microapp manager: an operator's restart", () => {
+  it("starts a microapp that gave up again, on a fresh budget, with its tools offered again", async () => {
+    const tools = new ToolRegistry();
+    const m = new MicroappManager({
+      definitions: [await as("probe", "probe", ["audit_read"])],
+      stateRoot: tempDir("nexo-microapps-"),
+      env: { PATH: process.env.PATH },
+      registries: { tools },
+      // The first crash is final: the host gives up at once.
+      restart: { respawn: false },
+      logger: recordingLogger(),
+      processGroups: new ProcessGroupRegistry(),
+    });
+    managers.push(m);
+    await m.start();
+    const host = m.host("probe")!;
+    const first = host.status().pid;
+    const failed = once(host, "failed");
+    await host
+      .callTool({ tool: "probe_crash", args: {}, binding_context: { agent_id: "ana" } })
+      .catch(() => undefined);
+    await failed;
+    assert.equal(m.status()[0]?.state, "failed");
+    assert.equal(tools.has("probe_echo"), false, "a microapp that gave up has its tools withdrawn");
+
+    const after = await m.restart("probe");
+    assert.equal(after?.state, "running", JSON.stringify(after));
+    assert.ok(after?.pid !== undefined && after.pid !== first);
+    assert.equal(after?.restarts, 1, "the restart counts on the same process line");
+    assert.ok(tools.has("probe_echo"), "its tools are offered again");
+    assert.equal(await m.restart("nothere"), undefined);
   });
 });
