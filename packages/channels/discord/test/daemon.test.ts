@@ -56,12 +56,15 @@ describe("discord channel through nexo start", () => {
   let daemon: DaemonProcess;
   const start = async () => {
     const sessions = fake.sessionIds.length;
+    const registrations = () =>
+      fake.calls.filter((c) => c.method === "PUT" && c.path.endsWith("/commands")).length;
+    const registered = registrations();
     daemon = await startDaemonProcess({ config, stateDir, env: { DISCORD_BOT_TOKEN: BOT.token } });
     await fake.until(
       () => fake.sessionIds.length > sessions && fake.connected > 0,
       "the bot's gateway session",
     );
-    await fake.next((c) => c.method === "PUT" && c.path.endsWith("/commands") && fake.calls.indexOf(c) >= 0);
+    await fake.until(() => registrations() > registered, "the slash commands registered at start");
   };
   const stop = async () => {
     const exit = await daemon.stop();

@@ -169,6 +169,23 @@ describe("discord plugin: credentials, the gateway session and rotation", () => 
     assert.equal(plugin.published.length, 1, "the stranger's DM and the bot's own posts were not published");
   });
 
+  test("a slash command from someone not allowed is refused privately and reaches nobody", async () => {
+    const before = plugin.published.length;
+    const command = fake.command({
+      name: "new",
+      channelId: DM,
+      user: { id: "1300000000000000099", username: "mallory" },
+      bot: A,
+    });
+    const refused = await fake.next(
+      (c) => c.path === `/interactions/${command.id}/${command.token}/callback`,
+    );
+    assert.equal(refused.body.type, 4, "CHANNEL_MESSAGE_WITH_SOURCE");
+    assert.equal((refused.body.data as { flags?: number }).flags, 64, "ephemeral: only the caller sees it");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(plugin.published.length, before);
+  });
+
   test("a mention in a channel starts a thread: the conversation is the thread, answered without a mention there", async () => {
     const before = plugin.published.length;
     const mention = fake.message({
