@@ -1,8 +1,8 @@
 /**
  * The parts every nexo channel plugin needs, written once: the shared attachment shape and the
  * `MEDIA:` reply directive, media roots for local uploads, inbound and outbound allowlists,
- * per-contact rate limits, the durable outbound queue with delivery status, and redaction of
- * credentials in everything the plugin logs.
+ * per-contact rate limits, the durable outbound queue with delivery status, redaction of
+ * credentials in everything the plugin logs, and the plugin process that serves a channel.
  */
 
 export { Allowlist, ChannelConfigError, KnownContacts, OutboundPolicy } from "./allowlist.js";
@@ -31,3 +31,12 @@ export {
 export { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
 export { REDACTED, Redactor, redactStderr } from "./redact.js";
 export { splitText } from "./text.js";
+export {
+  type ChannelPluginSpec,
+  type ChannelWiring,
+  checkedFeatures,
+  type OutboundMessage,
+  type ServedChannel,
+  serveChannelPlugin,
+  wrongKind,
+} from "./serve.js";

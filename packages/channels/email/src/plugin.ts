@@ -10,63 +10,31 @@
  * Before anything else, every write to stderr (the daemon's log) goes through the redactor, so no
  * password can reach a log line, whatever prints it.
  */
-import { readFileSync } from "node:fs";
-import { Redactor, redactStderr } from "@nexo/channels-common";
-import { ChannelUnsupportedError, PluginAdapter } from "nexo-plugin-sdk";
+import { Redactor, serveChannelPlugin } from "@nexo/channels-common";
 import { EmailChannel } from "./channel.js";
 import { probeCredential, registeredFromParams, secretsOf, validateCredential } from "./credentials.js";
 
-const KIND = "email";
-
 const redactor = new Redactor();
-redactStderr(redactor);
 
-function log(line: string): void {
-  process.stderr.write(`email: ${line}\n`);
-}
-
-function checkKind(kind: string): void {
-  if (kind !== KIND) {
-    throw new ChannelUnsupportedError(`this plugin serves the "${KIND}" channel, not "${kind}"`, {
-      feature: `channel kind ${kind}`,
-    });
-  }
-}
-
-const channel: EmailChannel = new EmailChannel({
-  kind: KIND,
-  env: process.env,
-  publish: (topic, event) => adapter.broker.publish(topic, event),
-  log,
+await serveChannelPlugin({
+  kind: "email",
+  manifestUrl: new URL("../nexo-plugin.toml", import.meta.url),
   redactor,
-});
-
-const adapter: PluginAdapter = new PluginAdapter({
-  manifestToml: readFileSync(new URL("../nexo-plugin.toml", import.meta.url), "utf8"),
-  onChannelStart: async (params) => {
-    checkKind(params.kind);
-    return { ok: true, ...(await channel.start(params.instance ?? null)) };
-  },
-  onChannelStop: async (params) => {
-    checkKind(params.kind);
-    await channel.stop();
-  },
-  onChannelSendOutbound: (params) => {
-    checkKind(params.kind);
-    return channel.send(params.msg);
-  },
-  channelFeatures: {
+  create: ({ kind, log, broker }) =>
+    new EmailChannel({
+      kind,
+      env: process.env,
+      publish: (topic, event) => broker().publish(topic, event),
+      log,
+      redactor,
+    }),
+  features: (channel) => ({
     credentials: {
-      validate: (params) => {
-        checkKind(params.kind);
-        return validateCredential(params);
-      },
+      validate: (params) => validateCredential(params),
       persist: async (params) => {
-        checkKind(params.kind);
         await channel.rotate(params.instance ?? null, registeredFromParams(params));
       },
       probe: (params) => {
-        checkKind(params.kind);
         try {
           for (const secret of secretsOf(registeredFromParams(params).login)) redactor.add(secret);
         } catch {
@@ -78,8 +46,5 @@ const adapter: PluginAdapter = new PluginAdapter({
         }, params);
       },
     },
-  },
-  onShutdown: () => channel.close(),
+  }),
 });
-
-await adapter.run();

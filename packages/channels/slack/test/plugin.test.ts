@@ -76,6 +76,21 @@ describe("slack plugin: credentials, Socket Mode and rotation", () => {
       plugin.peer.request("channel.start", { kind: "slack", instance: null }),
       rejectsWith(ChannelAuthenticationError, /no bot token/),
     );
+    // Every method about another kind is refused before it can act on Slack.
+    for (const [method, params] of [
+      ["channel.start", { kind: "telegram", instance: null }],
+      ["channel.stop", { kind: "telegram" }],
+      ["channel.send_outbound", { kind: "telegram", msg: { kind: "text", to: "C1", body: "hi" } }],
+      [
+        "channel.credentials.persist",
+        { kind: "telegram", instance: null, payload: { bot_token: A.botToken }, metadata: {} },
+      ],
+    ] as const)
+      await assert.rejects(
+        plugin.peer.request(method, params),
+        rejectsWith(ChannelUnsupportedError, /serves the "slack" channel, not "telegram"/),
+        method,
+      );
   });
 
   test("validate checks the shapes, probe asks auth.test, persist stores the tokens (0600)", async () => {

@@ -10,71 +10,36 @@
  * Before anything else, every write to stderr (the daemon's log) goes through the redactor, so no
  * bot token or webhook secret can reach a log line, whatever prints it.
  */
-import { readFileSync } from "node:fs";
-import { Redactor, redactStderr } from "@nexo/channels-common";
-import { ChannelUnsupportedError, PluginAdapter } from "nexo-plugin-sdk";
+import { Redactor, serveChannelPlugin } from "@nexo/channels-common";
 import { TelegramChannel } from "./channel.js";
 import { BOT_TOKEN_ANYWHERE, probeCredential, tokenFromParams, validateCredential } from "./credentials.js";
-
-const KIND = "telegram";
 
 const redactor = new Redactor([BOT_TOKEN_ANYWHERE]);
 redactor.add(process.env.TELEGRAM_BOT_TOKEN);
 redactor.add(process.env.TELEGRAM_WEBHOOK_SECRET);
-redactStderr(redactor);
 
-function log(line: string): void {
-  process.stderr.write(`telegram: ${line}\n`);
-}
-
-function checkKind(kind: string): void {
-  if (kind !== KIND) {
-    throw new ChannelUnsupportedError(`this plugin serves the "${KIND}" channel, not "${kind}"`, {
-      feature: `channel kind ${kind}`,
-    });
-  }
-}
-
-const channel: TelegramChannel = new TelegramChannel({
-  kind: KIND,
-  env: process.env,
-  publish: (topic, event) => adapter.broker.publish(topic, event),
-  log,
+await serveChannelPlugin({
+  kind: "telegram",
+  manifestUrl: new URL("../nexo-plugin.toml", import.meta.url),
   redactor,
-});
-
-const adapter: PluginAdapter = new PluginAdapter({
-  manifestToml: readFileSync(new URL("../nexo-plugin.toml", import.meta.url), "utf8"),
-  onChannelStart: async (params) => {
-    checkKind(params.kind);
-    return { ok: true, ...(await channel.start(params.instance ?? null)) };
-  },
-  onChannelStop: async (params) => {
-    checkKind(params.kind);
-    await channel.stop();
-  },
-  onChannelSendOutbound: (params) => {
-    checkKind(params.kind);
-    return channel.send(params.msg);
-  },
-  channelFeatures: {
+  create: ({ kind, log, broker }) =>
+    new TelegramChannel({
+      kind,
+      env: process.env,
+      publish: (topic, event) => broker().publish(topic, event),
+      log,
+      redactor,
+    }),
+  features: (channel) => ({
     credentials: {
-      validate: (params) => {
-        checkKind(params.kind);
-        return validateCredential(params);
-      },
+      validate: (params) => validateCredential(params),
       persist: async (params) => {
-        checkKind(params.kind);
         await channel.rotate(params.instance ?? null, tokenFromParams(params));
       },
       probe: (params) => {
-        checkKind(params.kind);
         redactor.add(tokenFromParams(params));
         return probeCredential(channel.apiRoot, params);
       },
     },
-  },
-  onShutdown: () => channel.close(),
+  }),
 });
-
-await adapter.run();
