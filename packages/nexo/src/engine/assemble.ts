@@ -14,7 +14,15 @@ import { type BuiltinToolOptions, builtinTools } from "./tools/builtins.js";
 import { LayeredTools } from "./tools/layered.js";
 import { ToolRegistry } from "./tools/registry.js";
 import { SPAWN_APPROVAL_REFUSAL, spawnTool } from "./tools/spawn.js";
-import type { AgentMemory, ApprovalGrant, ApprovalMode, ChatMessage, LlmProvider, Tool } from "./types.js";
+import type {
+  AgentMemory,
+  ApprovalGrant,
+  ApprovalMode,
+  ChatMessage,
+  LlmProvider,
+  SubAgentHomes,
+  Tool,
+} from "./types.js";
 
 export interface AgentSettings {
   sessionId?: string;
@@ -52,6 +60,8 @@ export interface AgentSettings {
    */
   toolLayers?: readonly ToolHost[];
   approvalsUnavailable?: string;
+  /** Gives the sub-agents the session spawns sessions of their own (SessionConfig.subAgents). */
+  subAgents?: SubAgentHomes;
   contextWindow?: number;
   logger?: MinimalLogger;
 }
@@ -63,13 +73,14 @@ export function buildToolRegistry(settings: AgentSettings, depth = 0): ToolRegis
   registry.register(
     spawnTool({
       depth,
-      createSession: (ctx, childDepth) =>
+      createSession: (ctx, childDepth, home) =>
         createAgentSession(
           {
             ...settings,
-            sessionId: undefined,
+            sessionId: home?.sessionId,
             history: [],
-            sink: undefined,
+            sink: home?.sink,
+            subAgents: home?.subAgents,
             workspace: ctx.workspace,
             registry: undefined,
             toolLayers: undefined,
@@ -115,6 +126,7 @@ export function createAgentSession(settings: AgentSettings, depth = 0): AgentSes
     ...(settings.approvalsUnavailable === undefined
       ? {}
       : { approvalsUnavailable: settings.approvalsUnavailable }),
+    ...(settings.subAgents === undefined ? {} : { subAgents: settings.subAgents }),
   });
 }
 

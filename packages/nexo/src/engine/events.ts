@@ -88,6 +88,20 @@ export type TurnEvent =
   /** An approval the turn waited for was answered (or refused: nobody can answer). */
   | { type: "approval_resolved"; turnId: string; callId: string; decision: ApprovalDecision }
   | { type: "tool_running"; turnId: string; callId: string; name: string }
+  /**
+   * A sub-agent started with a session of its own (Spawn, when the door keeps sub-agents'
+   * conversations): `callId` is this turn's Spawn call it runs under — for a nested sub-agent, the
+   * call of the top-level sub-agent it descends from; `parentSessionId` is the session that spawned it.
+   */
+  | {
+      type: "subagent_started";
+      turnId: string;
+      callId: string;
+      sessionId: string;
+      parentSessionId: string;
+      depth: number;
+      description?: string;
+    }
   /** Output a running tool streams (a command's stdout and stderr, as they arrive). */
   | { type: "tool_output_delta"; turnId: string; callId: string; text: string }
   /**

@@ -9,6 +9,8 @@ import type {
   AgentMemory,
   ChatMessage,
   LlmProvider,
+  SubAgentHomes,
+  SubAgentStarted,
   Tool,
   ToolContext,
   ToolOutput,
@@ -70,14 +72,22 @@ export interface SessionConfig {
    * (sub-agents and unattended channels have nobody to ask).
    */
   approvalsUnavailable?: string;
+  /**
+   * Gives the sub-agents this session spawns sessions of their own (see SubAgentHomes); set by a
+   * door after the session is built. Sub-agents inherit it, so theirs get sessions too.
+   */
+  subAgents?: SubAgentHomes;
 }
 
 /** What a tool call brings besides its arguments. */
 export interface ToolCallContext {
   callId: string;
+  turnId?: string;
   signal: AbortSignal;
   /** Receives the output the tool streams while it runs. */
   onOutput?: (text: string) => void;
+  /** Told when the call starts a sub-agent with a session of its own (and by its sub-agents, theirs). */
+  onSubAgent?: (child: SubAgentStarted) => void;
 }
 
 /** The session as the turn loop sees it. */

@@ -17,6 +17,7 @@ import {
   type ContentBlock,
   emptyUsage,
   type Tool,
+  type ToolContext,
   type ToolOutput,
   type ToolSpec,
   type Usage,
@@ -262,12 +263,43 @@ export class AgentSession implements SessionState {
       agentId: this.config.agentId,
       callId: call.callId,
       ...(call.onOutput ? { onOutput: call.onOutput } : {}),
+      ...this.subAgentContext(call),
       workspace: this.config.workspace,
       unconfined: this.config.unconfined ?? false,
       ...(this.readable.size > 0 ? { readableFiles: this.readable } : {}),
       ...(this.config.memory ? { memory: this.config.memory } : {}),
       ...(this.config.logger ? { logger: this.config.logger } : {}),
     });
+  }
+
+  /**
+   * What a tool call gets to give the sub-agents it starts sessions of their own: a door set
+   * `subAgents` and this session keeps a transcript (its sink keeps the sub-agents' too).
+   */
+  private subAgentContext(call: ToolCallContext): Pick<ToolContext, "subAgentHome" | "onSubAgent"> {
+    const { subAgents, sink } = this.config;
+    const onSubAgent = call.onSubAgent;
+    const report = onSubAgent === undefined ? {} : { onSubAgent };
+    if (subAgents === undefined || sink === undefined) return report;
+    return {
+      ...report,
+      subAgentHome: (start) => {
+        const sessionId = subAgents({
+          ...start,
+          parentSessionId: this.id,
+          turnId: call.turnId ?? "",
+          callId: call.callId,
+        });
+        if (sessionId === undefined) return undefined;
+        onSubAgent?.({
+          sessionId,
+          parentSessionId: this.id,
+          depth: start.depth,
+          ...(start.description === undefined ? {} : { description: start.description }),
+        });
+        return { sessionId, sink, subAgents };
+      },
+    };
   }
 
   contextWindow(): number | undefined {

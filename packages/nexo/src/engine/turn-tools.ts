@@ -6,7 +6,14 @@
  */
 import { ApprovalCancelledError, grantFor } from "./approvals.js";
 import type { TurnRun } from "./turn-run.js";
-import type { Tool, ToolCategory, ToolOutput, ToolResultBlock, ToolUseBlock } from "./types.js";
+import type {
+  SubAgentStarted,
+  Tool,
+  ToolCategory,
+  ToolOutput,
+  ToolResultBlock,
+  ToolUseBlock,
+} from "./types.js";
 
 const STOPPED = "cancelled: the turn was stopped";
 
@@ -102,8 +109,11 @@ async function runToolCall(run: TurnRun, call: ToolUseBlock): Promise<ToolResult
   const onOutput = (text: string) => {
     if (streaming && text) emit({ type: "tool_output_delta", turnId, callId: call.id, text });
   };
+  const onSubAgent = (child: SubAgentStarted) => {
+    if (streaming) emit({ type: "subagent_started", turnId, callId: call.id, ...child });
+  };
   const output = await raceAbort(
-    session.invokeTool(call.name, args, { callId: call.id, signal, onOutput }),
+    session.invokeTool(call.name, args, { callId: call.id, turnId, signal, onOutput, onSubAgent }),
     signal,
   );
   streaming = false;

@@ -161,6 +161,44 @@ export interface ToolLogger {
   warn(details: object, message?: string): void;
 }
 
+/** A sub-agent a tool call (Spawn) is about to start. */
+export interface SubAgentStart {
+  /** How deep the sub-agent is: 1 for a sub-agent of the top-level agent. */
+  depth: number;
+  task: string;
+  /** The short label the model gave the task. */
+  description?: string;
+}
+
+/**
+ * Gives sub-agents sessions of their own (a door's choice: the AppServer keeps them as child
+ * threads): makes the session for a sub-agent of `parentSessionId` about to start and returns its
+ * id, or undefined to run the sub-agent without a kept conversation.
+ */
+export type SubAgentHomes = (
+  start: SubAgentStart & { parentSessionId: string; turnId: string; callId: string },
+) => string | undefined;
+
+/** Appends a session's messages to its transcript (the parent's transcript sink serves its sub-agents too). */
+export interface MessageSink {
+  append(sessionId: string, message: ChatMessage, meta: { turnId: string }): void | Promise<void>;
+}
+
+/** Where a sub-agent's conversation is kept, and how its own sub-agents get theirs. */
+export interface SubAgentHome {
+  sessionId: string;
+  sink: MessageSink;
+  subAgents: SubAgentHomes;
+}
+
+/** A sub-agent started with a session of its own (reported to the turn that spawned it, nested ones too). */
+export interface SubAgentStarted {
+  sessionId: string;
+  parentSessionId: string;
+  depth: number;
+  description?: string;
+}
+
 export interface ToolContext {
   signal: AbortSignal;
   sessionId: string;
@@ -178,6 +216,13 @@ export interface ToolContext {
   memory?: AgentMemory;
   /** Output the tool streams while it runs (a command's stdout and stderr); shown live by doors. */
   onOutput?: (text: string) => void;
+  /**
+   * Where a sub-agent this call starts (Spawn) keeps its conversation, when the session's door
+   * gives sub-agents sessions of their own; undefined: the sub-agent's conversation is not kept.
+   */
+  subAgentHome?: (start: SubAgentStart) => SubAgentHome | undefined;
+  /** Reports a sub-agent started with a session of its own, this call's or a nested one's. */
+  onSubAgent?: (child: SubAgentStarted) => void;
   /** The session's logger (refused paths are logged here with their real locations). */
   logger?: ToolLogger;
 }

@@ -60,6 +60,11 @@ export function createThreadedAppServer(options: ThreadedAppServerOptions): AppS
     openSession: async (request) => sessions(request),
     configure: configureThread,
     onRuntimeChanged: (threadId, runtime) => host?.broadcast("thread/runtimeChanged", { threadId, runtime }),
+    // A sub-agent's child thread: the spawning turn's audience sees it start; everyone sees the tree change.
+    onChildThread: (parentThreadId, child, send) => {
+      send("thread/started", { thread: child });
+      host?.broadcast("subagent/graphChanged", { parentThreadId, childThreadId: child.id });
+    },
     adapterFor: (channel) => host?.channelAdapters.get(channel),
   });
   host = createAppServer({ ...rest, threads });

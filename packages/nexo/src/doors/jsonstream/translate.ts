@@ -105,6 +105,7 @@ export function toWire(event: TurnEvent, msgId: string): Out | undefined {
     case "tool_args_delta":
     case "approval_resolved":
     case "tool_output_delta":
+    case "subagent_started":
     case "step_usage":
     case "usage":
       return undefined;

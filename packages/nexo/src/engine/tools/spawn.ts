@@ -1,16 +1,21 @@
 /**
  * `Spawn`: runs a task in a sub-agent with its own session and returns only its final answer.
  * Nothing the sub-agent streams reaches the parent's event stream — the parent sees one tool call
- * and one result. Sub-agents cannot ask the user for approval (nobody sees their stream), so a
+ * and one result. When the parent's door keeps sub-agents' conversations (ToolContext
+ * `subAgentHome`: the AppServer's child threads), the sub-agent's session is a stored one and its
+ * start is reported (`subagent_started`, nested sub-agents' too); otherwise it is not kept. Sub-agents cannot ask the user for approval (nobody sees their stream), so a
  * call that would need approval is refused inside the sub-agent; they inherit the parent's mode
  * and "always" grants. Depth is limited so a sub-agent cannot spawn without bound.
  */
 import type { AgentSession } from "../session.js";
-import type { Tool, ToolContext, ToolOutput } from "../types.js";
+import type { SubAgentHome, Tool, ToolContext, ToolOutput } from "../types.js";
 
 export interface SpawnOptions {
-  /** Builds the sub-agent's session for a call (same provider and tools, fresh history). */
-  createSession(ctx: ToolContext, depth: number): AgentSession;
+  /**
+   * Builds the sub-agent's session for a call (same provider and tools, fresh history), kept in
+   * `home` when the door gives it one.
+   */
+  createSession(ctx: ToolContext, depth: number, home?: SubAgentHome): AgentSession;
   /** How deep sub-agents may nest. Default 2. */
   maxDepth?: number;
   /** This tool's own depth (0 for the top-level agent). */
@@ -48,13 +53,29 @@ export function spawnTool(options: SpawnOptions): Tool {
       if (depth >= maxDepth) {
         return { output: `sub-agents may nest at most ${maxDepth} levels deep`, isError: true };
       }
-      const session = options.createSession(ctx, depth + 1);
+      const task = String(args.task);
+      const description = typeof args.description === "string" ? args.description : undefined;
+      const home = ctx.subAgentHome?.({
+        depth: depth + 1,
+        task,
+        ...(description === undefined ? {} : { description }),
+      });
+      const session = options.createSession(ctx, depth + 1, home);
       let reply: string | undefined;
       let errorMessage: string | undefined;
       let toolCalls = 0;
       let ended = "completed";
-      for await (const event of session.runTurn(String(args.task), { signal: ctx.signal })) {
+      for await (const event of session.runTurn(task, { signal: ctx.signal })) {
         if (event.type === "tool_running") toolCalls++;
+        if (event.type === "subagent_started") {
+          const { sessionId, parentSessionId, depth: nested, description: label } = event;
+          ctx.onSubAgent?.({
+            sessionId,
+            parentSessionId,
+            depth: nested,
+            ...(label === undefined ? {} : { description: label }),
+          });
+        }
         if (event.type === "error") errorMessage = event.message;
         if (event.type === "turn_end") {
           reply = event.reply;

@@ -85,6 +85,12 @@ export type SubAgentChildrenListParams = z.infer<typeof SubAgentChildrenListPara
 export const ThreadSpawnEdgeSchema = z.looseObject({
   parentThreadId: z.string(),
   childThreadId: z.string(),
+  parentTurnId: z.string().optional(),
+  spawnCallId: z.string().optional(),
+  depth: z.number().int().nonnegative().optional(),
+  agentNickname: z.string().optional(),
+  /** `closed` after `subagent/close`. */
+  status: z.enum(["open", "closed"]).optional(),
 });
 export type ThreadSpawnEdge = z.infer<typeof ThreadSpawnEdgeSchema>;
 
@@ -99,5 +105,19 @@ export const subAgentMethods = {
   "subagent/profiles/upsert": method(SubAgentUpsertParamsSchema, SubAgentProfileResultSchema),
   "subagent/profiles/remove": method(SubAgentNameParamsSchema, SubAgentRemoveResultSchema),
   "subagent/settings/update": method(SubAgentSettingsUpdateParamsSchema, SubAgentSettingsUpdateResultSchema),
+} as const;
+
+export const SubAgentChildParamsSchema = z.looseObject({
+  parentThreadId: z.string().min(1),
+  childThreadId: z.string().min(1),
+});
+export type SubAgentChildParams = z.infer<typeof SubAgentChildParamsSchema>;
+export const SubAgentChildResultSchema = z.looseObject({ edge: ThreadSpawnEdgeSchema });
+export type SubAgentChildResult = z.infer<typeof SubAgentChildResultSchema>;
+
+/** Sub-agent child threads (`subAgentSessions`): the edges of a thread's sub-agent tree. */
+export const subAgentSessionMethods = {
   "subagent/children/list": method(SubAgentChildrenListParamsSchema, SubAgentChildrenListResultSchema),
+  "subagent/close": method(SubAgentChildParamsSchema, SubAgentChildResultSchema),
+  "subagent/resume": method(SubAgentChildParamsSchema, SubAgentChildResultSchema),
 } as const;

@@ -12,10 +12,9 @@
  *   that spawns them, and there are no external-CLI runtimes to resume. The settings are therefore
  *   fixed — `model: null`, `externalCliSessionResumeEnabled: false` — and the method answers them;
  *   asking for anything else is refused with -32602 saying why, rather than stored and ignored.
- * - `subagent/children/list`: a `Spawn` sub-agent runs inside its parent's tool call and leaves no
- *   thread of its own (its answer is the tool result in the parent's transcript), so a thread has
- *   no child threads: the list is empty once the parent is found (-32010 when it is not).
- *   `subAgentSessions` stays off, and `subagent/close|resume` are not served (unsupported.ts).
+ *
+ * The child threads `Spawn` sub-agents leave (`subagent/children/list|close|resume`) are served
+ * apart, by every server (subagent-sessions.ts).
  */
 import {
   AppServerErrorCode as Code,
@@ -120,10 +119,6 @@ export const subAgentFamily = defineFamily({
           "model: nexo's sub-agents always use the model of the agent that spawns them; set that agent's model instead (subagent/profiles/upsert or workspace/config/update)",
         );
       return { settings: FIXED_SETTINGS };
-    },
-    "subagent/children/list": async ({ parentThreadId }, call) => {
-      await call.host.threads.record(parentThreadId);
-      return { data: [] };
     },
     "subagent/profiles/remove": async ({ name }, call) => {
       const services = servicesOf(call);

@@ -14,12 +14,17 @@ async function changeStatus(
   host: AppServerHost,
   threadId: string,
   status: ThreadStatus,
+  options: { withChildren?: boolean } = {},
 ): Promise<Record<string, never>> {
-  const previous = await host.threads.setStatus(threadId, status);
-  if (previous !== status) {
-    afterReply(() =>
-      host.broadcast("thread/statusChanged", { threadId, previousStatus: previous, newStatus: status }),
-    );
+  // Archiving and unarchiving carry the thread's sub-agent child threads along, as DotCraft does.
+  const threads = [threadId, ...(options.withChildren ? await host.threads.descendants(threadId) : [])];
+  for (const id of threads) {
+    const previous = await host.threads.setStatus(id, status);
+    if (previous !== status) {
+      afterReply(() =>
+        host.broadcast("thread/statusChanged", { threadId: id, previousStatus: previous, newStatus: status }),
+      );
+    }
   }
   return {};
 }
@@ -74,6 +79,7 @@ export const threadFamily = defineFamily({
       data: await host.threads.list({
         identity: params.identity,
         ...(params.includeArchived === undefined ? {} : { includeArchived: params.includeArchived }),
+        ...(params.includeSubAgents === undefined ? {} : { includeSubAgents: params.includeSubAgents }),
         ...(params.crossChannelOrigins ? { crossChannelOrigins: params.crossChannelOrigins } : {}),
         ...(params.channelName === undefined ? {} : { channelName: params.channelName }),
       }),
@@ -112,13 +118,19 @@ export const threadFamily = defineFamily({
       return {};
     },
     "thread/pause": (params, { host }) => changeStatus(host, params.threadId, "paused"),
-    "thread/archive": (params, { host }) => changeStatus(host, params.threadId, "archived"),
-    "thread/unarchive": (params, { host }) => changeStatus(host, params.threadId, "active"),
+    "thread/archive": (params, { host }) =>
+      changeStatus(host, params.threadId, "archived", { withChildren: true }),
+    "thread/unarchive": (params, { host }) =>
+      changeStatus(host, params.threadId, "active", { withChildren: true }),
     "thread/delete": async (params, { host, connection }) => {
-      await host.threads.delete(params.threadId);
-      afterReply(() =>
-        host.broadcast("thread/deleted", { threadId: params.threadId }, { except: connection }),
-      );
+      // A thread's sub-agent child threads go with it (deepest first).
+      const children = await host.threads.descendants(params.threadId);
+      const deleted = [...children.reverse(), params.threadId];
+      for (const threadId of deleted) await host.threads.delete(threadId);
+      afterReply(() => {
+        for (const threadId of deleted)
+          host.broadcast("thread/deleted", { threadId }, { except: connection });
+      });
       return {};
     },
     "thread/rename": async (params, { host }) => {

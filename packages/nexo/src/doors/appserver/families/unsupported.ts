@@ -4,7 +4,7 @@
  * a client's message names the reason instead of a bare "not implemented":
  *
  * - `absentFamily`: what nexo has no counterpart for at all (cron jobs, heartbeats, automations,
- *   background terminals, skill variants, sub-agent child threads). Their capability flags are never advertised.
+ *   background terminals, skill variants). Their capability flags are never advertised.
  * - `withoutConfigFamily`: the management methods, on a `nexo app-server` started without a config
  *   directory (they edit its files).
  * - `notLiveFamily`: the live-status methods, on a `nexo app-server --config DIR`, where none of
@@ -58,10 +58,6 @@ export const ABSENT_METHODS: Readonly<Record<string, string>> = {
   "terminal/clean": TERMINALS,
   "skills/restoreOriginal":
     "nexo has no workspace variants of a skill (skillVariants is off): skills/read is already the original",
-  "subagent/close":
-    "nexo's sub-agents run inside their parent's Spawn tool call and leave no child thread to close (subAgentSessions is off)",
-  "subagent/resume":
-    "nexo's sub-agents run inside their parent's Spawn tool call and leave no child thread to resume (subAgentSessions is off)",
 };
 
 const namesOf = (...tables: object[]) => tables.flatMap((table) => Object.keys(table));

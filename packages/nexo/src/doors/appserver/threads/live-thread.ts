@@ -62,6 +62,8 @@ export interface LiveThreadOptions {
   onRuntimeChanged: (runtime: ThreadRuntime) => void;
   /** A turn ended other than completed: remember it with the thread. */
   onOutcome: (turnId: string, outcome: TurnOutcome) => void;
+  /** A sub-agent of the running turn got a child thread; `send` reaches the turn's audience. */
+  onSubAgent?: (event: Extract<TurnEvent, { type: "subagent_started" }>, send: Emit) => void;
 }
 
 interface RunningTurn {
@@ -344,6 +346,7 @@ export class LiveThread {
         projector.event(event);
         if (event.type === "tool_requested" && event.needsApproval) void this.approve(running, event);
         if (event.type === "turn_end") end = event;
+        if (event.type === "subagent_started") this.options.onSubAgent?.(event, this.send);
       }
     } catch (error) {
       this.options.logger.error({ thread: this.id, err: (error as Error).stack }, "turn stream failed");

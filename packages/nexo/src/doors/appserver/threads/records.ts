@@ -11,6 +11,10 @@
  *   metadata.workspace  workspacePath (the key json-stream sessions use too)
  *   metadata.appserver  {status, historyMode, configuration, metadata, outcomes}
  *
+ * `subAgent` marks the thread of a `Spawn` sub-agent (a child thread): its parent thread, the
+ * turn and call that spawned it, the root of its tree, its depth, and whether the edge was closed
+ * (`subagent/close`). Child threads are listed only when asked (`includeSubAgents`).
+ *
  * `outcomes` remembers how turns that did not complete ended (failed, cancelled), keyed by turn id,
  * so a thread read after a restart still shows them as they were.
  */
@@ -30,9 +34,21 @@ export interface TurnOutcome {
   code?: number;
 }
 
+/** A child thread's link to the thread whose sub-agent it is. */
+export interface SubAgentLink {
+  parentThreadId: string;
+  parentTurnId: string;
+  spawnCallId: string;
+  rootThreadId: string;
+  depth: number;
+  agentNickname?: string;
+  closed?: boolean;
+}
+
 export interface ThreadState {
   status: ThreadStatus;
   historyMode: "server" | "client";
+  subAgent?: SubAgentLink;
   configuration?: ThreadConfiguration;
   metadata?: Record<string, string>;
   outcomes?: Record<string, TurnOutcome>;
@@ -45,6 +61,7 @@ export function threadState(session: Session): ThreadState {
     status: raw.status === "paused" || raw.status === "archived" ? raw.status : "active",
     historyMode: raw.historyMode === "client" ? "client" : "server",
     ...(raw.configuration ? { configuration: raw.configuration } : {}),
+    ...(raw.subAgent && typeof raw.subAgent.parentThreadId === "string" ? { subAgent: raw.subAgent } : {}),
     ...(raw.metadata ? { metadata: raw.metadata } : {}),
     ...(raw.outcomes ? { outcomes: raw.outcomes } : {}),
   };
@@ -67,6 +84,27 @@ export interface ThreadView {
   turns?: Thread["turns"];
 }
 
+/** The protocol's `source` of a thread: a user's, or a sub-agent's with its link. */
+export function sourceOf(state: ThreadState): Thread["source"] {
+  const link = state.subAgent;
+  if (link === undefined) return { kind: "user" };
+  return {
+    kind: "subagent",
+    subAgent: {
+      parentThreadId: link.parentThreadId,
+      parentTurnId: link.parentTurnId,
+      spawnCallId: link.spawnCallId,
+      rootThreadId: link.rootThreadId,
+      depth: link.depth,
+      ...(link.agentNickname === undefined ? {} : { agentNickname: link.agentNickname }),
+      runtimeType: "nexo",
+      supportsSendInput: true,
+      supportsResume: true,
+      supportsClose: true,
+    },
+  };
+}
+
 export function toWireThread(session: Session, hostWorkspace: string, view: ThreadView = {}): Thread {
   const state = threadState(session);
   return {
@@ -77,7 +115,7 @@ export function toWireThread(session: Session, hostWorkspace: string, view: Thre
     ...(session.contact === null ? {} : { channelContext: session.contact }),
     ...(session.title === null ? {} : { displayName: session.title }),
     status: state.status,
-    source: { kind: "user" },
+    source: sourceOf(state),
     createdAt: session.createdAt,
     lastActiveAt: session.updatedAt,
     historyMode: state.historyMode,
@@ -103,7 +141,7 @@ export function toWireSummary(
     originChannel: session.channel ?? "nexo",
     ...(session.contact === null ? {} : { channelContext: session.contact }),
     ...(session.title === null ? {} : { displayName: session.title }),
-    source: { kind: "user" },
+    source: sourceOf(state),
     status: state.status,
     createdAt: session.createdAt,
     lastActiveAt: session.updatedAt,
@@ -117,6 +155,8 @@ export interface ListFilter {
   identity: SessionIdentity;
   hostWorkspace: string;
   includeArchived?: boolean;
+  /** Child threads of sub-agents too (Desktop asks for them to draw the tree). */
+  includeSubAgents?: boolean;
   crossChannelOrigins?: readonly string[] | null;
   channelName?: string;
 }
@@ -132,6 +172,7 @@ export function listedBy(session: Session, filter: ListFilter): boolean {
   if (workspaceOf(session, hostWorkspace).toLowerCase() !== wanted) return false;
   const state = threadState(session);
   if (state.status === "archived" && !filter.includeArchived) return false;
+  if (state.subAgent !== undefined && !filter.includeSubAgents) return false;
   if (filter.channelName !== undefined && session.channel !== filter.channelName) return false;
   if (session.channel !== null && filter.crossChannelOrigins?.includes(session.channel)) return true;
   if (identity.userId !== undefined && identity.userId !== "" && session.account !== identity.userId) {

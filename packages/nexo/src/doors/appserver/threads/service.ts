@@ -23,7 +23,7 @@ import type {
 import type { AgentSession } from "../../../engine/session.js";
 import type { ToolHost } from "../../../engine/session-types.js";
 import type { SessionService } from "../../../engine/sessions/service.js";
-import type { LlmProvider } from "../../../engine/types.js";
+import type { LlmProvider, SubAgentHomes } from "../../../engine/types.js";
 import type { Logger } from "../../../log.js";
 import type { Session, Store } from "../../../store/index.js";
 import type { ConnectedAdapter } from "../channel-adapters.js";
@@ -32,9 +32,11 @@ import { appServerErrors } from "../errors.js";
 import { countTurns, rebuildTurns, startsTurn } from "./history.js";
 import { materialize } from "./input.js";
 import { LiveThread } from "./live-thread.js";
+import type { Emit } from "./projection.js";
 import {
   type ListFilter,
   listedBy,
+  type SubAgentLink,
   type ThreadState,
   threadState,
   toWireSummary,
@@ -69,6 +71,11 @@ export interface ThreadServiceOptions {
   configure: (session: AgentSession, configuration: ThreadConfiguration | undefined) => void;
   /** Where `thread/runtimeChanged` goes (every connection). */
   onRuntimeChanged: (threadId: string, runtime: ThreadRuntime) => void;
+  /**
+   * A sub-agent of a thread's turn got a child thread: `send` reaches that turn's audience (its
+   * starter and the thread's subscribers); the rest is for every connection.
+   */
+  onChildThread?: (parentThreadId: string, child: Thread, send: Emit) => void;
   /** The channel adapter connected for a channel now (its tools are offered to that channel's threads). */
   adapterFor?: (channel: string) => ConnectedAdapter | undefined;
 }
@@ -257,6 +264,8 @@ export class ThreadService {
       toolLayers,
     });
     this.options.configure(session, configuration);
+    // Spawn sub-agents get child threads: sessions of this store linked to this thread.
+    session.config.subAgents = (start) => this.createChild(store, start);
     live = new LiveThread({
       id: threadId,
       session,
@@ -271,6 +280,12 @@ export class ThreadService {
       },
       materialize: (parts: readonly InputPart[]) => materialize(parts, workspace),
       onRuntimeChanged: (runtime) => this.options.onRuntimeChanged(threadId, runtime),
+      onSubAgent: (event, send) => {
+        const row = store.sessions.get(event.sessionId);
+        const link = row === undefined ? undefined : threadState(row).subAgent;
+        if (row === undefined || link === undefined) return;
+        this.options.onChildThread?.(link.parentThreadId, toWireThread(row, this.options.workspace), send);
+      },
       onOutcome: (turnId, outcome) => {
         const row = store.sessions.get(threadId);
         if (!row) return;
@@ -333,6 +348,95 @@ export class ThreadService {
       titles.push(row.title.trim());
     }
     return titles;
+  }
+
+  /**
+   * The child thread of a sub-agent about to start: a session of the store in the parent's place
+   * (channel, user, context, workspace), titled by its task, linked to its parent, the turn and
+   * call that spawn it and the root of the tree. Its transcript is written as the sub-agent runs.
+   */
+  private createChild(store: Store, start: Parameters<SubAgentHomes>[0]): string | undefined {
+    const parent = store.sessions.get(start.parentSessionId);
+    if (parent === undefined) return undefined;
+    const parentLink = threadState(parent).subAgent;
+    const nickname = start.description?.trim();
+    const subAgent: SubAgentLink = {
+      parentThreadId: parent.id,
+      parentTurnId: start.turnId,
+      spawnCallId: start.callId,
+      rootThreadId: parentLink?.rootThreadId ?? parent.id,
+      depth: start.depth,
+      ...(nickname ? { agentNickname: nickname } : {}),
+    };
+    const state: ThreadState = { status: "active", historyMode: "server", subAgent };
+    const child = store.sessions.create({
+      agentId: parent.agentId,
+      tenantId: parent.tenantId,
+      channel: parent.channel,
+      account: parent.account,
+      contact: parent.contact,
+      title: (nickname || start.task.replace(/\s+/g, " ").trim()).slice(0, 80),
+      metadata: { workspace: workspaceOf(parent, this.options.workspace), appserver: state },
+    });
+    return child.id;
+  }
+
+  /** The child threads of `parentThreadId` with their links, newest first; closed ones only when asked. */
+  async children(
+    parentThreadId: string,
+    includeClosed: boolean,
+  ): Promise<Array<{ thread: Thread; link: SubAgentLink }>> {
+    const sessions = await this.db();
+    await this.record(parentThreadId);
+    const found: Array<{ thread: Thread; link: SubAgentLink }> = [];
+    for (const row of sessions.list({ agentId: this.agentId, limit: LIST_LIMIT })) {
+      const link = threadState(row).subAgent;
+      if (link?.parentThreadId !== parentThreadId) continue;
+      if (link.closed && !includeClosed) continue;
+      found.push({ thread: toWireThread(row, this.options.workspace), link });
+    }
+    return found;
+  }
+
+  /** Every thread below `threadId` in its sub-agent tree, children before their own children. */
+  async descendants(threadId: string): Promise<string[]> {
+    const all: string[] = [];
+    const queue = [threadId];
+    while (queue.length > 0) {
+      const next = queue.shift()!;
+      for (const { thread } of await this.children(next, true)) {
+        all.push(thread.id);
+        queue.push(thread.id);
+      }
+    }
+    return all;
+  }
+
+  /**
+   * Closes or reopens the edge from `parentThreadId` to its child (`subagent/close|resume`);
+   * -32010 when the child is not that thread's child. Returns the link as it now stands.
+   */
+  async setChildClosed(
+    parentThreadId: string,
+    childThreadId: string,
+    closed: boolean,
+  ): Promise<SubAgentLink> {
+    const { store } = await this.db();
+    await this.record(parentThreadId);
+    const child = store.sessions.get(childThreadId);
+    const link = child === undefined ? undefined : threadState(child).subAgent;
+    if (child === undefined || link === undefined || link.parentThreadId !== parentThreadId)
+      throw appServerErrors.invalidParams(
+        `thread '${childThreadId}' is not a sub-agent thread of '${parentThreadId}'`,
+      );
+    const updated: SubAgentLink = { ...link, closed };
+    if (link.closed !== closed)
+      store.sessions.update(childThreadId, { metadata: withThreadState(child, { subAgent: updated }) });
+    if (closed) {
+      const live = await this.peek(childThreadId);
+      if (live?.running) live.interrupt(live.running.projector.turn.id, "the sub-agent thread was closed");
+    }
+    return updated;
   }
 
   /** Changes the thread's status; returns the previous one. */

@@ -24,6 +24,7 @@ const CORE = [
   "commandManagement",
   "configOverride",
   "modeSwitch",
+  "subAgentSessions",
   "threadManagement",
   "threadSubscriptions",
 ];
@@ -60,7 +61,7 @@ describe("AppServer capability flags and what is not served", () => {
       "mcp/list",
       "workspace/config/update",
       "skills/setEnabled",
-      "subagent/children/list",
+      "subagent/profiles/list",
     ]) {
       const reply = await server.call(method, {});
       assert.equal(reply.error?.code, -32601, method);
