@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ApprovalPolicy } from "../../../src/engine/approvals.js";
+import { createAgentSession } from "../../../src/engine/assemble.js";
 import type { TurnEvent } from "../../../src/engine/events.js";
 import { AgentSession } from "../../../src/engine/session.js";
 import { SPAWN_APPROVAL_REFUSAL, spawnTool } from "../../../src/engine/tools/spawn.js";
-import type { Tool } from "../../../src/engine/types.js";
+import type { SubAgentHomes, Tool } from "../../../src/engine/types.js";
 import { collect, PlaybackProvider, SimpleToolHost, text, tool, toolCalls } from "../../helpers/engine.js";
 
 test("Spawn runs a sub-agent whose stream never leaks into the parent's", async () => {
@@ -82,4 +83,55 @@ test("Spawn refuses to nest deeper than allowed", async () => {
   );
   assert.equal(out.isError, true);
   assert.match(out.output, /at most 1 levels/);
+});
+
+test("with a subAgents hook, sub-agents (nested ones too) get kept sessions and the turn reports them", async () => {
+  const provider = new PlaybackProvider([
+    () => toolCalls({ id: "p1", name: "Spawn", input: { task: "first task", description: "one" } }),
+    () => toolCalls({ id: "c1", name: "Spawn", input: { task: "second task" } }),
+    () => text("grandchild answer"),
+    () => text("child answer"),
+    () => text("parent done"),
+  ]);
+  const appended: Array<{ sessionId: string; role: string }> = [];
+  const asked: Array<Parameters<SubAgentHomes>[0]> = [];
+  const parent = createAgentSession({
+    sessionId: "parent",
+    agentId: "a",
+    provider,
+    model: "m",
+    maxTokens: 100,
+    maxTurns: 4,
+    workspace: "/tmp",
+    mode: "yolo",
+    sink: { append: (sessionId, message) => void appended.push({ sessionId, role: message.role }) },
+    subAgents: (start) => {
+      asked.push(start);
+      return `child-${asked.length}`;
+    },
+  });
+  const events = await collect(parent.runTurn("delegate"));
+  assert.deepEqual(
+    asked.map((a) => [a.parentSessionId, a.callId, a.depth, a.task, a.description]),
+    [
+      ["parent", "p1", 1, "first task", "one"],
+      ["child-1", "c1", 2, "second task", undefined],
+    ],
+  );
+  const started = events.filter((e) => e.type === "subagent_started") as Array<
+    Extract<TurnEvent, { type: "subagent_started" }>
+  >;
+  assert.deepEqual(
+    started.map((e) => [e.callId, e.sessionId, e.parentSessionId, e.depth]),
+    [
+      ["p1", "child-1", "parent", 1],
+      ["p1", "child-2", "child-1", 2],
+    ],
+  );
+  for (const id of ["child-1", "child-2"])
+    assert.ok(
+      appended.some((a) => a.sessionId === id && a.role === "assistant"),
+      `${id} kept its messages`,
+    );
+  assert.equal((events.at(-1) as Extract<TurnEvent, { type: "turn_end" }>).reply, "parent done");
 });
