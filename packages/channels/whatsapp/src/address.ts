@@ -6,7 +6,7 @@
  */
 
 const USER_SERVER = "s.whatsapp.net";
-const JID = /^[0-9A-Za-z._-]{3,64}@(s\.whatsapp\.net|g\.us|lid|bot)$/;
+const JID = /^[0-9A-Za-z._-]{3,64}(?::\d{1,4})?@(s\.whatsapp\.net|g\.us|lid|bot)$/;
 
 /** The JID a `to` (a JID or a phone number) names, or undefined when it is neither. */
 export function toJid(to: string): string | undefined {
