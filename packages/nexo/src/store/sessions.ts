@@ -8,6 +8,7 @@
  * free text and are redacted like everything else written.
  */
 import { isAbsolute } from "node:path";
+import type { Statement } from "better-sqlite3";
 import { v7 as uuidv7 } from "uuid";
 import { z } from "zod";
 import {
@@ -154,6 +155,12 @@ export class SessionRepository {
   readonly #db: Connection;
   readonly #now: () => Date;
 
+  // The statements every message of a channel conversation runs (open, resume), prepared once:
+  // preparing parses the SQL each time, which costs more than running it.
+  #insertStmt: Statement<unknown[]> | undefined;
+  #getStmt: Statement<unknown[]> | undefined;
+  #findByKeyStmt: Statement<unknown[]> | undefined;
+
   constructor(db: Connection, now: () => Date) {
     this.#db = db;
     this.#now = now;
@@ -177,23 +184,21 @@ export class SessionRepository {
       created_at: createdAt,
       updated_at: createdAt,
     };
-    const result = this.#db
-      .prepare(
-        `INSERT INTO sessions (id, agent_id, tenant_id, channel, account, contact, title, approval_mode,
-                               always_allow, readable_files, metadata, created_at, updated_at)
-         VALUES (@id, @agent_id, @tenant_id, @channel, @account, @contact, @title, @approval_mode,
-                 @always_allow, @readable_files, @metadata, @created_at, @updated_at)
-         ON CONFLICT (id) DO NOTHING`,
-      )
-      .run(row);
+    this.#insertStmt ??= this.#db.prepare(
+      `INSERT INTO sessions (id, agent_id, tenant_id, channel, account, contact, title, approval_mode,
+                             always_allow, readable_files, metadata, created_at, updated_at)
+       VALUES (@id, @agent_id, @tenant_id, @channel, @account, @contact, @title, @approval_mode,
+               @always_allow, @readable_files, @metadata, @created_at, @updated_at)
+       ON CONFLICT (id) DO NOTHING`,
+    );
+    const result = this.#insertStmt.run(row);
     if (result.changes === 0) throw new StoreError("conflict", `session ${id} already exists`);
     return toSession(row);
   }
 
   get(id: string): Session | undefined {
-    const row = this.#db.prepare("SELECT * FROM sessions WHERE id = ?").get(requireId("id", id)) as
-      | SessionRow
-      | undefined;
+    this.#getStmt ??= this.#db.prepare("SELECT * FROM sessions WHERE id = ?");
+    const row = this.#getStmt.get(requireId("id", id)) as SessionRow | undefined;
     return row === undefined ? undefined : toSession(row);
   }
 
@@ -206,18 +211,17 @@ export class SessionRepository {
 
   /** The most recently active session of this agent with this channel, account and contact. */
   findByKey(key: SessionKey): Session | undefined {
-    const row = this.#db
-      .prepare(
-        `SELECT * FROM sessions
-         WHERE agent_id = ? AND channel IS ? AND account IS ? AND contact IS ?
-         ${NEWEST_FIRST} LIMIT 1`,
-      )
-      .get(
-        requireId("agentId", key.agentId),
-        optionalString("channel", key.channel),
-        optionalString("account", key.account),
-        optionalString("contact", key.contact),
-      ) as SessionRow | undefined;
+    this.#findByKeyStmt ??= this.#db.prepare(
+      `SELECT * FROM sessions
+       WHERE agent_id = ? AND channel IS ? AND account IS ? AND contact IS ?
+       ${NEWEST_FIRST} LIMIT 1`,
+    );
+    const row = this.#findByKeyStmt.get(
+      requireId("agentId", key.agentId),
+      optionalString("channel", key.channel),
+      optionalString("account", key.account),
+      optionalString("contact", key.contact),
+    ) as SessionRow | undefined;
     return row === undefined ? undefined : toSession(row);
   }
 

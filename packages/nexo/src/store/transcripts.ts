@@ -14,6 +14,7 @@
  * firehose hears it, and a line that was rolled back was never announced.
  */
 
+import type { Statement } from "better-sqlite3";
 import type { AgentEventRepository, StoredAgentEvent } from "./agent-events.js";
 import {
   type ChatMessage,
@@ -174,6 +175,9 @@ export class TranscriptRepository {
   /** Prepared once: re-preparing per append was a tenth of the daemon's CPU under load. */
   #insert: ReturnType<Connection["prepare"]> | undefined;
   #touch: ReturnType<Connection["prepare"]> | undefined;
+  /** `entries` runs at every session load: its two reads are prepared once. */
+  #lastEntries: Statement<unknown[]> | undefined;
+  #entriesFrom: Statement<unknown[]> | undefined;
 
   constructor(db: Connection, now: () => Date, events?: AgentEventRepository) {
     this.#db = db;
@@ -232,21 +236,17 @@ export class TranscriptRepository {
     let rows: EntryRow[];
     if (options.last !== undefined) {
       const last = resolveLimit(options.last, 0, Number.MAX_SAFE_INTEGER);
-      rows = (
-        this.#db
-          .prepare(
-            `SELECT ${ENTRY_COLUMNS} FROM transcript_entries WHERE session_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?`,
-          )
-          .all(sessionId, afterSeq, last) as EntryRow[]
-      ).reverse();
+      this.#lastEntries ??= this.#db.prepare(
+        `SELECT ${ENTRY_COLUMNS} FROM transcript_entries WHERE session_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?`,
+      );
+      rows = (this.#lastEntries.all(sessionId, afterSeq, last) as EntryRow[]).reverse();
     } else {
       const limit =
         options.limit === undefined ? -1 : resolveLimit(options.limit, 0, Number.MAX_SAFE_INTEGER);
-      rows = this.#db
-        .prepare(
-          `SELECT ${ENTRY_COLUMNS} FROM transcript_entries WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
-        )
-        .all(sessionId, afterSeq, limit) as EntryRow[];
+      this.#entriesFrom ??= this.#db.prepare(
+        `SELECT ${ENTRY_COLUMNS} FROM transcript_entries WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+      );
+      rows = this.#entriesFrom.all(sessionId, afterSeq, limit) as EntryRow[];
     }
     return rows.map(toEntry);
   }
