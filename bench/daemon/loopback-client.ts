@@ -59,7 +59,13 @@ export class LoopbackClient {
     this.agent.destroy();
   }
 
-  private exchange(method: string, path: string, expected: number, body?: string): Promise<string> {
+  private exchange(
+    method: string,
+    path: string,
+    expected: number,
+    body?: string,
+    retried = false,
+  ): Promise<string> {
     const what = `${method} ${path}`;
     return new Promise((resolve, reject) => {
       const req = request(
@@ -87,7 +93,16 @@ export class LoopbackClient {
           res.on("error", (error) => reject(new LoopbackHttpError(what, undefined, error.message)));
         },
       );
-      req.on("error", (error) => reject(new LoopbackHttpError(what, undefined, error.message)));
+      req.on("error", (error: NodeJS.ErrnoException) => {
+        // A kept-alive connection the server closed while it sat idle (its keep-alive timeout)
+        // fails the first request that reuses it: the race Node documents for keep-alive agents.
+        // Sent again once, on a new connection; the message never reached the channel.
+        if (req.reusedSocket && error.code === "ECONNRESET" && !retried) {
+          this.exchange(method, path, expected, body, true).then(resolve, reject);
+          return;
+        }
+        reject(new LoopbackHttpError(what, undefined, error.message));
+      });
       req.end(body);
     });
   }
