@@ -23,7 +23,7 @@ const env = { ...process.env, NEXO_STATE_DIR: stateDir };
 if (!env.NEXO_QUICKSTART_PROVIDER) {
   if (env.ANTHROPIC_API_KEY) {
     env.NEXO_QUICKSTART_PROVIDER = "anthropic";
-    env.NEXO_QUICKSTART_MODEL ??= "claude-sonnet-4-5";
+    env.NEXO_QUICKSTART_MODEL ??= "claude-sonnet-5";
   } else if (env.OPENAI_API_KEY) {
     env.NEXO_QUICKSTART_PROVIDER = "openai";
     env.NEXO_QUICKSTART_MODEL ??= "gpt-4o";

@@ -225,7 +225,7 @@ export function nexoAgent(base: Launch, version: string): Agent {
 
 // ---- Claude Code ---------------------------------------------------------------------------
 
-const CLAUDE_MODEL = "claude-sonnet-4-5";
+const CLAUDE_MODEL = "claude-sonnet-5";
 
 export function claudeAgent(binary: string, version: string, env: NodeJS.ProcessEnv, cwd: string): Agent {
   const common = [

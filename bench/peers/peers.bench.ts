@@ -54,7 +54,7 @@ export default async function peers(ctx: BenchContext): Promise<void> {
       nexoAgent(
         {
           command: process.execPath,
-          args: [NEXO, "agent", "--json-stream", "--provider", "anthropic", "--model", "claude-sonnet-4-5"],
+          args: [NEXO, "agent", "--json-stream", "--provider", "anthropic", "--model", "claude-sonnet-5"],
           env: {
             PATH: process.env.PATH,
             HOME: home,

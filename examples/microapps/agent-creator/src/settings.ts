@@ -4,7 +4,7 @@
  * daemon logs).
  *
  *   config:
- *     default_model: { provider: anthropic, model: claude-sonnet-4-5 }
+ *     default_model: { provider: anthropic, model: claude-sonnet-5 }
  *     system_prompt: "You are a helpful assistant."
  */
 import type { SafeParser } from "nexo-plugin-sdk/microapp";

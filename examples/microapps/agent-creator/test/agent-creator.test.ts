@@ -33,7 +33,7 @@ function start(grants: string[]): ScriptedDaemon {
 }
 
 const CONFIG = {
-  default_model: { provider: "anthropic", model: "claude-sonnet-4-5" },
+  default_model: { provider: "anthropic", model: "claude-sonnet-5" },
   system_prompt: "Be kind.",
 };
 

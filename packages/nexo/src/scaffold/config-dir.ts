@@ -4,6 +4,7 @@
  * provider the person chose, an empty plugin list with the way to add one, and a private state dir
  * beside the files.
  */
+import { DEFAULT_MODELS } from "../config/default-models.js";
 
 export type InitProvider = "anthropic" | "openai" | "ollama" | "scripted";
 export const INIT_PROVIDERS: readonly InitProvider[] = ["anthropic", "openai", "ollama", "scripted"];
@@ -14,12 +15,7 @@ export const KEY_VARIABLE: Partial<Record<InitProvider, string>> = {
   openai: "OPENAI_API_KEY",
 };
 
-export const DEFAULT_MODEL: Record<InitProvider, string> = {
-  anthropic: "claude-sonnet-4-5",
-  openai: "gpt-4o",
-  ollama: "llama3.2",
-  scripted: "nexo-scripted-demo",
-};
+export const DEFAULT_MODEL: Readonly<Record<InitProvider, string>> = DEFAULT_MODELS;
 
 /** The llm.yaml name of each choice (the built-in `scripted` needs no entry). */
 const PROVIDER_NAME: Record<InitProvider, string> = {

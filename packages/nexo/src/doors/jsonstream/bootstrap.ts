@@ -8,6 +8,7 @@ import { mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { formatIssues } from "@nexo/wire";
 import type * as jsonstream from "@nexo/wire/schemas/jsonstream";
+import { defaultModelOf } from "../../config/default-models.js";
 import { buildToolRegistry } from "../../engine/assemble.js";
 // registry.js, not the providers index: the index also brings llm.yaml loading (YAML, TOML), which
 // this door never reads, into its start-up.
@@ -43,12 +44,6 @@ export interface AgentFlags {
   agentId?: string;
   allowOutsideWorkspace?: boolean;
 }
-
-export const DEFAULT_MODELS: Record<string, string> = {
-  anthropic: "claude-sonnet-4-5",
-  openai: "gpt-4o",
-  scripted: "nexo-scripted-demo",
-};
 
 export const DEFAULT_MAX_TOKENS = 8192;
 export const DEFAULT_MAX_TURNS = 30;
@@ -94,7 +89,7 @@ export function resolveProvider(
   }
   try {
     const provider = createProvider(parsed.data, { id: name });
-    return { provider, model: flags.model ?? DEFAULT_MODELS[name]! };
+    return { provider, model: flags.model ?? defaultModelOf(name)! };
   } catch (error) {
     throw new StartupError(`provider ${name}: ${(error as Error).message}`);
   }

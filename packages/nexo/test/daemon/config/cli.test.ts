@@ -55,7 +55,7 @@ function configDir(files: Record<string, string>): string {
 const VALID = {
   "agents.yaml": `agents:
   - id: ana
-    model: { provider: anthropic, model: claude-sonnet-4-5 }
+    model: { provider: anthropic, model: claude-sonnet-5 }
   - id: bob
     active: false
     model: { provider: scripted, model: echo }

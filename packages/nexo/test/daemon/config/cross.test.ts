@@ -258,7 +258,7 @@ describe("bindings", () => {
   });
 
   it("warns when an active agent's provider has no API key, naming the variable (issue 14.2)", async () => {
-    const agents = "agents:\n  - id: ana\n    model: { provider: anthropic, model: claude-sonnet-4-5 }\n";
+    const agents = "agents:\n  - id: ana\n    model: { provider: anthropic, model: claude-sonnet-5 }\n";
     const keyless = await report(
       { "agents.yaml": agents, "llm.yaml": LLM },
       { ANTHROPIC_API_KEY: undefined },

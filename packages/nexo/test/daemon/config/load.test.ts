@@ -56,7 +56,7 @@ const FULL = {
   - id: ana
     tenant_id: acme
     description: Front desk
-    model: { provider: anthropic, model: claude-sonnet-4-5 }
+    model: { provider: anthropic, model: claude-sonnet-5 }
     system_prompt: You answer questions about Acme.
     language: Spanish
     allowed_tools: [read, "mcp__files__*"]
@@ -148,7 +148,7 @@ describe("loadDaemonConfig on a full directory", () => {
     const [ana, bob, cleo] = config.agents;
     assert.ok(ana && bob && cleo);
     assert.equal(ana.tenant_id, "acme");
-    assert.deepEqual(ana.model, { provider: "anthropic", model: "claude-sonnet-4-5" });
+    assert.deepEqual(ana.model, { provider: "anthropic", model: "claude-sonnet-5" });
     assert.equal(ana.workspace, join(dir, "work", "ana"));
     assert.deepEqual(ana.approval, { mode: "auto_edit", allow: ["exec", "memory_store"] });
     assert.equal(ana.max_turns, 8);

@@ -17,7 +17,7 @@ before(async () => {
     {
       "agents.yaml": `agents:
   - id: ana
-    model: { provider: anthropic, model: claude-sonnet-4-5 }
+    model: { provider: anthropic, model: claude-sonnet-5 }
     inbound_bindings: [{ plugin: loopback }]
 `,
       "llm.yaml": 'providers:\n  anthropic: { type: anthropic, api_key: "${ANTHROPIC_API_KEY:-}" }\n',

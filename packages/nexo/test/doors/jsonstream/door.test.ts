@@ -437,7 +437,7 @@ describe("json-stream door", () => {
 
   test("stop during history compaction is a clean cancel; a provider error there is a typed provider_error", async () => {
     const overflow = { status: 400, message: "prompt is too long: 250000 tokens > 200000 maximum" };
-    // claude-sonnet-4-5 has a known window, so an overflow makes nexo summarise and retry.
+    // claude-sonnet-5 has a known window, so an overflow makes nexo summarise and retry.
     const { client } = await start(
       [
         { text: "a1" },
@@ -448,7 +448,7 @@ describe("json-stream door", () => {
         overflow,
         { status: 401, message: "invalid x-api-key" },
       ],
-      ["--model", "claude-sonnet-4-5"],
+      ["--model", "claude-sonnet-5"],
     );
     await client.turn("m1", "q1");
     await client.turn("m2", "q2");

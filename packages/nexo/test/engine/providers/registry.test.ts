@@ -24,7 +24,7 @@ describe("ProviderConfigSchema", () => {
     const parsed = ProviderConfigSchema.parse({
       type: "anthropic",
       api_key: "sk-ant",
-      default_model: "claude-sonnet-4-5",
+      default_model: "claude-sonnet-5",
       retry: { max_retries: 5 },
       rate_limit: { requests_per_second: 2 },
     });
