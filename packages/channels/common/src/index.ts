@@ -30,7 +30,6 @@ export {
 } from "./outbox.js";
 export { RateLimiter, type RateLimitOptions } from "./rate-limit.js";
 export { REDACTED, Redactor, redactStderr } from "./redact.js";
-export { splitText } from "./text.js";
 export {
   type ChannelPluginSpec,
   type ChannelWiring,
@@ -40,3 +39,4 @@ export {
   serveChannelPlugin,
   wrongKind,
 } from "./serve.js";
+export { splitText } from "./text.js";
