@@ -18,6 +18,7 @@ import {
   type OutboxRecord,
   PermanentDeliveryError,
   RetryableDeliveryError,
+  splitText,
 } from "@nexo/channels-common";
 import { type Api, GrammyError, HttpError, InputFile } from "grammy";
 
@@ -36,27 +37,11 @@ const CAPTION_LIMIT = 1024;
 const PHOTO_UPLOAD_LIMIT = 10 * 1024 * 1024;
 const FILE_UPLOAD_LIMIT = 50 * 1024 * 1024;
 
-/** Splits text into pieces of at most `limit` characters, at a line break or space when there is one. */
-export function chunkText(text: string, limit = TEXT_LIMIT): string[] {
-  const chunks: string[] = [];
-  let rest = text.trim();
-  while (rest.length > limit) {
-    const window = rest.slice(0, limit);
-    let cut = window.lastIndexOf("\n");
-    if (cut < limit / 2) cut = window.lastIndexOf(" ");
-    if (cut < limit / 2) cut = limit;
-    chunks.push(rest.slice(0, cut).trimEnd());
-    rest = rest.slice(cut).trimStart();
-  }
-  if (rest !== "") chunks.push(rest);
-  return chunks;
-}
-
 type Part = { text: string } | { attachment: Attachment };
 
 function partsOf(item: OutboundItem): Part[] {
   return [
-    ...chunkText(item.text).map((text) => ({ text })),
+    ...splitText(item.text, TEXT_LIMIT).map((text) => ({ text })),
     ...item.attachments.map((attachment) => ({ attachment })),
   ];
 }
