@@ -31,8 +31,21 @@ function envNameProblem(name: string): string | undefined {
   return undefined;
 }
 
-/** YAML reads `PORT: 8080` as a number; a process only ever sees text. */
-const ScalarText = z.union([z.string(), z.number(), z.boolean()]).transform((value) => String(value));
+/**
+ * YAML reads `PORT: 8080` as a number; a process only ever sees text. An integer beyond 2^53 (a
+ * Discord or Telegram id written without quotes) has already lost its last digits when YAML hands
+ * it over, so it is refused with the fix rather than passed on wrong.
+ */
+const ScalarText = z
+  .union([z.string(), z.number(), z.boolean()])
+  .superRefine((value, ctx) => {
+    if (typeof value === "number" && Number.isInteger(value) && !Number.isSafeInteger(value))
+      ctx.addIssue({
+        code: "custom",
+        message: `${value} is too long a number for YAML to keep exact (an id?): write it in quotes`,
+      });
+  })
+  .transform((value) => String(value));
 
 const PluginEnvSchema = z.record(z.string(), ScalarText).superRefine((env, ctx) => {
   for (const key of Object.keys(env)) {

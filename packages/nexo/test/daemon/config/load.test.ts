@@ -296,6 +296,37 @@ describe("loadDaemonConfig on a full directory", () => {
     assert.equal(error.warnings.length, 1);
   });
 
+  it("refuses an unquoted id too long for YAML to keep exact, and keeps a quoted one", async () => {
+    const agents = "agents:\n  - id: ana\n    model: { provider: scripted, model: echo }\n";
+    const dir = configDir({
+      "agents.yaml": agents,
+      "plugins.yaml":
+        "plugins:\n  - dir: plugins/chat\n    env: { DISCORD_ALLOWED_USERS: 123456789012345678 }\n",
+      "plugins/chat/nexo-plugin.toml": CHAT_PLUGIN,
+    });
+    const error = await loadDaemonConfig(dir, { env: { PATH: process.env.PATH } }).then(
+      () => assert.fail("expected a ConfigError"),
+      (thrown: unknown) => thrown as DaemonConfigError,
+    );
+    assert.deepEqual(
+      error.issues.map((issue) => [issue.keyPath, issue.message]),
+      [
+        [
+          "plugins[0].env.DISCORD_ALLOWED_USERS",
+          "123456789012345680 is too long a number for YAML to keep exact (an id?): write it in quotes",
+        ],
+      ],
+    );
+    const quoted = configDir({
+      "agents.yaml": agents,
+      "plugins.yaml":
+        'plugins:\n  - dir: plugins/chat\n    env: { DISCORD_ALLOWED_USERS: "123456789012345678" }\n',
+      "plugins/chat/nexo-plugin.toml": CHAT_PLUGIN,
+    });
+    const config = await loadDaemonConfig(quoted, { env: { PATH: process.env.PATH } });
+    assert.equal(config.plugins.plugins[0]?.env.DISCORD_ALLOWED_USERS, "123456789012345678");
+  });
+
   it("reports a missing agents.yaml and a missing directory", async () => {
     const dir = configDir({ "llm.yaml": "providers: {}\n" });
     const report = await inspectDaemonConfig(dir, { env: {} });
