@@ -12,15 +12,8 @@
 import { mkdirSync, readFileSync, rmSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "@nexo/channels-common";
-import {
-  type AuthenticationCreds,
-  type AuthenticationState,
-  BufferJSON,
-  initAuthCreds,
-  proto,
-  type SignalDataSet,
-  type SignalDataTypeMap,
-} from "baileys";
+import type { AuthenticationCreds, AuthenticationState, SignalDataSet, SignalDataTypeMap } from "baileys";
+import { baileys } from "./baileys.js";
 
 export class AuthStore {
   readonly dir: string;
@@ -46,7 +39,7 @@ export class AuthStore {
   /** The state Baileys reads and updates; `saveCreds` must run on every `creds.update`. */
   open(): { state: AuthenticationState; saveCreds: () => void } {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const creds = (this.read("creds.json") as AuthenticationCreds | undefined) ?? initAuthCreds();
+    const creds = (this.read("creds.json") as AuthenticationCreds | undefined) ?? baileys().initAuthCreds();
     const state: AuthenticationState = {
       creds,
       keys: {
@@ -55,7 +48,7 @@ export class AuthStore {
           for (const id of ids) {
             let value = this.read(`${type}-${id}.json`);
             if (type === "app-state-sync-key" && value !== undefined)
-              value = proto.Message.AppStateSyncKeyData.fromObject(value as object);
+              value = baileys().proto.Message.AppStateSyncKeyData.fromObject(value as object);
             if (value !== undefined) found[id] = value as SignalDataTypeMap[T];
           }
           return found;
@@ -86,14 +79,14 @@ export class AuthStore {
 
   private read(file: string): unknown {
     try {
-      return JSON.parse(readFileSync(this.path(file), "utf8"), BufferJSON.reviver) as unknown;
+      return JSON.parse(readFileSync(this.path(file), "utf8"), baileys().BufferJSON.reviver) as unknown;
     } catch {
       return undefined;
     }
   }
 
   private write(file: string, value: unknown): void {
-    writeFileAtomic(this.path(file), JSON.stringify(value, BufferJSON.replacer));
+    writeFileAtomic(this.path(file), JSON.stringify(value, baileys().BufferJSON.replacer));
   }
 
   private remove(file: string): void {

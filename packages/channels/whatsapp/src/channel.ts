@@ -44,6 +44,7 @@ import {
 } from "nexo-plugin-sdk";
 import { folderOf, toJid } from "./address.js";
 import { AuthStore } from "./auth-store.js";
+import { loadBaileys } from "./baileys.js";
 import { readWhatsAppConfig, type WhatsAppConfig } from "./config.js";
 import { type AcceptedInbound, decideInbound, extensionOf } from "./inbound.js";
 import { Link } from "./link.js";
@@ -330,6 +331,7 @@ export class WhatsAppChannel {
       throw error;
     }
     try {
+      await loadBaileys();
       this.transport ??= await loadTransport(config.socketModule);
     } catch (error) {
       throw new ChannelConnectionError(`cannot load the WhatsApp client: ${(error as Error).message}`);

@@ -12,8 +12,9 @@
  * the message carries are checked against the allowlist.
  */
 import { type AttachmentKind, kindFromMime } from "@nexo/channels-common";
-import { normalizeMessageContent, type proto, type WAMessage } from "baileys";
+import type { proto, WAMessage } from "baileys";
 import { isGroup, stripDevice } from "./address.js";
+import { baileys } from "./baileys.js";
 import type { WhatsAppConfig } from "./config.js";
 
 export interface InboundMedia {
@@ -56,7 +57,7 @@ export function decideInbound(
   const sender = senderIds[0];
   if (sender === undefined) return { ignore: "no sender" };
   if (!config.allowed.allows(...senderIds)) return { ignore: `${sender} is not in WHATSAPP_ALLOWED_NUMBERS` };
-  const content = normalizeMessageContent(message.message);
+  const content = baileys().normalizeMessageContent(message.message);
   if (content === undefined || content === null) return { ignore: "no content" };
   const media = mediaOf(content);
   const text = textOf(content).trim();

@@ -10,8 +10,9 @@
  * opens as the linked device. A QR series that nobody scans ends with 408. 401 means the device
  * was logged out (from the phone, or replaced); 440 that another client took this session over.
  */
-import { type ConnectionState, DisconnectReason, type WAMessage } from "baileys";
+import type { ConnectionState, WAMessage } from "baileys";
 import type { AuthStore } from "./auth-store.js";
+import { baileys } from "./baileys.js";
 import { baileysLogger, type WhatsAppSocket, type WhatsAppTransport } from "./transport.js";
 
 export type LinkStatus = "idle" | "connecting" | "open" | "closed";
@@ -119,19 +120,19 @@ export class Link {
     const reason = `${error?.message ?? "connection closed"}${code === undefined ? "" : ` (${code})`}`;
     this.socket = undefined;
     this.status = "closed";
-    if (code === DisconnectReason.loggedOut) {
+    if (code === baileys().DisconnectReason.loggedOut) {
       void this.drop("logged_out", `WhatsApp logged this device out: ${reason}`);
       return;
     }
-    if (code === DisconnectReason.connectionReplaced) {
+    if (code === baileys().DisconnectReason.connectionReplaced) {
       void this.drop("replaced", `another WhatsApp Web session took this one over: ${reason}`);
       return;
     }
-    if (code === DisconnectReason.timedOut && this.pairing && !this.auth.linked()) {
+    if (code === baileys().DisconnectReason.timedOut && this.pairing && !this.auth.linked()) {
       void this.drop("qr_timeout", "no QR code was scanned in time");
       return;
     }
-    if (code === DisconnectReason.restartRequired) {
+    if (code === baileys().DisconnectReason.restartRequired) {
       // The normal second step of linking (and a server-side restart): reconnect at once.
       this.handlers.closed(reason, false);
       this.openSocket();

@@ -10,6 +10,7 @@
  */
 import { pathToFileURL } from "node:url";
 import type { AuthenticationState, SocketConfig, WAMessage, WASocket } from "baileys";
+import { loadBaileys } from "./baileys.js";
 
 /** Baileys' pino-shaped logger (the type is not exported by name). */
 export type ILogger = SocketConfig["logger"];
@@ -38,7 +39,7 @@ export async function loadTransport(socketModule: string | undefined): Promise<W
       throw new Error(`${socketModule} does not export makeSocket and downloadMedia`);
     return { makeSocket: loaded.makeSocket, downloadMedia: loaded.downloadMedia };
   }
-  const baileys = await import("baileys");
+  const baileys = await loadBaileys();
   return {
     makeSocket: ({ auth, logger }) =>
       baileys.makeWASocket({

@@ -19,6 +19,7 @@ import { runCli } from "../../../nexo/test/helpers/cli.js";
 import { SLOW_MACHINE_INIT_MS } from "../../../nexo/test/helpers/daemon-dir.js";
 import { type DaemonProcess, startDaemonProcess } from "../../../nexo/test/helpers/daemon-process.js";
 import { AuthStore } from "../src/auth-store.js";
+import { loadBaileys } from "../src/baileys.js";
 import { FakeWhatsApp } from "./fake-whatsapp.js";
 
 const PLUGIN_DIR = fileURLToPath(new URL("..", import.meta.url));
@@ -76,6 +77,7 @@ describe("whatsapp channel through nexo start", () => {
     ]);
     writeFileSync(join(mediaDir, "notes.pdf"), "%PDF-1.4 the notes");
     // Linked earlier: the credentials a pairing leaves (real Baileys credentials, `me` set).
+    await loadBaileys();
     const auth = new AuthStore(pluginState, null);
     const { state, saveCreds } = auth.open();
     state.creds.me = { id: ACCOUNT, name: "nexo phone" };

@@ -4,11 +4,15 @@
  * the account's own messages, bots, broadcasts, wrapped (ephemeral) content and media kinds.
  */
 import assert from "node:assert/strict";
-import { describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 import { Allowlist } from "@nexo/channels-common";
 import type { WAMessage } from "baileys";
 import { normalisePhoneList, stripDevice, toJid } from "../src/address.js";
+import { loadBaileys } from "../src/baileys.js";
 import { decideInbound } from "../src/inbound.js";
+
+// The channel loads Baileys at its first start; these tests call the decision directly.
+before(() => loadBaileys());
 
 const ALICE = "447700900123@s.whatsapp.net";
 const allowed = Allowlist.parse(normalisePhoneList("+44 7700 900123"));
