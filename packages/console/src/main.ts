@@ -10,6 +10,7 @@ import { writeEndpoint } from "./endpoint.js";
 import { type ConsoleServer, startConsoleServer } from "./http-server.js";
 import { LiveStreams } from "./live.js";
 import { LoginGate, loadLoginToken } from "./login.js";
+import { pairingForBrowser } from "./pairing.js";
 import { type Settings, SettingsSchema } from "./settings.js";
 
 const VERSION = "0.1.0";
@@ -61,5 +62,6 @@ const app: Microapp<Settings> = new Microapp<Settings>({
 
 app.on("nexo/notify/agent_event", (event) => live.send("agent_event", event));
 app.on("nexo/notify/agent_events_lagged", (lagged) => live.send("lagged", lagged));
+app.on("nexo/notify/pairing_status_changed", (status) => live.send("pairing", pairingForBrowser(status)));
 
 await app.run();

@@ -5,7 +5,9 @@
  * takeovers and resolutions is stamped by the client, and results go back redacted.
  */
 import { RpcError } from "@nexo/wire";
+import type { admin } from "@nexo/wire/schemas";
 import type { AdminClient, AdminMethod } from "nexo-plugin-sdk/microapp";
+import { pairingForBrowser } from "./pairing.js";
 import { redactForBrowser } from "./redact.js";
 
 export const BROWSER_METHODS: ReadonlySet<string> = new Set<AdminMethod>([
@@ -35,6 +37,9 @@ export const BROWSER_METHODS: ReadonlySet<string> = new Set<AdminMethod>([
   "mcp/upsert",
   "mcp/delete",
   "microapp_audit/tail",
+  "pairing/start",
+  "pairing/status",
+  "pairing/cancel",
 ]);
 
 export type RpcOutcome =
@@ -55,7 +60,10 @@ export async function callForBrowser(
   }
   try {
     const call = client.call as (m: string, p: unknown) => Promise<unknown>;
-    return { ok: true, result: redactForBrowser(await call(method, params ?? {})) };
+    const result = await call(method, params ?? {});
+    // A challenge's state reaches the page in the same trimmed shape as its live pushes.
+    const shown = method === "pairing/status" ? pairingForBrowser(result as admin.PairingStatus) : result;
+    return { ok: true, result: redactForBrowser(shown) };
   } catch (error) {
     if (error instanceof RpcError) {
       const body = { code: error.code, message: error.message, data: redactForBrowser(error.data) };

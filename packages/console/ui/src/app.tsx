@@ -12,6 +12,7 @@ import { AuditPage } from "./pages/audit.js";
 import { ConversationsPage } from "./pages/conversations.js";
 import { EscalationsPage } from "./pages/escalations.js";
 import { ExtensionsPage } from "./pages/extensions.js";
+import { PairingPage } from "./pages/pairing.js";
 import { ProvidersPage } from "./pages/providers.js";
 import { SearchPage } from "./pages/search.js";
 import { TakeoverPage } from "./pages/takeover.js";
@@ -24,6 +25,7 @@ const PAGES = [
   ["/takeover", "Takeover"],
   ["/extensions", "Extensions"],
   ["/providers", "Providers & MCP"],
+  ["/pairing", "Link a device"],
   ["/audit", "Audit"],
 ] as const;
 
@@ -85,6 +87,7 @@ export function App() {
           <Route path="/takeover" component={TakeoverPage} />
           <Route path="/extensions" component={ExtensionsPage} />
           <Route path="/providers" component={ProvidersPage} />
+          <Route path="/pairing" component={PairingPage} />
           <Route path="/audit" component={AuditPage} />
           <Route default component={() => <p class="empty">No such page.</p>} />
         </Router>

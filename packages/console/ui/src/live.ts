@@ -32,6 +32,24 @@ export const resyncs = signal(0);
 /** Events read back after lag notices, for the header (and the tests): the catch-up at work. */
 export const caughtUp = signal(0);
 
+/** A pairing challenge's state as the console relays it (its server trims it to these fields). */
+export interface PairingStatus {
+  challenge_id: string;
+  state: "pending" | "qr_ready" | "awaiting_user" | "linked" | "expired" | "cancelled";
+  channel?: string;
+  instance?: string;
+  qr_png_base64?: string;
+  device_jid?: string;
+  error?: string;
+}
+
+/** The newest known state of each pairing challenge, by id (pushed ones and ones read back). */
+export const pairings = signal<ReadonlyMap<string, PairingStatus>>(new Map());
+
+export function notePairing(status: PairingStatus): void {
+  pairings.value = new Map(pairings.value).set(status.challenge_id, status);
+}
+
 let source: EventSource | undefined;
 
 function keep(events: readonly AgentEvent[]): void {
@@ -71,6 +89,9 @@ export function connectLive(): void {
   });
   source.addEventListener("agent_event", (message) => {
     keep([JSON.parse((message as MessageEvent<string>).data) as AgentEvent]);
+  });
+  source.addEventListener("pairing", (message) => {
+    notePairing(JSON.parse((message as MessageEvent<string>).data) as PairingStatus);
   });
   source.addEventListener("lagged", (message) => {
     const notice = JSON.parse((message as MessageEvent<string>).data) as { streams?: LaggedStream[] };
