@@ -3,7 +3,9 @@
 // Why: resolving and compiling a few hundred small modules was most of `nexo agent`'s start-up
 // time (the json-stream benchmark measures it against an empty node process). Code split at
 // every dynamic import, so a command loads only what it uses. better-sqlite3 stays external
-// (native addon). The bundle lives beside dist/ at the same depth, so `../package.json` still
+// (native addon); what the code loads by name with createRequire (pino-pretty; ajv and ajv-formats,
+// on the first tool schema compiled) is never seen by esbuild, so the packed CLI ships those
+// packages beside the bundle (scripts/pack-packages.mjs, CLI_RUNTIME_DEPENDENCIES). The bundle lives beside dist/ at the same depth, so `../package.json` still
 // resolves from import.meta.url.
 //
 // zod's namespace re-exports every message locale (about half of zod's bytes); the bundle
