@@ -12,6 +12,7 @@ import { resolve } from "node:path";
 import { plugin } from "@nexo/wire/schemas";
 import { z } from "zod";
 import type { Env } from "../../config/index.js";
+import { ScalarTextSchema } from "../../config/scalar-text.js";
 import { PluginGrantsSchema } from "../../extensions/plugins/grants.js";
 import type { PluginSettings } from "../../extensions/plugins/manager.js";
 import type { LoadedPluginManifest } from "../../extensions/plugins/manifest.js";
@@ -31,23 +32,7 @@ function envNameProblem(name: string): string | undefined {
   return undefined;
 }
 
-/**
- * YAML reads `PORT: 8080` as a number; a process only ever sees text. An integer beyond 2^53 (a
- * Discord or Telegram id written without quotes) has already lost its last digits when YAML hands
- * it over, so it is refused with the fix rather than passed on wrong.
- */
-const ScalarText = z
-  .union([z.string(), z.number(), z.boolean()])
-  .superRefine((value, ctx) => {
-    if (typeof value === "number" && Number.isInteger(value) && !Number.isSafeInteger(value))
-      ctx.addIssue({
-        code: "custom",
-        message: `${value} is too long a number for YAML to keep exact (an id?): write it in quotes`,
-      });
-  })
-  .transform((value) => String(value));
-
-const PluginEnvSchema = z.record(z.string(), ScalarText).superRefine((env, ctx) => {
+const PluginEnvSchema = z.record(z.string(), ScalarTextSchema).superRefine((env, ctx) => {
   for (const key of Object.keys(env)) {
     const problem = envNameProblem(key);
     if (problem !== undefined) ctx.addIssue({ code: "custom", path: [key], message: problem });

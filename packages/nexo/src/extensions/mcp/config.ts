@@ -10,6 +10,7 @@
  */
 import { RESERVED_ENV_PREFIX } from "@nexo/wire/schemas/plugin";
 import { z } from "zod";
+import { ScalarTextSchema } from "../../config/scalar-text.js";
 import { RestartConfigSchema } from "../restart-config.js";
 
 /** Long enough for `npx -y some-server` to download on a cold cache; the reference waits 30 s too. */
@@ -39,9 +40,6 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** RFC 9110 token characters. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** YAML reads `PORT: 8080` and `- 8080` as numbers; a process only ever sees text. */
-const ScalarText = z.union([z.string(), z.number(), z.boolean()]).transform((value) => String(value));
-
 const TimeoutSchema = z.int().min(1).max(MAX_TIMEOUT_MS);
 
 /**
@@ -57,7 +55,7 @@ function recordWithKeys<V extends z.ZodType>(value: V, problem: (key: string) =>
   });
 }
 
-const EnvSchema = recordWithKeys(ScalarText, (key) => {
+const EnvSchema = recordWithKeys(ScalarTextSchema, (key) => {
   if (!ENV_NAME.test(key))
     return `"${key}" is not a variable name (letters, digits and _, not starting with a digit)`;
   // The same rule as for plugins (extensions/env.ts): these name what nexo tells its children.
@@ -86,7 +84,7 @@ export const McpStdioServerConfigSchema = z.strictObject({
   transport: z.literal("stdio"),
   /** A PATH name or a path; looked up with the PATH the server gets. */
   command: z.string().min(1, { error: "command must not be empty" }),
-  args: z.array(ScalarText).default([]),
+  args: z.array(ScalarTextSchema).default([]),
   /**
    * The server's whole environment besides the base every child gets (PATH, HOME, TMPDIR, the
    * locale): nothing else of the daemon's environment is passed on, so secrets reach a server

@@ -82,6 +82,31 @@ describe("mcp.yaml schema", () => {
     assert.deepEqual(parseYaml("").servers, {});
   });
 
+  test("an unquoted id too long for YAML to keep exact is refused in env and args; quoted it passes", () => {
+    const env = configError(() =>
+      parseYaml(
+        "servers:\n  bot:\n    transport: stdio\n    command: x\n    env: { OWNER_ID: 123456789012345678 }\n",
+      ),
+    );
+    assert.match(
+      env.message,
+      /servers\.bot\.env\.OWNER_ID: 123456789012345680 is too long a number .*write it in quotes/,
+    );
+    const args = configError(() =>
+      parseYaml(
+        "servers:\n  bot:\n    transport: stdio\n    command: x\n    args: [--owner, 123456789012345678]\n",
+      ),
+    );
+    assert.match(args.message, /servers\.bot\.args\[1\]: .*write it in quotes/);
+    const quoted = parseYaml(
+      "servers:\n  bot:\n    transport: stdio\n    command: x\n    env: { OWNER_ID: '123456789012345678' }\n",
+    );
+    assert.equal(
+      quoted.servers.bot?.transport === "stdio" && quoted.servers.bot.env.OWNER_ID,
+      "123456789012345678",
+    );
+  });
+
   test("unknown keys are errors, with a suggestion", () => {
     const error = configError(() =>
       parseYaml("servers:\n  fs:\n    transport: stdio\n    command: x\n    enabeld: false\n"),
