@@ -155,6 +155,26 @@ export class Outbox<T> {
   }
 
   /**
+   * What `channel.send_outbound` answers for a message just enqueued: waits up to `waitMs` for it
+   * to settle, throws `refused(last_error)` when the network refused it, and otherwise answers
+   * `{message_id, sent_at_unix}` — the id `sentId` gives for a sent message (default: the network's
+   * first id, else the record's), or `outbox:<id>` for one still queued (the network unreachable,
+   * rate limited, or the channel stopped: the queue has it on disk and sends it when it can).
+   */
+  async receipt(
+    record: OutboxRecord<T>,
+    waitMs: number,
+    refused: (lastError: string | undefined) => Error,
+    sentId: (sent: OutboxRecord<T>) => string = (sent) => sent.delivered_ids?.[0] ?? sent.id,
+  ): Promise<{ message_id: string; sent_at_unix: number }> {
+    const settled = await this.settled(record.id, waitMs);
+    const sentAt = Math.floor(Date.now() / 1000);
+    if (settled?.status === "failed") throw refused(settled.last_error);
+    if (settled?.status === "sent") return { message_id: sentId(settled), sent_at_unix: sentAt };
+    return { message_id: `outbox:${record.id}`, sent_at_unix: sentAt };
+  }
+
+  /**
    * A message the network accepted and later reported undeliverable (an email bounce arrives
    * minutes after the SMTP server took the message): its status becomes `failed` with the
    * reason, in memory when it is still among the recent ones, and in delivery.jsonl always — so

@@ -69,6 +69,27 @@ describe("Outbox", () => {
     await outbox.stop();
   });
 
+  test("receipt: the network's id when sent, the refusal thrown when failed, outbox:<id> while queued", async () => {
+    const net = scriptedNetwork();
+    const outbox = new Outbox<string>({ dir: temp("outbox"), deliver: net.deliver, log: () => {} });
+    outbox.start();
+    const refused = (lastError: string | undefined) => new Error(`refused: ${lastError}`);
+    const sent = outbox.receipt(outbox.enqueue("ann", "a", "id-a"), 5_000, refused);
+    (await net.call(1)).resolve(["net-1"]);
+    assert.equal((await sent).message_id, "net-1");
+    const own = outbox.receipt(outbox.enqueue("ann", "b", "id-b"), 5_000, refused, (r) => `own-${r.id}`);
+    (await net.call(2)).resolve(["net-2"]);
+    assert.equal((await own).message_id, "own-id-b");
+    const failed = outbox.receipt(outbox.enqueue("ann", "c", "id-c"), 5_000, refused);
+    (await net.call(3)).reject(new PermanentDeliveryError("chat not found"));
+    await assert.rejects(failed, /refused: chat not found/);
+    const queued = await outbox.receipt(outbox.enqueue("ann", "d", "id-d"), 0, refused);
+    assert.equal(queued.message_id, "outbox:id-d");
+    assert.ok(Number.isInteger(queued.sent_at_unix));
+    (await net.call(4)).resolve(["net-4"]);
+    await outbox.stop();
+  });
+
   test("a retryable failure waits the network's retry_after; a permanent one fails at once", async () => {
     const net = scriptedNetwork();
     const dir = temp("outbox");

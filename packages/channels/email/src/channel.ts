@@ -269,18 +269,16 @@ export class EmailChannel {
     const id = randomBytes(8).toString("hex");
     this.threads.sent(thread, messageId, { outbox_id: id, to: address, contact: thread.contact });
     const record = this.outbox.enqueue(address, mail, id);
-    const settled = await this.outbox.settled(record.id, config.sendWaitMs);
-    const sentAt = Math.floor(Date.now() / 1000);
-    if (settled?.status === "failed") {
-      throw new ChannelRecipientError(`the mail to ${address} was not sent: ${settled.last_error}`, {
-        recipient: to,
-        reason: settled.last_error ?? "failed",
-      });
-    }
-    if (settled?.status === "sent") return { message_id: messageId, sent_at_unix: sentAt };
-    // Still queued (the SMTP server is unreachable, or the channel is stopped): the queue has it
-    // on disk and sends it when it can. The id names the queued message.
-    return { message_id: `outbox:${record.id}`, sent_at_unix: sentAt };
+    return this.outbox.receipt(
+      record,
+      config.sendWaitMs,
+      (lastError) =>
+        new ChannelRecipientError(`the mail to ${address} was not sent: ${lastError}`, {
+          recipient: to,
+          reason: lastError ?? "failed",
+        }),
+      () => messageId,
+    );
   }
 
   private policy(config: EmailConfig): OutboundPolicy {

@@ -214,18 +214,15 @@ export class SlackChannel {
       randomBytes(8).toString("hex"),
     );
     const waitMs = this.running?.config.sendWaitMs ?? 0;
-    const settled = await this.outbox.settled(record.id, waitMs);
-    const sentAt = Math.floor(Date.now() / 1000);
-    if (settled?.status === "failed") {
-      throw new ChannelRecipientError(`Slack did not take the message for ${to}: ${settled.last_error}`, {
-        recipient: to,
-        reason: settled.last_error ?? "failed",
-      });
-    }
-    if (settled?.status === "sent")
-      return { message_id: settled.delivered_ids?.[0] ?? record.id, sent_at_unix: sentAt };
-    // Still queued (Slack unreachable, rate limited, or the channel is stopped): on disk, sent when it can be.
-    return { message_id: `outbox:${record.id}`, sent_at_unix: sentAt };
+    return this.outbox.receipt(
+      record,
+      waitMs,
+      (lastError) =>
+        new ChannelRecipientError(`Slack did not take the message for ${to}: ${lastError}`, {
+          recipient: to,
+          reason: lastError ?? "failed",
+        }),
+    );
   }
 
   private policy(): OutboundPolicy {

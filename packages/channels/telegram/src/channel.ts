@@ -210,22 +210,15 @@ export class TelegramChannel {
     }
     const record = this.outbox.enqueue(to, item, randomBytes(8).toString("hex"));
     const waitMs = this.running?.config.sendWaitMs ?? 0;
-    const settled = await this.outbox.settled(record.id, waitMs);
-    const sentAt = Math.floor(Date.now() / 1000);
-    if (settled?.status === "failed") {
-      throw new ChannelRecipientError(
-        `Telegram did not take the message for chat ${to}: ${settled.last_error}`,
-        {
+    return this.outbox.receipt(
+      record,
+      waitMs,
+      (lastError) =>
+        new ChannelRecipientError(`Telegram did not take the message for chat ${to}: ${lastError}`, {
           recipient: to,
-          reason: settled.last_error ?? "failed",
-        },
-      );
-    }
-    if (settled?.status === "sent")
-      return { message_id: settled.delivered_ids?.[0] ?? record.id, sent_at_unix: sentAt };
-    // Still queued (Telegram unreachable, rate limited, or the channel is stopped): the queue
-    // has it on disk and sends it when it can. The id names the queued message.
-    return { message_id: `outbox:${record.id}`, sent_at_unix: sentAt };
+          reason: lastError ?? "failed",
+        }),
+    );
   }
 
   private async deliver(record: OutboxRecord<OutboundItem>): Promise<string[]> {

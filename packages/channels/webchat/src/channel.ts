@@ -173,19 +173,16 @@ export class WebchatChannel {
       });
     }
     const record = this.outbox.enqueue(to, item, randomBytes(8).toString("hex"));
-    const settled = await this.outbox.settled(record.id, this.running === undefined ? 0 : SEND_WAIT_MS);
-    const sentAt = Math.floor(Date.now() / 1000);
-    if (settled?.status === "failed") {
-      throw new ChannelRecipientError(`the reply to visitor ${to} failed: ${settled.last_error}`, {
-        recipient: to,
-        reason: settled.last_error ?? "failed",
-      });
-    }
-    // Still queued (the chat is stopped): the outbox has it on disk and delivers it at the next start.
-    return {
-      message_id: settled?.status === "sent" ? record.id : `outbox:${record.id}`,
-      sent_at_unix: sentAt,
-    };
+    return this.outbox.receipt(
+      record,
+      this.running === undefined ? 0 : SEND_WAIT_MS,
+      (lastError) =>
+        new ChannelRecipientError(`the reply to visitor ${to} failed: ${lastError}`, {
+          recipient: to,
+          reason: lastError ?? "failed",
+        }),
+      (sent) => sent.id,
+    );
   }
 
   /** `channel.reply.delta`: a piece of the reply being written, to the visitor's open widgets. */

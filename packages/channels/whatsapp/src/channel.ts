@@ -262,18 +262,15 @@ export class WhatsAppChannel {
       randomBytes(8).toString("hex"),
     );
     const waitMs = this.session?.link.open === undefined ? 0 : this.session.config.sendWaitMs;
-    const settled = await this.outbox.settled(record.id, waitMs);
-    const sentAt = Math.floor(Date.now() / 1000);
-    if (settled?.status === "failed") {
-      throw new ChannelRecipientError(`WhatsApp did not take the message for ${to}: ${settled.last_error}`, {
-        recipient: to,
-        reason: settled.last_error ?? "failed",
-      });
-    }
-    if (settled?.status === "sent")
-      return { message_id: settled.delivered_ids?.[0] ?? record.id, sent_at_unix: sentAt };
-    // Still queued (not connected, or rate limited): on disk, sent when it can be.
-    return { message_id: `outbox:${record.id}`, sent_at_unix: sentAt };
+    return this.outbox.receipt(
+      record,
+      waitMs,
+      (lastError) =>
+        new ChannelRecipientError(`WhatsApp did not take the message for ${to}: ${lastError}`, {
+          recipient: to,
+          reason: lastError ?? "failed",
+        }),
+    );
   }
 
   // --- internals ------------------------------------------------------------------------------
