@@ -19,7 +19,7 @@ export {
 export { type ChannelEnv, envInteger, envOneOf } from "./env.js";
 export { writeFileAtomic } from "./files.js";
 export { attachmentFromReference, type SplitReply, splitReplyMedia } from "./media-directive.js";
-export { MediaPathRefusedError, MediaRoots } from "./media-roots.js";
+export { MediaPathRefusedError, MediaRoots, sendableAttachments } from "./media-roots.js";
 export {
   type DeliveryStatus,
   Outbox,

@@ -6,6 +6,8 @@
  */
 import { realpathSync } from "node:fs";
 import { resolve, sep } from "node:path";
+import { ChannelUnsupportedError } from "nexo-plugin-sdk";
+import type { Attachment } from "./attachment.js";
 
 export class MediaPathRefusedError extends Error {
   constructor(
@@ -59,4 +61,32 @@ export class MediaRoots {
     }
     return real;
   }
+}
+
+/**
+ * The attachments of an outbound message that may be sent: each local file is held to `check`
+ * (the operator's media directories); a refused one is left out and reported to `leftOut`, unless
+ * it is all the message carries (no text, no other attachment) — then the whole send is refused
+ * with ChannelUnsupportedError naming `feature`. Remote files (no `path`) are kept.
+ */
+export function sendableAttachments(
+  attachments: readonly Attachment[],
+  text: string,
+  check: (path: string) => void,
+  { feature, leftOut }: { feature: string; leftOut: (reason: string) => void },
+): Attachment[] {
+  let kept = [...attachments];
+  for (const attachment of attachments) {
+    if (attachment.path === undefined) continue;
+    try {
+      check(attachment.path);
+    } catch (error) {
+      if (kept.length === 1 && text === "") {
+        throw new ChannelUnsupportedError((error as Error).message, { feature });
+      }
+      leftOut((error as Error).message);
+      kept = kept.filter((a) => a !== attachment);
+    }
+  }
+  return kept;
 }

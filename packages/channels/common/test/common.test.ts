@@ -23,9 +23,11 @@ import {
   RateLimiter,
   Redactor,
   RetryableDeliveryError,
+  sendableAttachments,
   splitReplyMedia,
   splitText,
 } from "@nexo/channels-common";
+import { ChannelUnsupportedError } from "nexo-plugin-sdk";
 
 const temp = (name: string) => mkdtempSync(join(tmpdir(), `nexo-channels-${name}-`));
 
@@ -270,6 +272,50 @@ describe("media", () => {
     assert.throws(() => roots.check(join(root, "out", "..", "secret.txt")), /outside the media directories/);
     assert.throws(() => roots.check(join(root, "out", "missing.txt")), /cannot be read \(ENOENT\)/);
     assert.throws(() => new MediaRoots([]).check(join(root, "out", "ok.txt")), /no media directory/);
+  });
+});
+
+describe("sendable attachments", () => {
+  const refuse = (path: string) => {
+    if (path.startsWith("/etc/")) throw new Error(`${path} is outside the media directories`);
+  };
+  const file = (path: string) => ({ kind: "document" as const, path });
+  const remote = { kind: "image" as const, url: "https://example.com/a.png" };
+
+  test("refused files are left out and reported; allowed and remote ones stay", () => {
+    const left: string[] = [];
+    const kept = sendableAttachments([file("/media/a.pdf"), file("/etc/passwd"), remote], "", refuse, {
+      feature: "local files outside X_MEDIA_DIRS",
+      leftOut: (reason) => left.push(reason),
+    });
+    assert.deepEqual(kept, [file("/media/a.pdf"), remote]);
+    assert.deepEqual(left, ["/etc/passwd is outside the media directories"]);
+  });
+
+  test("a refused file that is all the message carries refuses the send", () => {
+    const options = {
+      feature: "local files outside X_MEDIA_DIRS",
+      leftOut: () => assert.fail("not left out"),
+    };
+    assert.throws(
+      () => sendableAttachments([file("/etc/passwd")], "", refuse, options),
+      (error: Error) => error instanceof ChannelUnsupportedError && /outside the media/.test(error.message),
+    );
+    // Two refused files and no text: the first is left out, the last one alone refuses the send.
+    const left: string[] = [];
+    assert.throws(
+      () =>
+        sendableAttachments([file("/etc/a"), file("/etc/b")], "", refuse, {
+          feature: "f",
+          leftOut: (reason) => left.push(reason),
+        }),
+      ChannelUnsupportedError,
+    );
+    assert.equal(left.length, 1);
+    assert.deepEqual(
+      sendableAttachments([file("/etc/passwd")], "hi", refuse, { feature: "f", leftOut: () => {} }),
+      [],
+    );
   });
 });
 

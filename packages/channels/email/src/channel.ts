@@ -30,6 +30,7 @@ import {
   Outbox,
   RateLimiter,
   type Redactor,
+  sendableAttachments,
   splitReplyMedia,
   textWithAttachments,
 } from "@nexo/channels-common";
@@ -230,20 +231,10 @@ export class EmailChannel {
     const refusal = this.policy(config).refusal(address);
     if (refusal !== undefined)
       throw new ChannelRecipientError(`${address} ${refusal}`, { recipient: to, reason: refusal });
-    for (const attachment of attachments) {
-      if (attachment.path === undefined) continue;
-      try {
-        this.sender.checkPath(attachment.path);
-      } catch (error) {
-        if (attachments.length === 1 && text === "") {
-          throw new ChannelUnsupportedError((error as Error).message, {
-            feature: "local files outside EMAIL_MEDIA_DIRS",
-          });
-        }
-        this.options.log(`mail to ${address}: attachment left out: ${(error as Error).message}`);
-        attachments = attachments.filter((a) => a !== attachment);
-      }
-    }
+    attachments = sendableAttachments(attachments, text, (path) => this.sender.checkPath(path), {
+      feature: "local files outside EMAIL_MEDIA_DIRS",
+      leftOut: (reason) => this.options.log(`mail to ${address}: attachment left out: ${reason}`),
+    });
     if (text === "" && attachments.length === 0) {
       throw new ChannelUnsupportedError("nothing to send: the message is empty", {
         feature: "empty messages",

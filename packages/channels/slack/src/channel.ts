@@ -28,6 +28,7 @@ import {
   Outbox,
   RateLimiter,
   type Redactor,
+  sendableAttachments,
   splitReplyMedia,
   textWithAttachments,
 } from "@nexo/channels-common";
@@ -190,19 +191,10 @@ export class SlackChannel {
     const refusal = this.policy().refusal(to);
     if (refusal !== undefined)
       throw new ChannelRecipientError(`${to} ${refusal}`, { recipient: to, reason: refusal });
-    for (const attachment of [...attachments]) {
-      try {
-        this.sender.checkPath(attachment.path!);
-      } catch (error) {
-        if (attachments.length === 1 && text === "") {
-          throw new ChannelUnsupportedError((error as Error).message, {
-            feature: "local files outside SLACK_MEDIA_DIRS",
-          });
-        }
-        this.options.log(`reply to ${to}: attachment left out: ${(error as Error).message}`);
-        attachments = attachments.filter((a) => a !== attachment);
-      }
-    }
+    attachments = sendableAttachments(attachments, text, (path) => this.sender.checkPath(path), {
+      feature: "local files outside SLACK_MEDIA_DIRS",
+      leftOut: (reason) => this.options.log(`reply to ${to}: attachment left out: ${reason}`),
+    });
     if (text === "" && attachments.length === 0) {
       throw new ChannelUnsupportedError("nothing to send: the message is empty", {
         feature: "empty messages",

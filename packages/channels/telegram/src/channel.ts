@@ -27,6 +27,7 @@ import {
   type OutboxRecord,
   RateLimiter,
   type Redactor,
+  sendableAttachments,
   splitReplyMedia,
   textWithAttachments,
 } from "@nexo/channels-common";
@@ -184,20 +185,15 @@ export class TelegramChannel {
     const refusal = this.policy().refusal(to);
     if (refusal !== undefined)
       throw new ChannelRecipientError(`chat ${to} ${refusal}`, { recipient: to, reason: refusal });
-    for (const attachment of item.attachments) {
-      if (attachment.path === undefined) continue;
-      try {
-        this.sender.checkPath(attachment.path);
-      } catch (error) {
-        if (item.attachments.length === 1 && item.text === "") {
-          throw new ChannelUnsupportedError((error as Error).message, {
-            feature: "local files outside TELEGRAM_MEDIA_DIRS",
-          });
-        }
-        this.options.log(`reply to ${to}: attachment left out: ${(error as Error).message}`);
-        item.attachments = item.attachments.filter((a) => a !== attachment);
-      }
-    }
+    item.attachments = sendableAttachments(
+      item.attachments,
+      item.text,
+      (path) => this.sender.checkPath(path),
+      {
+        feature: "local files outside TELEGRAM_MEDIA_DIRS",
+        leftOut: (reason) => this.options.log(`reply to ${to}: attachment left out: ${reason}`),
+      },
+    );
     if (item.text === "" && item.attachments.length === 0) {
       throw new ChannelUnsupportedError("nothing to send: the message is empty", {
         feature: "empty messages",

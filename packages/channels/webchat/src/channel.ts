@@ -34,6 +34,7 @@ import {
   Outbox,
   type OutboxRecord,
   RateLimiter,
+  sendableAttachments,
   splitReplyMedia,
   textWithAttachments,
   writeFileAtomic,
@@ -153,20 +154,15 @@ export class WebchatChannel {
         reason: "unknown visitor",
       });
     }
-    for (const attachment of [...item.attachments]) {
-      if (attachment.path === undefined) continue;
-      try {
-        this.mediaRoots.check(attachment.path);
-      } catch (error) {
-        if (item.attachments.length === 1 && item.text === "") {
-          throw new ChannelUnsupportedError((error as Error).message, {
-            feature: "local files outside WEBCHAT_MEDIA_DIRS",
-          });
-        }
-        this.options.log(`reply to ${to}: attachment left out: ${(error as Error).message}`);
-        item.attachments = item.attachments.filter((a) => a !== attachment);
-      }
-    }
+    item.attachments = sendableAttachments(
+      item.attachments,
+      item.text,
+      (path) => this.mediaRoots.check(path),
+      {
+        feature: "local files outside WEBCHAT_MEDIA_DIRS",
+        leftOut: (reason) => this.options.log(`reply to ${to}: attachment left out: ${reason}`),
+      },
+    );
     if (item.text.trim() === "" && item.attachments.length === 0) {
       throw new ChannelUnsupportedError("nothing to send: the message is empty", {
         feature: "empty messages",
