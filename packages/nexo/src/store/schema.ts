@@ -264,6 +264,21 @@ const INBOX_ATTACHMENTS = `
 ALTER TABLE inbox ADD COLUMN attachments TEXT;
 `;
 
+/**
+ * A sub-agent's session names the session that spawned it, so a parent's children are one indexed
+ * lookup however many sessions the agent has. Deleting the parent leaves the child unlinked. The
+ * AppServer's child threads made before this column named their parent only in their metadata
+ * (`appserver.subAgent.parentThreadId`); those links are copied over once here.
+ */
+const SESSION_PARENTS = `
+ALTER TABLE sessions ADD COLUMN parent_id TEXT REFERENCES sessions (id) ON DELETE SET NULL;
+CREATE INDEX sessions_by_parent ON sessions (parent_id, updated_at);
+UPDATE sessions
+   SET parent_id = json_extract(metadata, '$.appserver.subAgent.parentThreadId')
+ WHERE json_valid(metadata)
+   AND json_extract(metadata, '$.appserver.subAgent.parentThreadId') IN (SELECT id FROM sessions);
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "sessions", up: SESSIONS },
   { version: 2, name: "transcripts", up: TRANSCRIPTS },
@@ -277,4 +292,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 10, name: "inbox", up: INBOX },
   { version: 11, name: "inbox replies", up: INBOX_REPLIES },
   { version: 12, name: "inbox attachments", up: INBOX_ATTACHMENTS },
+  { version: 13, name: "session parents", up: SESSION_PARENTS },
 ];

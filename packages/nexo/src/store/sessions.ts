@@ -69,6 +69,8 @@ export interface NewSession {
   approvalMode?: ApprovalMode;
   metadata?: Record<string, unknown>;
   createdAt?: Date | string;
+  /** The session whose sub-agent this session is (`children` finds it); it must exist. */
+  parentId?: string | null;
 }
 
 export interface SessionKey {
@@ -113,6 +115,7 @@ interface SessionRow {
   metadata: string;
   created_at: string;
   updated_at: string;
+  parent_id?: string | null;
 }
 
 const toSession = (row: SessionRow): Session => ({
@@ -160,6 +163,7 @@ export class SessionRepository {
   #insertStmt: Statement<unknown[]> | undefined;
   #getStmt: Statement<unknown[]> | undefined;
   #findByKeyStmt: Statement<unknown[]> | undefined;
+  #childrenStmt: Statement<unknown[]> | undefined;
 
   constructor(db: Connection, now: () => Date) {
     this.#db = db;
@@ -183,15 +187,23 @@ export class SessionRepository {
       metadata: redactMetadata(input.metadata ?? {}),
       created_at: createdAt,
       updated_at: createdAt,
+      parent_id: optionalString("parentId", input.parentId),
     };
     this.#insertStmt ??= this.#db.prepare(
       `INSERT INTO sessions (id, agent_id, tenant_id, channel, account, contact, title, approval_mode,
-                             always_allow, readable_files, metadata, created_at, updated_at)
+                             always_allow, readable_files, metadata, created_at, updated_at, parent_id)
        VALUES (@id, @agent_id, @tenant_id, @channel, @account, @contact, @title, @approval_mode,
-               @always_allow, @readable_files, @metadata, @created_at, @updated_at)
+               @always_allow, @readable_files, @metadata, @created_at, @updated_at, @parent_id)
        ON CONFLICT (id) DO NOTHING`,
     );
-    const result = this.#insertStmt.run(row);
+    let result: { changes: number };
+    try {
+      result = this.#insertStmt.run(row);
+    } catch (error) {
+      if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_FOREIGNKEY")
+        throw new StoreError("not_found", `parent session ${String(row.parent_id)} does not exist`);
+      throw error;
+    }
     if (result.changes === 0) throw new StoreError("conflict", `session ${id} already exists`);
     return toSession(row);
   }
@@ -257,6 +269,15 @@ export class SessionRepository {
       )
       .all(...params, limit, offset) as SessionRow[];
     return rows.map(toSession);
+  }
+
+  /**
+   * The sessions created with `parentId` (a session's sub-agents), most recently active first —
+   * every one, by index, however many sessions there are.
+   */
+  children(parentId: string): Session[] {
+    this.#childrenStmt ??= this.#db.prepare(`SELECT * FROM sessions WHERE parent_id = ? ${NEWEST_FIRST}`);
+    return (this.#childrenStmt.all(requireId("parentId", parentId)) as SessionRow[]).map(toSession);
   }
 
   update(id: string, changes: SessionChanges): Session {

@@ -256,6 +256,31 @@ describe("upgrading a database written by an earlier nexo", () => {
     store.close();
   });
 
+  it("13 (session parents): a child thread linked only in its metadata is found by its parent", () => {
+    const path = freshPath();
+    const old = openConnection(path);
+    migrate(old, MIGRATIONS.slice(0, 12));
+    const insert = old.prepare(
+      `INSERT INTO sessions (id, agent_id, metadata, created_at, updated_at)
+       VALUES (?, 'kate', ?, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`,
+    );
+    const linked = (parent: string) =>
+      JSON.stringify({ appserver: { subAgent: { parentThreadId: parent } } });
+    insert.run("parent", "{}");
+    insert.run("child", linked("parent"));
+    insert.run("orphan", linked("gone"));
+    old.close();
+
+    const store = Store.open(path);
+    assert.deepEqual(store.migration.applied, versionsFrom(13));
+    assert.deepEqual(
+      store.sessions.children("parent").map((s) => s.id),
+      ["child"],
+    );
+    assert.deepEqual(store.sessions.children("gone"), []);
+    store.close();
+  });
+
   it("a stored value this nexo cannot read is reported as corrupt, not passed on", () => {
     const path = freshPath();
     Store.open(path).close();

@@ -218,4 +218,38 @@ describe("sessions", () => {
     assert.deepEqual(db.prepare("SELECT title FROM sessions").all(), [{ title: "now [REDACTED:phone]" }]);
     db.close();
   });
+  it("finds every child of a session by its parent, beyond the newest 1,000 sessions", () => {
+    const path = join(root, "children.db");
+    const store = clockedStore(path);
+    const parent = store.sessions.create({ agentId: "kate" });
+    const early = store.sessions.create({ agentId: "kate", parentId: parent.id });
+    // 1,200 later sessions push the child out of any newest-1,000 window.
+    const many = Array.from({ length: 1200 }, () => store.sessions.create({ agentId: "kate" }));
+    const late = store.sessions.create({ agentId: "kate", parentId: parent.id });
+    store.sessions.create({ agentId: "kate", parentId: many[0]!.id });
+    assert.ok(!store.sessions.list({ agentId: "kate", limit: 1000 }).some((s) => s.id === early.id));
+    assert.deepEqual(
+      store.sessions.children(parent.id).map((s) => s.id),
+      [late.id, early.id],
+    );
+    assert.deepEqual(store.sessions.children(late.id), []);
+    const reader = new Database(path, { readonly: true });
+    const plan = reader
+      .prepare("EXPLAIN QUERY PLAN SELECT * FROM sessions WHERE parent_id = ? ORDER BY updated_at DESC")
+      .all("x") as Array<{ detail: string }>;
+    reader.close();
+    assert.ok(
+      plan.some((row) => row.detail.includes("sessions_by_parent")),
+      JSON.stringify(plan),
+    );
+    assert.throws(
+      () => store.sessions.create({ agentId: "kate", parentId: "no-such-session" }),
+      (e) => isStoreError(e, "not_found"),
+    );
+    // Deleting the parent leaves its children, unlinked.
+    store.sessions.delete(parent.id);
+    assert.ok(store.sessions.get(early.id));
+    assert.deepEqual(store.sessions.children(parent.id), []);
+    store.close();
+  });
 });

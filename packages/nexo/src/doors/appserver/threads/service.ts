@@ -370,6 +370,7 @@ export class ThreadService {
     };
     const state: ThreadState = { status: "active", historyMode: "server", subAgent };
     const child = store.sessions.create({
+      parentId: parent.id,
       agentId: parent.agentId,
       tenantId: parent.tenantId,
       channel: parent.channel,
@@ -386,10 +387,11 @@ export class ThreadService {
     parentThreadId: string,
     includeClosed: boolean,
   ): Promise<Array<{ thread: Thread; link: SubAgentLink }>> {
-    const sessions = await this.db();
+    const { store } = await this.db();
     await this.record(parentThreadId);
     const found: Array<{ thread: Thread; link: SubAgentLink }> = [];
-    for (const row of sessions.list({ agentId: this.agentId, limit: LIST_LIMIT })) {
+    // By the store's parent index: every child, not only those among the newest threads.
+    for (const row of store.sessions.children(parentThreadId)) {
       const link = threadState(row).subAgent;
       if (link?.parentThreadId !== parentThreadId) continue;
       if (link.closed && !includeClosed) continue;

@@ -71,4 +71,46 @@ describe("AppServer thread service", () => {
     assert.equal(store.sessions.get(thread.id)?.id, thread.id, "the daemon still uses its store");
     store.close();
   });
+  test("children and descendants are exact, however many newer threads the agent has", async () => {
+    const store = Store.open(join(dir, "nexo.db"));
+    const service = threads(store, false);
+    const parent = await service.create({ identity });
+    // A child thread as a Spawn sub-agent leaves it: linked by the store's parent column and the
+    // thread's own sub-agent link.
+    const childOf = (parentId: string, depth: number) =>
+      store.sessions.create({
+        agentId: "ana",
+        parentId,
+        metadata: {
+          workspace: dir,
+          appserver: {
+            status: "active",
+            historyMode: "server",
+            subAgent: {
+              parentThreadId: parentId,
+              parentTurnId: "turn_1",
+              spawnCallId: `call_${depth}`,
+              rootThreadId: parent.id,
+              depth,
+            },
+          },
+        },
+      });
+    const child = childOf(parent.id, 1);
+    const grandchild = childOf(child.id, 2);
+    for (let i = 0; i < 1100; i++) await service.create({ identity });
+    assert.ok(!store.sessions.list({ agentId: "ana", limit: 1000 }).some((s) => s.id === child.id));
+
+    const children = await service.children(parent.id, false);
+    assert.deepEqual(
+      children.map(({ thread, link }) => [thread.id, link.depth]),
+      [[child.id, 1]],
+    );
+    assert.deepEqual(await service.descendants(parent.id), [child.id, grandchild.id]);
+    await service.setChildClosed(parent.id, child.id, true);
+    assert.deepEqual(await service.children(parent.id, false), []);
+    assert.equal((await service.children(parent.id, true))[0]?.link.closed, true);
+    await service.shutdown(false, 1000);
+    store.close();
+  });
 });
