@@ -20,17 +20,20 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
-  type Attachment,
-  attachmentFromReference,
-  ChannelConfigError,
+  assertSendable,
+  instanceLabel,
+  isRunningInstance,
   KnownContacts,
   MediaRoots,
   OutboundPolicy,
   Outbox,
+  outgoingContent,
   RateLimiter,
   type Redactor,
+  SerialSteps,
   sendableAttachments,
-  splitReplyMedia,
+  settingsForStart,
+  settingsOrDefaults,
   textWithAttachments,
 } from "@nexo/channels-common";
 import {
@@ -107,7 +110,7 @@ interface Running {
 
 export class DiscordChannel {
   private running: Running | undefined;
-  private transition: Promise<unknown> = Promise.resolve();
+  private readonly steps = new SerialSteps();
   private readonly stateDir: string;
   private readonly outbox: Outbox<OutboundItem>;
   private readonly contacts: KnownContacts;
@@ -146,11 +149,11 @@ export class DiscordChannel {
   }
 
   start(instance: string | null): Promise<StartInfo> {
-    return this.serially(() => this.startNow(instance));
+    return this.steps.run(() => this.startNow(instance));
   }
 
   stop(): Promise<void> {
-    return this.serially(() => this.stopNow());
+    return this.steps.run(() => this.stopNow());
   }
 
   /** Plugin shutdown: the bot disconnects and the queue's sends in flight finish; the queue stays on disk. */
@@ -166,7 +169,7 @@ export class DiscordChannel {
    */
   async rotate(instance: string | null, token: string): Promise<void> {
     this.options.redactor.add(token);
-    await this.serially(async () => {
+    await this.steps.run(async () => {
       const running = this.running;
       if (running === undefined || running.instance !== instance) {
         this.credentials.save(instance, token);
@@ -175,7 +178,7 @@ export class DiscordChannel {
       if (running.token === token) return;
       await identify(token, running.config.apiUrl, "the new token");
       this.credentials.save(instance, token);
-      this.options.log(`a new token was registered for ${label(instance)}: reconnecting`);
+      this.options.log(`a new token was registered for ${instanceLabel(instance)}: reconnecting`);
       await this.stopNow();
       await this.startNow(instance);
     });
@@ -183,25 +186,8 @@ export class DiscordChannel {
 
   /** `channel.send_outbound`: queued durably, then answered once Discord took it (or still queued). */
   async send(msg: OutboundMessage): Promise<{ message_id: string; sent_at_unix: number }> {
-    let text: string;
-    let attachments: Attachment[];
-    if (msg.kind === "text") {
-      ({ text, attachments } = splitReplyMedia(msg.body));
-    } else if (msg.kind === "media") {
-      const attachment = attachmentFromReference(msg.url, msg.caption);
-      if (attachment === undefined) {
-        throw new ChannelUnsupportedError(
-          `media url must be http(s), file:// or an absolute path, got "${msg.url}"`,
-          { feature: "media reference" },
-        );
-      }
-      text = "";
-      attachments = [attachment];
-    } else {
-      throw new ChannelUnsupportedError("the Discord channel sends text and media messages", {
-        feature: `${msg.kind} messages`,
-      });
-    }
+    assertSendable(msg, "the Discord channel");
+    let { text, attachments } = outgoingContent(msg);
     // Links are posted as links (Discord shows a preview); only local files are uploaded.
     const links = attachments.filter((a) => a.path === undefined && a.url !== undefined);
     attachments = attachments.filter((a) => a.path !== undefined);
@@ -252,37 +238,17 @@ export class DiscordChannel {
   }
 
   private configOrDefaults(): DiscordConfig {
-    try {
-      return readDiscordConfig(this.options.env);
-    } catch {
-      // A bad setting is reported by channel.start; until then the defaults serve.
-      return readDiscordConfig({ NEXO_STATE_DIR: this.options.env.NEXO_STATE_DIR });
-    }
+    return settingsOrDefaults(readDiscordConfig, this.options.env);
   }
 
   private async startNow(instance: string | null): Promise<StartInfo> {
-    if (this.running !== undefined) {
-      if (this.running.instance === instance) return this.running.info;
-      throw new ChannelUnsupportedError(
-        `${label(this.running.instance)} is running; the Discord channel serves one bot per plugin process (stop it first)`,
-        { feature: "multiple instances" },
-      );
-    }
-    let config: DiscordConfig;
-    try {
-      config = readDiscordConfig(this.options.env);
-    } catch (error) {
-      if (error instanceof ChannelConfigError) {
-        throw new ChannelConnectionError(`invalid configuration: ${error.message}`, {
-          variable: error.variable,
-        });
-      }
-      throw error;
-    }
+    if (isRunningInstance(this.running, instance, "the Discord channel serves one bot"))
+      return this.running.info;
+    const config = settingsForStart(() => readDiscordConfig(this.options.env));
     const token = this.credentials.token(instance) ?? config.envBotToken;
     if (token === undefined) {
       throw new ChannelAuthenticationError(
-        `no bot token for ${label(instance)}: set DISCORD_BOT_TOKEN for the plugin, or register one (credentials/register)`,
+        `no bot token for ${instanceLabel(instance)}: set DISCORD_BOT_TOKEN for the plugin, or register one (credentials/register)`,
       );
     }
     this.options.redactor.add(token);
@@ -552,12 +518,6 @@ export class DiscordChannel {
     if (timer !== undefined) clearInterval(timer);
     this.typing.delete(contact);
   }
-
-  private serially<T>(step: () => Promise<T>): Promise<T> {
-    const result = this.transition.then(step, step);
-    this.transition = result.catch(() => undefined);
-    return result;
-  }
 }
 
 /** GET /users/@me with a bounded wait; Discord's refusal is -33002, anything else -33001. */
@@ -571,6 +531,3 @@ async function identify(token: string, apiUrl: string, what: string): Promise<Id
     throw new ChannelConnectionError(`cannot reach Discord at ${apiUrl}: ${(error as Error).message}`);
   }
 }
-
-const label = (instance: string | null): string =>
-  instance === null ? "the default instance" : `instance ${instance}`;

@@ -21,17 +21,20 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   type Attachment,
-  attachmentFromReference,
+  assertSendable,
   ChannelConfigError,
+  instanceLabel,
+  isRunningInstance,
   KnownContacts,
   kindFromMime,
   MediaRoots,
   OutboundPolicy,
   Outbox,
+  outgoingContent,
   RateLimiter,
   type Redactor,
+  SerialSteps,
   sendableAttachments,
-  splitReplyMedia,
   textWithAttachments,
 } from "@nexo/channels-common";
 import { type ParsedMail, simpleParser } from "mailparser";
@@ -90,7 +93,7 @@ const safeName = (name: string): string =>
 
 export class EmailChannel {
   private running: Running | undefined;
-  private transition: Promise<unknown> = Promise.resolve();
+  private readonly steps = new SerialSteps();
   private readonly stateDir: string;
   private readonly outbox: Outbox<OutboundMail>;
   private readonly contacts: KnownContacts;
@@ -148,11 +151,11 @@ export class EmailChannel {
   }
 
   start(instance: string | null): Promise<StartInfo> {
-    return this.serially(() => this.startNow(instance));
+    return this.steps.run(() => this.startNow(instance));
   }
 
   stop(): Promise<void> {
-    return this.serially(() => this.stopNow());
+    return this.steps.run(() => this.stopNow());
   }
 
   /** Plugin shutdown: the mailbox logs out and the queue's sends in flight finish; the queue stays on disk. */
@@ -168,7 +171,7 @@ export class EmailChannel {
    */
   async rotate(instance: string | null, registered: Registered): Promise<void> {
     for (const secret of secretsOf(registered.login)) this.options.redactor.add(secret);
-    await this.serially(async () => {
+    await this.steps.run(async () => {
       const running = this.running;
       if (running === undefined || running.instance !== instance) {
         this.credentials.save(instance, registered);
@@ -188,7 +191,7 @@ export class EmailChannel {
         throw new ChannelConnectionError(`the new login could not be checked: ${check.detail}`);
       }
       this.credentials.save(instance, registered);
-      this.options.log(`a new login was registered for ${label(instance)}: reconnecting`);
+      this.options.log(`a new login was registered for ${instanceLabel(instance)}: reconnecting`);
       await this.stopNow();
       await this.startNow(instance);
     });
@@ -197,27 +200,8 @@ export class EmailChannel {
   /** `channel.send_outbound`: queued durably, then answered once the SMTP server took it (or still queued). */
   async send(msg: OutboundMessage): Promise<{ message_id: string; sent_at_unix: number }> {
     const config = this.configOrThrow();
-    let text: string;
-    let attachments: Attachment[];
-    if (msg.kind === "text") {
-      ({ text, attachments } = splitReplyMedia(msg.body));
-    } else if (msg.kind === "media") {
-      const attachment = attachmentFromReference(msg.url, msg.caption);
-      if (attachment === undefined) {
-        throw new ChannelUnsupportedError(
-          `media url must be http(s), file:// or an absolute path, got "${msg.url}"`,
-          {
-            feature: "media reference",
-          },
-        );
-      }
-      text = msg.caption ?? "";
-      attachments = [attachment];
-    } else {
-      throw new ChannelUnsupportedError("the email channel sends text and media messages", {
-        feature: `${msg.kind} messages`,
-      });
-    }
+    assertSendable(msg, "the email channel");
+    let { text, attachments } = outgoingContent(msg, { captionAsText: true });
     const to = msg.to.trim();
     let thread = this.threads.get(to);
     const startsThread = thread === undefined && !THREAD_CONTACT.test(to) && ADDRESS_SHAPE.test(to);
@@ -277,18 +261,13 @@ export class EmailChannel {
   }
 
   private async startNow(instance: string | null): Promise<StartInfo> {
-    if (this.running !== undefined) {
-      if (this.running.instance === instance) return this.running.info;
-      throw new ChannelUnsupportedError(
-        `${label(this.running.instance)} is running; the email channel serves one mailbox per plugin process (stop it first)`,
-        { feature: "multiple instances" },
-      );
-    }
+    if (isRunningInstance(this.running, instance, "the email channel serves one mailbox"))
+      return this.running.info;
     const config = this.configOrThrow(instance);
     const login = config.login;
     if (login === undefined) {
       throw new ChannelAuthenticationError(
-        `no mailbox login for ${label(instance)}: set EMAIL_USER and EMAIL_PASSWORD for the plugin, or register one (credentials/register)`,
+        `no mailbox login for ${instanceLabel(instance)}: set EMAIL_USER and EMAIL_PASSWORD for the plugin, or register one (credentials/register)`,
       );
     }
     for (const secret of secretsOf(login)) this.options.redactor.add(secret);
@@ -495,12 +474,6 @@ export class EmailChannel {
       this.outbox.markFailed(sent!.outbox_id, recipient, `bounced: ${bounce.reason}`);
     }
   }
-
-  private serially<T>(step: () => Promise<T>): Promise<T> {
-    const result = this.transition.then(step, step);
-    this.transition = result.catch(() => undefined);
-    return result;
-  }
 }
 
 /** Header values as their text, from the raw lines (mailparser merges some, e.g. List-*). */
@@ -518,6 +491,3 @@ function headerView(parsed: ParsedMail): HeaderView {
   }
   return { get: (name) => values.get(name) };
 }
-
-const label = (instance: string | null): string =>
-  instance === null ? "the default instance" : `instance ${instance}`;

@@ -19,17 +19,20 @@ import { mkdirSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import {
-  type Attachment,
-  attachmentFromReference,
-  ChannelConfigError,
+  assertSendable,
+  instanceLabel,
+  isRunningInstance,
   KnownContacts,
   MediaRoots,
   OutboundPolicy,
   Outbox,
+  outgoingContent,
   RateLimiter,
   type Redactor,
+  SerialSteps,
   sendableAttachments,
-  splitReplyMedia,
+  settingsForStart,
+  settingsOrDefaults,
   textWithAttachments,
 } from "@nexo/channels-common";
 import { App, HTTPReceiver, type Logger, LogLevel, type Receiver, SocketModeReceiver } from "@slack/bolt";
@@ -81,7 +84,7 @@ interface Running {
 
 export class SlackChannel {
   private running: Running | undefined;
-  private transition: Promise<unknown> = Promise.resolve();
+  private readonly steps = new SerialSteps();
   private readonly stateDir: string;
   private readonly outbox: Outbox<OutboundItem>;
   private readonly contacts: KnownContacts;
@@ -113,11 +116,11 @@ export class SlackChannel {
   }
 
   start(instance: string | null): Promise<StartInfo> {
-    return this.serially(() => this.startNow(instance));
+    return this.steps.run(() => this.startNow(instance));
   }
 
   stop(): Promise<void> {
-    return this.serially(() => this.stopNow());
+    return this.steps.run(() => this.stopNow());
   }
 
   /** Plugin shutdown: the app disconnects and the queue's sends in flight finish; the queue stays on disk. */
@@ -134,7 +137,7 @@ export class SlackChannel {
   async rotate(instance: string | null, tokens: SlackTokens): Promise<void> {
     this.options.redactor.add(tokens.botToken);
     this.options.redactor.add(tokens.appToken);
-    await this.serially(async () => {
+    await this.steps.run(async () => {
       const running = this.running;
       if (running === undefined || running.instance !== instance) {
         this.credentials.save(instance, tokens);
@@ -143,7 +146,7 @@ export class SlackChannel {
       if (running.tokens.botToken === tokens.botToken && running.tokens.appToken === tokens.appToken) return;
       await identify(tokens.botToken, running.config.apiUrl, "the new bot token");
       this.credentials.save(instance, tokens);
-      this.options.log(`new tokens were registered for ${label(instance)}: reconnecting`);
+      this.options.log(`new tokens were registered for ${instanceLabel(instance)}: reconnecting`);
       await this.stopNow();
       await this.startNow(instance);
     });
@@ -151,27 +154,8 @@ export class SlackChannel {
 
   /** `channel.send_outbound`: queued durably, then answered once Slack took it (or still queued). */
   async send(msg: OutboundMessage): Promise<{ message_id: string; sent_at_unix: number }> {
-    let text: string;
-    let attachments: Attachment[];
-    if (msg.kind === "text") {
-      ({ text, attachments } = splitReplyMedia(msg.body));
-    } else if (msg.kind === "media") {
-      const attachment = attachmentFromReference(msg.url, msg.caption);
-      if (attachment === undefined) {
-        throw new ChannelUnsupportedError(
-          `media url must be http(s), file:// or an absolute path, got "${msg.url}"`,
-          {
-            feature: "media reference",
-          },
-        );
-      }
-      text = "";
-      attachments = [attachment];
-    } else {
-      throw new ChannelUnsupportedError("the Slack channel sends text and media messages", {
-        feature: `${msg.kind} messages`,
-      });
-    }
+    assertSendable(msg, "the Slack channel");
+    let { text, attachments } = outgoingContent(msg);
     // Links are posted as links (Slack shows a preview); only local files are uploaded.
     const links = attachments.filter((a) => a.path === undefined && a.url !== undefined);
     attachments = attachments.filter((a) => a.path !== undefined);
@@ -225,33 +209,13 @@ export class SlackChannel {
   }
 
   private configOrDefaults(): SlackConfig {
-    try {
-      return readSlackConfig(this.options.env);
-    } catch {
-      // A bad setting is reported by channel.start; until then the defaults serve.
-      return readSlackConfig({ NEXO_STATE_DIR: this.options.env.NEXO_STATE_DIR });
-    }
+    return settingsOrDefaults(readSlackConfig, this.options.env);
   }
 
   private async startNow(instance: string | null): Promise<StartInfo> {
-    if (this.running !== undefined) {
-      if (this.running.instance === instance) return this.running.info;
-      throw new ChannelUnsupportedError(
-        `${label(this.running.instance)} is running; the Slack channel serves one app per plugin process (stop it first)`,
-        { feature: "multiple instances" },
-      );
-    }
-    let config: SlackConfig;
-    try {
-      config = readSlackConfig(this.options.env);
-    } catch (error) {
-      if (error instanceof ChannelConfigError) {
-        throw new ChannelConnectionError(`invalid configuration: ${error.message}`, {
-          variable: error.variable,
-        });
-      }
-      throw error;
-    }
+    if (isRunningInstance(this.running, instance, "the Slack channel serves one app"))
+      return this.running.info;
+    const config = settingsForStart(() => readSlackConfig(this.options.env));
     const registered = this.credentials.tokens(instance);
     const tokens: SlackTokens | undefined =
       registered ??
@@ -260,12 +224,12 @@ export class SlackChannel {
         : { botToken: config.envBotToken, ...(config.envAppToken ? { appToken: config.envAppToken } : {}) });
     if (tokens === undefined) {
       throw new ChannelAuthenticationError(
-        `no bot token for ${label(instance)}: set SLACK_BOT_TOKEN for the plugin, or register one (credentials/register)`,
+        `no bot token for ${instanceLabel(instance)}: set SLACK_BOT_TOKEN for the plugin, or register one (credentials/register)`,
       );
     }
     if (config.mode === "socket" && tokens.appToken === undefined) {
       throw new ChannelAuthenticationError(
-        `Socket Mode needs an app-level token for ${label(instance)}: set SLACK_APP_TOKEN (xapp-…), register one, or use SLACK_MODE=events`,
+        `Socket Mode needs an app-level token for ${instanceLabel(instance)}: set SLACK_APP_TOKEN (xapp-…), register one, or use SLACK_MODE=events`,
       );
     }
     this.options.redactor.add(tokens.botToken);
@@ -436,12 +400,6 @@ export class SlackChannel {
     };
     await this.options.publish(topic, Event.new(topic, this.options.kind, payload));
   }
-
-  private serially<T>(step: () => Promise<T>): Promise<T> {
-    const result = this.transition.then(step, step);
-    this.transition = result.catch(() => undefined);
-    return result;
-  }
 }
 
 /** auth.test with a bounded wait; Slack's refusal is -33002, anything else -33001. */
@@ -482,6 +440,3 @@ function boltLogger(log: (line: string) => void): Logger {
     setName: () => undefined,
   };
 }
-
-const label = (instance: string | null): string =>
-  instance === null ? "the default instance" : `instance ${instance}`;

@@ -18,17 +18,21 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
-  attachmentFromReference,
-  ChannelConfigError,
+  assertSendable,
+  instanceLabel,
+  isRunningInstance,
   KnownContacts,
   MediaRoots,
   OutboundPolicy,
   Outbox,
   type OutboxRecord,
+  outgoingContent,
   RateLimiter,
   type Redactor,
+  SerialSteps,
   sendableAttachments,
-  splitReplyMedia,
+  settingsForStart,
+  settingsOrDefaults,
   textWithAttachments,
 } from "@nexo/channels-common";
 import { Api, Bot, GrammyError } from "grammy";
@@ -84,7 +88,7 @@ const GETME_TIMEOUT_SECS = 15;
 
 export class TelegramChannel {
   private running: Running | undefined;
-  private transition: Promise<unknown> = Promise.resolve();
+  private readonly steps = new SerialSteps();
   private readonly stateDir: string;
   private readonly outbox: Outbox<OutboundItem>;
   private readonly contacts: KnownContacts;
@@ -117,11 +121,11 @@ export class TelegramChannel {
   }
 
   start(instance: string | null): Promise<StartInfo> {
-    return this.serially(() => this.startNow(instance));
+    return this.steps.run(() => this.startNow(instance));
   }
 
   stop(): Promise<void> {
-    return this.serially(() => this.stopNow());
+    return this.steps.run(() => this.stopNow());
   }
 
   /** Plugin shutdown: the bot stops and the queue's sends in flight finish; the queue stays on disk. */
@@ -138,7 +142,7 @@ export class TelegramChannel {
    */
   async rotate(instance: string | null, token: string): Promise<void> {
     this.options.redactor.add(token);
-    await this.serially(async () => {
+    await this.steps.run(async () => {
       const running = this.running;
       if (running === undefined || running.instance !== instance) {
         this.credentials.save(instance, token);
@@ -147,7 +151,7 @@ export class TelegramChannel {
       if (running.token === token) return;
       await getMe(token, running.config.apiRoot, "the new token");
       this.credentials.save(instance, token);
-      this.options.log(`a new token was registered for ${label(instance)}: reconnecting`);
+      this.options.log(`a new token was registered for ${instanceLabel(instance)}: reconnecting`);
       await this.stopNow();
       await this.startNow(instance);
     });
@@ -155,26 +159,9 @@ export class TelegramChannel {
 
   /** `channel.send_outbound`: queued durably, then answered once Telegram took it (or still queued). */
   async send(msg: OutboundMessage): Promise<{ message_id: string; sent_at_unix: number }> {
-    let item: OutboundItem;
-    if (msg.kind === "text") {
-      const split = splitReplyMedia(msg.body);
-      item = { text: split.text, attachments: split.attachments, done: 0, ids: [] };
-    } else if (msg.kind === "media") {
-      const attachment = attachmentFromReference(msg.url, msg.caption);
-      if (attachment === undefined) {
-        throw new ChannelUnsupportedError(
-          `media url must be http(s), file:// or an absolute path, got "${msg.url}"`,
-          {
-            feature: "media reference",
-          },
-        );
-      }
-      item = { text: "", attachments: [attachment], done: 0, ids: [] };
-    } else {
-      throw new ChannelUnsupportedError("the Telegram channel sends text and media messages", {
-        feature: `${msg.kind} messages`,
-      });
-    }
+    assertSendable(msg, "the Telegram channel");
+    const { text, attachments } = outgoingContent(msg);
+    const item: OutboundItem = { text, attachments, done: 0, ids: [] };
     const to = msg.to.trim();
     if (!/^-?\d{1,20}$/.test(to)) {
       throw new ChannelRecipientError(`"${msg.to}" is not a Telegram chat id`, {
@@ -233,37 +220,17 @@ export class TelegramChannel {
   }
 
   private configOrDefaults(): TelegramConfig {
-    try {
-      return readTelegramConfig(this.options.env);
-    } catch {
-      // A bad setting is reported by channel.start; until then the defaults serve.
-      return readTelegramConfig({ NEXO_STATE_DIR: this.options.env.NEXO_STATE_DIR });
-    }
+    return settingsOrDefaults(readTelegramConfig, this.options.env);
   }
 
   private async startNow(instance: string | null): Promise<StartInfo> {
-    if (this.running !== undefined) {
-      if (this.running.instance === instance) return this.running.info;
-      throw new ChannelUnsupportedError(
-        `${label(this.running.instance)} is running; the Telegram channel serves one bot per plugin process (stop it first)`,
-        { feature: "multiple instances" },
-      );
-    }
-    let config: TelegramConfig;
-    try {
-      config = readTelegramConfig(this.options.env);
-    } catch (error) {
-      if (error instanceof ChannelConfigError) {
-        throw new ChannelConnectionError(`invalid configuration: ${error.message}`, {
-          variable: error.variable,
-        });
-      }
-      throw error;
-    }
+    if (isRunningInstance(this.running, instance, "the Telegram channel serves one bot"))
+      return this.running.info;
+    const config = settingsForStart(() => readTelegramConfig(this.options.env));
     const token = this.credentials.token(instance) ?? config.envToken;
     if (token === undefined) {
       throw new ChannelAuthenticationError(
-        `no bot token for ${label(instance)}: set TELEGRAM_BOT_TOKEN for the plugin, or register one (credentials/register)`,
+        `no bot token for ${instanceLabel(instance)}: set TELEGRAM_BOT_TOKEN for the plugin, or register one (credentials/register)`,
       );
     }
     this.options.redactor.add(token);
@@ -402,12 +369,6 @@ export class TelegramChannel {
     };
     await this.options.publish(topic, Event.new(topic, this.options.kind, payload));
   }
-
-  private serially<T>(step: () => Promise<T>): Promise<T> {
-    const result = this.transition.then(step, step);
-    this.transition = result.catch(() => undefined);
-    return result;
-  }
 }
 
 /** getMe with a bounded wait; Telegram's refusal is -33002, anything else -33001. */
@@ -421,6 +382,3 @@ async function getMe(token: string, apiRoot: string, what: string): Promise<User
     throw new ChannelConnectionError(`cannot reach the Bot API at ${apiRoot}: ${(error as Error).message}`);
   }
 }
-
-const label = (instance: string | null): string =>
-  instance === null ? "the default instance" : `instance ${instance}`;

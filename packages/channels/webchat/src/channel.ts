@@ -26,16 +26,19 @@ import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   type Attachment,
-  attachmentFromReference,
-  ChannelConfigError,
+  assertSendable,
+  isRunningInstance,
   kindFromMime,
   MediaRoots,
   mimeFromName,
   Outbox,
   type OutboxRecord,
+  outgoingContent,
   RateLimiter,
+  SerialSteps,
   sendableAttachments,
-  splitReplyMedia,
+  settingsForStart,
+  settingsOrDefaults,
   textWithAttachments,
   writeFileAtomic,
 } from "@nexo/channels-common";
@@ -87,7 +90,7 @@ interface Running {
 
 export class WebchatChannel {
   private running: Running | undefined;
-  private transition: Promise<unknown> = Promise.resolve();
+  private readonly steps = new SerialSteps();
   private readonly stateDir: string;
   private readonly keys: VisitorKeys;
   private readonly outbox: Outbox<ReplyItem>;
@@ -115,11 +118,11 @@ export class WebchatChannel {
   }
 
   start(instance: string | null): Promise<StartInfo> {
-    return this.serially(() => this.startNow(instance));
+    return this.steps.run(() => this.startNow(instance));
   }
 
   stop(): Promise<void> {
-    return this.serially(() => this.stopNow());
+    return this.steps.run(() => this.stopNow());
   }
 
   /** Plugin shutdown: the listener closes, deliveries in flight finish; the queue stays on disk. */
@@ -130,23 +133,8 @@ export class WebchatChannel {
 
   /** `channel.send_outbound`: queued durably, answered once the reply is in the visitor's history. */
   async send(msg: OutboundMessage): Promise<{ message_id: string; sent_at_unix: number }> {
-    let item: ReplyItem;
-    if (msg.kind === "text") {
-      item = splitReplyMedia(msg.body);
-    } else if (msg.kind === "media") {
-      const attachment = attachmentFromReference(msg.url, msg.caption);
-      if (attachment === undefined) {
-        throw new ChannelUnsupportedError(
-          `media url must be http(s), file:// or an absolute path, got "${msg.url}"`,
-          { feature: "media reference" },
-        );
-      }
-      item = { text: "", attachments: [attachment] };
-    } else {
-      throw new ChannelUnsupportedError("the web chat sends text and media messages", {
-        feature: `${msg.kind} messages`,
-      });
-    }
+    assertSendable(msg, "the web chat");
+    const item: ReplyItem = outgoingContent(msg);
     const to = msg.to.trim();
     if (!VisitorKeys.isId(to) || !this.history.known(to)) {
       throw new ChannelRecipientError(`"${msg.to}" is not a visitor who wrote to this chat`, {
@@ -335,33 +323,13 @@ export class WebchatChannel {
   }
 
   private configOrDefaults(): WebchatConfig {
-    try {
-      return readWebchatConfig(this.options.env);
-    } catch {
-      // A bad setting is reported by channel.start; until then the defaults serve.
-      return readWebchatConfig({ NEXO_STATE_DIR: this.options.env.NEXO_STATE_DIR });
-    }
+    return settingsOrDefaults(readWebchatConfig, this.options.env);
   }
 
   private async startNow(instance: string | null): Promise<StartInfo> {
-    if (this.running !== undefined) {
-      if (this.running.instance === instance) return this.running.info;
-      throw new ChannelUnsupportedError(
-        "the web chat serves one instance per plugin process (stop the running one first)",
-        { feature: "multiple instances" },
-      );
-    }
-    let config: WebchatConfig;
-    try {
-      config = readWebchatConfig(this.options.env);
-    } catch (error) {
-      if (error instanceof ChannelConfigError) {
-        throw new ChannelConnectionError(`invalid configuration: ${error.message}`, {
-          variable: error.variable,
-        });
-      }
-      throw error;
-    }
+    if (isRunningInstance(this.running, instance, "the web chat serves one instance"))
+      return this.running.info;
+    const config = settingsForStart(() => readWebchatConfig(this.options.env));
     this.history = new VisitorHistory(this.stateDir, config.historyMessages);
     this.limiter = perMinute(config.ratePerMinute);
     this.newVisitors = perMinute(config.newVisitorsPerMinute);
@@ -414,12 +382,6 @@ export class WebchatChannel {
     await this.outbox.stop();
     await running.listener.close();
     this.options.log(`stopped listening on ${running.info.url}`);
-  }
-
-  private serially<T>(step: () => Promise<T>): Promise<T> {
-    const result = this.transition.then(step, step);
-    this.transition = result.catch(() => undefined);
-    return result;
   }
 }
 

@@ -20,16 +20,20 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   type Attachment,
-  attachmentFromReference,
-  ChannelConfigError,
+  assertSendable,
+  instanceLabel,
+  isRunningInstance,
   KnownContacts,
   MediaRoots,
   OutboundPolicy,
   Outbox,
+  outgoingContent,
   RateLimiter,
   type Redactor,
+  SerialSteps,
   sendableAttachments,
-  splitReplyMedia,
+  settingsForStart,
+  settingsOrDefaults,
   textWithAttachments,
 } from "@nexo/channels-common";
 import type { WAMessage } from "baileys";
@@ -95,7 +99,7 @@ export class WhatsAppChannel {
   private session: Session | undefined;
   private pairing: Pairing | undefined;
   private transport: WhatsAppTransport | undefined;
-  private transition: Promise<unknown> = Promise.resolve();
+  private readonly steps = new SerialSteps();
   private readonly stateDir: string;
   private readonly outbox: Outbox<OutboundItem>;
   private readonly contacts: KnownContacts;
@@ -120,20 +124,20 @@ export class WhatsAppChannel {
   private readonly sender: WhatsAppSender;
 
   start(instance: string | null): Promise<StartInfo> {
-    return this.serially(async () => {
+    return this.steps.run(async () => {
       const session = await this.sessionFor(instance);
       session.started = true;
       if (session.link.status === "idle" && session.auth.linked()) session.link.connect(false);
       if (!session.auth.linked() && this.pairing === undefined)
         this.options.log(
-          `${label(instance)} is not linked to a phone yet: start a pairing (nexo admin pairing/start) and scan the QR code`,
+          `${instanceLabel(instance)} is not linked to a phone yet: start a pairing (nexo admin pairing/start) and scan the QR code`,
         );
       return this.info(session);
     });
   }
 
   stop(): Promise<void> {
-    return this.serially(() => this.stopNow());
+    return this.steps.run(() => this.stopNow());
   }
 
   /** Plugin shutdown: the device disconnects (its keys stay) and the queue's sends in flight finish. */
@@ -145,11 +149,11 @@ export class WhatsAppChannel {
   // --- pairing --------------------------------------------------------------------------------
 
   pairingStart(params: PairingStartParams): Promise<PairingStartReply> {
-    return this.serially(async () => {
+    return this.steps.run(async () => {
       const session = await this.sessionFor(params.instance ?? null);
       if (this.pairing !== undefined) this.endPairing("cancelled", "a newer pairing replaced this one");
       const timer = setTimeout(
-        () => void this.serially(async () => this.pairingExpired(params.challenge_id)),
+        () => void this.steps.run(async () => this.pairingExpired(params.challenge_id)),
         Math.max(0, params.expires_at_ms - Date.now()),
       );
       timer.unref();
@@ -170,7 +174,7 @@ export class WhatsAppChannel {
   }
 
   pairingCancel(challengeId: string): Promise<void> {
-    return this.serially(async () => {
+    return this.steps.run(async () => {
       if (this.pairing?.challengeId !== challengeId) return;
       clearTimeout(this.pairing.timer);
       this.pairing = undefined;
@@ -205,25 +209,8 @@ export class WhatsAppChannel {
 
   /** `channel.send_outbound`: queued durably, then answered once WhatsApp took it (or still queued). */
   async send(msg: OutboundMessage): Promise<{ message_id: string; sent_at_unix: number }> {
-    let text: string;
-    let attachments: Attachment[];
-    if (msg.kind === "text") {
-      ({ text, attachments } = splitReplyMedia(msg.body));
-    } else if (msg.kind === "media") {
-      const attachment = attachmentFromReference(msg.url, msg.caption);
-      if (attachment === undefined) {
-        throw new ChannelUnsupportedError(
-          `media url must be http(s), file:// or an absolute path, got "${msg.url}"`,
-          { feature: "media reference" },
-        );
-      }
-      text = "";
-      attachments = [attachment];
-    } else {
-      throw new ChannelUnsupportedError("the WhatsApp channel sends text and media messages", {
-        feature: `${msg.kind} messages`,
-      });
-    }
+    assertSendable(msg, "the WhatsApp channel");
+    let { text, attachments } = outgoingContent(msg);
     // Links are sent as text (WhatsApp shows a preview); only local files are sent as media.
     const links = attachments.filter((a) => a.path === undefined && a.url !== undefined);
     attachments = attachments.filter((a) => a.path !== undefined);
@@ -293,32 +280,13 @@ export class WhatsAppChannel {
   }
 
   private configOrDefaults(): WhatsAppConfig {
-    try {
-      return readWhatsAppConfig(this.options.env);
-    } catch {
-      // A bad setting is reported by channel.start; until then the defaults serve.
-      return readWhatsAppConfig({ NEXO_STATE_DIR: this.options.env.NEXO_STATE_DIR });
-    }
+    return settingsOrDefaults(readWhatsAppConfig, this.options.env);
   }
 
   private async sessionFor(instance: string | null): Promise<Session> {
-    if (this.session !== undefined) {
-      if (this.session.instance === instance) return this.session;
-      throw new ChannelUnsupportedError(
-        `${label(this.session.instance)} is running; the WhatsApp channel serves one account per plugin process (stop it first)`,
-        { feature: "multiple instances" },
-      );
-    }
-    let config: WhatsAppConfig;
-    try {
-      config = readWhatsAppConfig(this.options.env);
-    } catch (error) {
-      if (error instanceof ChannelConfigError)
-        throw new ChannelConnectionError(`invalid configuration: ${error.message}`, {
-          variable: error.variable,
-        });
-      throw error;
-    }
+    if (isRunningInstance(this.session, instance, "the WhatsApp channel serves one account"))
+      return this.session;
+    const config = settingsForStart(() => readWhatsAppConfig(this.options.env));
     try {
       await loadBaileys();
       this.transport ??= await loadTransport(config.socketModule);
@@ -541,18 +509,9 @@ export class WhatsAppChannel {
       };
     }
   }
-
-  private serially<T>(step: () => Promise<T>): Promise<T> {
-    const result = this.transition.then(step, step);
-    this.transition = result.catch(() => undefined);
-    return result;
-  }
 }
 
 function safeName(name: string): string {
   const cleaned = name.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 100);
   return cleaned === "" || cleaned.startsWith(".") ? `file${cleaned}` : cleaned;
 }
-
-const label = (instance: string | null): string =>
-  instance === null ? "the default instance" : `instance ${instance}`;
