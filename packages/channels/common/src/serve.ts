@@ -16,8 +16,10 @@ import {
   type ChannelFeatureHandlers,
   type ChannelSendOutboundHandler,
   ChannelUnsupportedError,
+  type Event,
   PluginAdapter,
 } from "nexo-plugin-sdk";
+import type { ChannelEnv } from "./env.js";
 import { type Redactor, redactStderr } from "./redact.js";
 
 /** A message `channel.send_outbound` asks a channel to send. */
@@ -35,10 +37,16 @@ export interface ServedChannel {
 /** What a channel is made with. */
 export interface ChannelWiring {
   kind: string;
+  /** The plugin's environment, where the channel reads its settings. */
+  env: ChannelEnv;
   /** One line to the daemon's log, prefixed with the kind (and redacted, like all of stderr). */
   log: (line: string) => void;
+  /** The plugin's redactor: every credential the channel uses is added before it is used. */
+  redactor: Redactor;
   /** The adapter's broker, once it exists (publishing starts after `channel.start`). */
   broker: () => BrokerSender;
+  /** Publishes an inbound event through the broker. */
+  publish: (topic: string, event: Event) => Promise<void>;
 }
 
 export interface ChannelPluginSpec<C extends ServedChannel> {
@@ -69,8 +77,11 @@ export async function serveChannelPlugin<C extends ServedChannel>(spec: ChannelP
   };
   const channel = spec.create({
     kind,
+    env: process.env,
     log: (line) => void process.stderr.write(`${kind}: ${line}\n`),
+    redactor: spec.redactor,
     broker: () => adapter.broker,
+    publish: (topic, event) => adapter.broker.publish(topic, event),
   });
   const adapter: PluginAdapter = new PluginAdapter({
     manifestToml: readFileSync(spec.manifestUrl, "utf8"),

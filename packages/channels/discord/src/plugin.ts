@@ -26,14 +26,7 @@ await serveChannelPlugin({
   kind: "discord",
   manifestUrl: new URL("../nexo-plugin.toml", import.meta.url),
   redactor,
-  create: ({ kind, log, broker }) =>
-    new DiscordChannel({
-      kind,
-      env: process.env,
-      publish: (topic, event) => broker().publish(topic, event),
-      log,
-      redactor,
-    }),
+  create: (wiring) => new DiscordChannel(wiring),
   features: (channel) => ({
     credentials: {
       validate: (params) => validateCredential(params),

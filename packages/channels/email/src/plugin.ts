@@ -20,14 +20,7 @@ await serveChannelPlugin({
   kind: "email",
   manifestUrl: new URL("../nexo-plugin.toml", import.meta.url),
   redactor,
-  create: ({ kind, log, broker }) =>
-    new EmailChannel({
-      kind,
-      env: process.env,
-      publish: (topic, event) => broker().publish(topic, event),
-      log,
-      redactor,
-    }),
+  create: (wiring) => new EmailChannel(wiring),
   features: (channel) => ({
     credentials: {
       validate: (params) => validateCredential(params),

@@ -28,14 +28,7 @@ await serveChannelPlugin({
   kind: "slack",
   manifestUrl: new URL("../nexo-plugin.toml", import.meta.url),
   redactor,
-  create: ({ kind, log, broker }) =>
-    new SlackChannel({
-      kind,
-      env: process.env,
-      publish: (topic, event) => broker().publish(topic, event),
-      log,
-      redactor,
-    }),
+  create: (wiring) => new SlackChannel(wiring),
   features: (channel) => ({
     credentials: {
       validate: (params) => validateCredential(params),

@@ -22,14 +22,7 @@ await serveChannelPlugin({
   kind: "telegram",
   manifestUrl: new URL("../nexo-plugin.toml", import.meta.url),
   redactor,
-  create: ({ kind, log, broker }) =>
-    new TelegramChannel({
-      kind,
-      env: process.env,
-      publish: (topic, event) => broker().publish(topic, event),
-      log,
-      redactor,
-    }),
+  create: (wiring) => new TelegramChannel(wiring),
   features: (channel) => ({
     credentials: {
       validate: (params) => validateCredential(params),

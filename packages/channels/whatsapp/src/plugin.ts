@@ -21,15 +21,8 @@ await serveChannelPlugin({
   kind: "whatsapp",
   manifestUrl: new URL("../nexo-plugin.toml", import.meta.url),
   redactor,
-  create: ({ kind, log, broker }) =>
-    new WhatsAppChannel({
-      kind,
-      env: process.env,
-      publish: (topic, event) => broker().publish(topic, event),
-      pairingUpdate: (update) => broker().pairingUpdate(update),
-      log,
-      redactor,
-    }),
+  create: (wiring) =>
+    new WhatsAppChannel({ ...wiring, pairingUpdate: (update) => wiring.broker().pairingUpdate(update) }),
   features: (channel) => ({
     pairing: {
       start: (params) => channel.pairingStart(params),
