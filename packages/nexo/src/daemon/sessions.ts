@@ -16,7 +16,7 @@ import { SessionService } from "../engine/sessions/service.js";
 import { LayeredTools } from "../engine/tools/layered.js";
 import type { ToolRegistry } from "../engine/tools/registry.js";
 import type { ApprovalMode, LlmProvider } from "../engine/types.js";
-import type { Session, Store } from "../store/index.js";
+import type { ChatMessage, Session, Store } from "../store/index.js";
 import { LongTermMemory } from "./long-term-memory.js";
 import type { SessionKey, SessionOpener } from "./routing/router.js";
 
@@ -102,7 +102,7 @@ export class DaemonSessions implements SessionOpener {
     });
     const id = liveId(key);
     this.live.delete(id);
-    this.live.set(id, this.build(agent, record, true));
+    this.live.set(id, this.build(agent, record, true, undefined, []));
     this.evict();
     return record.id;
   }
@@ -141,11 +141,22 @@ export class DaemonSessions implements SessionOpener {
   }
 
   private load(key: SessionKey, agent: AgentRuntimeSettings): AgentSession {
-    const record = this.service.findOrCreate(
-      { agentId: key.agentId, channel: key.channel, account: key.account ?? null, contact: key.contact },
-      { ...(agent.tenantId ? { tenantId: agent.tenantId } : {}), approvalMode: agent.mode },
-    );
-    return this.build(agent, record, true);
+    const place = {
+      agentId: key.agentId,
+      channel: key.channel,
+      account: key.account ?? null,
+      contact: key.contact,
+    };
+    const found = this.options.store.sessions.findByKey(place);
+    if (found !== undefined) return this.build(agent, found, true);
+    const record = this.service.create({
+      ...place,
+      ...(agent.tenantId ? { tenantId: agent.tenantId } : {}),
+      approvalMode: agent.mode,
+    });
+    // Created just now, so its transcript is empty: not read back (a burst of new contacts would
+    // otherwise query the store once more per contact for nothing).
+    return this.build(agent, record, true, undefined, []);
   }
 
   private build(
@@ -153,6 +164,8 @@ export class DaemonSessions implements SessionOpener {
     record: Session,
     channel: boolean,
     toolLayers?: readonly ToolHost[],
+    /** The record's history when the caller knows it (a record just created has none); read from the store otherwise. */
+    history?: ChatMessage[],
   ): AgentSession {
     const { store } = this.options;
     const resolved = this.options.providers.resolve(agent.provider, agent.tenantId);
@@ -171,17 +184,21 @@ export class DaemonSessions implements SessionOpener {
       mode: agent.mode,
       allowList: agent.allow,
     };
-    return this.service.open(record, {
-      ...settings,
-      ...(agent.tenantId ? { tenantId: agent.tenantId } : {}),
-      ...(agent.systemPrompt ? { system: agent.systemPrompt } : {}),
-      registry: new LayeredTools([this.toolsOf(agent.id, settings), this.options.shared]),
-      ...(toolLayers === undefined ? {} : { toolLayers }),
-      ...(this.options.hooks ? { hooks: this.options.hooks } : {}),
-      ...(agent.allowedTools ? { toolAllowList: agent.allowedTools } : {}),
-      ...(channel ? { approvalsUnavailable: CHANNEL_APPROVAL_REFUSAL } : {}),
-      ...(this.options.logger ? { logger: this.options.logger } : {}),
-    });
+    return this.service.open(
+      record,
+      {
+        ...settings,
+        ...(agent.tenantId ? { tenantId: agent.tenantId } : {}),
+        ...(agent.systemPrompt ? { system: agent.systemPrompt } : {}),
+        registry: new LayeredTools([this.toolsOf(agent.id, settings), this.options.shared]),
+        ...(toolLayers === undefined ? {} : { toolLayers }),
+        ...(this.options.hooks ? { hooks: this.options.hooks } : {}),
+        ...(agent.allowedTools ? { toolAllowList: agent.allowedTools } : {}),
+        ...(channel ? { approvalsUnavailable: CHANNEL_APPROVAL_REFUSAL } : {}),
+        ...(this.options.logger ? { logger: this.options.logger } : {}),
+      },
+      history,
+    );
   }
 
   private toolsOf(agentId: string, settings: Parameters<typeof buildToolRegistry>[0]): ToolRegistry {

@@ -1,0 +1,75 @@
+/**
+ * The daemon's channel sessions against a real store: a new contact's session starts empty (its
+ * record created, no transcript read), a known contact's session is resumed with its transcript as
+ * history — also by a fresh DaemonSessions, as after a restart — and `/new` starts an empty one.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { type AgentRuntimeSettings, DaemonSessions } from "../../src/daemon/sessions.js";
+import { TenantProviders } from "../../src/engine/providers/llm-config.js";
+import { ToolRegistry } from "../../src/engine/tools/registry.js";
+import { Store } from "../../src/store/index.js";
+
+describe("DaemonSessions", () => {
+  const dir = mkdtempSync(join(tmpdir(), "nexo-daemon-sessions-"));
+  const store = Store.open(join(dir, "nexo.db"));
+  after(() => {
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const agent: AgentRuntimeSettings = {
+    id: "ana",
+    provider: "scripted",
+    model: "m",
+    maxTokens: 100,
+    maxTurns: 2,
+    workspace: dir,
+    mode: "default",
+    allow: [],
+  };
+  const sessionsOf = () =>
+    new DaemonSessions({
+      store,
+      providers: new TenantProviders({ providers: {}, tenants: {} }),
+      shared: new ToolRegistry(),
+      agents: () => new Map([["ana", agent]]),
+    });
+  const key = (contact: string) => ({ agentId: "ana", channel: "chat", account: undefined, contact });
+
+  it("creates the record of a new contact and starts with no history", () => {
+    const session = sessionsOf().open(key("new-contact"));
+    assert.deepEqual(session.history, []);
+    const record = store.sessions.get(session.id);
+    assert.equal(record?.contact, "new-contact");
+    assert.equal(record?.channel, "chat");
+  });
+
+  it("resumes a known contact with its transcript, also after a restart", () => {
+    const first = sessionsOf().open(key("known"));
+    store.transcripts.append(first.id, { role: "user", content: "hello" });
+    store.transcripts.append(first.id, { role: "assistant", content: "hi there" });
+    const resumed = sessionsOf().open(key("known"));
+    assert.equal(resumed.id, first.id);
+    assert.deepEqual(
+      resumed.history.map((m) => [m.role, m.content]),
+      [
+        ["user", [{ type: "text", text: "hello" }]],
+        ["assistant", [{ type: "text", text: "hi there" }]],
+      ],
+    );
+  });
+
+  it("starts an empty conversation on /new and opens it afterwards", () => {
+    const sessions = sessionsOf();
+    const before = sessions.open(key("renewing"));
+    store.transcripts.append(before.id, { role: "user", content: "old topic" });
+    const renewed = sessions.renew(key("renewing"));
+    assert.notEqual(renewed, before.id);
+    const after = sessionsOf().open(key("renewing"));
+    assert.equal(after.id, renewed);
+    assert.deepEqual(after.history, []);
+  });
+});
