@@ -17,6 +17,7 @@ export {
   mimeFromName,
   textWithAttachments,
 } from "./attachment.js";
+export { type CredentialCodec, CredentialFiles } from "./credential-files.js";
 export { type ChannelEnv, envInteger, envOneOf } from "./env.js";
 export { writeFileAtomic } from "./files.js";
 export {

@@ -21,6 +21,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
   assertSendable,
+  type CredentialFiles,
   instanceLabel,
   isRunningInstance,
   KnownContacts,
@@ -56,7 +57,7 @@ import {
   Event,
 } from "nexo-plugin-sdk";
 import { type DiscordConfig, readDiscordConfig } from "./config.js";
-import { CredentialStore, type Identity, TokenRefusedError, whoAmI } from "./credentials.js";
+import { credentialStore, type Identity, TokenRefusedError, whoAmI } from "./credentials.js";
 import {
   type AcceptedInbound,
   commandText,
@@ -118,12 +119,12 @@ export class DiscordChannel {
   private readonly interactions = new Map<string, PendingInteraction>();
   private readonly typing = new Map<string, NodeJS.Timeout>();
   private inboundLimiter: RateLimiter;
-  readonly credentials: CredentialStore;
+  readonly credentials: CredentialFiles<string>;
 
   constructor(private readonly options: DiscordChannelOptions) {
     const config = this.configOrDefaults();
     this.stateDir = config.stateDir;
-    this.credentials = new CredentialStore(this.stateDir);
+    this.credentials = credentialStore(this.stateDir);
     this.contacts = new KnownContacts(join(this.stateDir, "known-conversations.json"));
     mkdirSync(join(this.stateDir, "media", "out"), { recursive: true, mode: 0o700 });
     this.sender = new DiscordSender(
@@ -245,7 +246,7 @@ export class DiscordChannel {
     if (isRunningInstance(this.running, instance, "the Discord channel serves one bot"))
       return this.running.info;
     const config = settingsForStart(() => readDiscordConfig(this.options.env));
-    const token = this.credentials.token(instance) ?? config.envBotToken;
+    const token = this.credentials.get(instance) ?? config.envBotToken;
     if (token === undefined) {
       throw new ChannelAuthenticationError(
         `no bot token for ${instanceLabel(instance)}: set DISCORD_BOT_TOKEN for the plugin, or register one (credentials/register)`,

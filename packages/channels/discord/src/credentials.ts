@@ -10,9 +10,7 @@
  *
  * A registered token wins over DISCORD_BOT_TOKEN, since registering is the later, explicit act.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { writeFileAtomic } from "@nexo/channels-common";
+import { CredentialFiles } from "@nexo/channels-common";
 import type { CredentialParams, CredentialProbe, CredentialValidity } from "nexo-plugin-sdk";
 
 /** A bot token: the bot's id in base64, a timestamp part and an HMAC part, joined by dots. */
@@ -46,33 +44,13 @@ export function tokenFromParams(params: CredentialParams): string {
   return tokenOf(params.payload)!;
 }
 
-export class CredentialStore {
-  constructor(private readonly stateDir: string) {}
-
-  private file(instance: string | null | undefined): string {
-    const name = instance ?? "_default";
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) throw new Error(`invalid instance name "${name}"`);
-    return join(this.stateDir, "credentials", `${name}.json`);
-  }
-
-  /** The registered token of an instance, if any. */
-  token(instance: string | null | undefined): string | undefined {
-    try {
-      const saved = JSON.parse(readFileSync(this.file(instance), "utf8")) as { bot_token?: unknown };
-      return typeof saved.bot_token === "string" && BOT_TOKEN_SHAPE.test(saved.bot_token)
-        ? saved.bot_token
-        : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
-  save(instance: string | null | undefined, token: string): void {
-    writeFileAtomic(
-      this.file(instance),
-      `${JSON.stringify({ bot_token: token, saved_at: new Date().toISOString() })}\n`,
-    );
-  }
+/** Each instance's registered bot token. */
+export function credentialStore(stateDir: string): CredentialFiles<string> {
+  return new CredentialFiles(stateDir, {
+    read: ({ bot_token }) =>
+      typeof bot_token === "string" && BOT_TOKEN_SHAPE.test(bot_token) ? bot_token : undefined,
+    write: (token) => ({ bot_token: token }),
+  });
 }
 
 export interface Identity {

@@ -23,6 +23,7 @@ import {
   type Attachment,
   assertSendable,
   ChannelConfigError,
+  type CredentialFiles,
   instanceLabel,
   isRunningInstance,
   KnownContacts,
@@ -48,7 +49,7 @@ import {
 } from "nexo-plugin-sdk";
 import type { Bounce } from "./bounce.js";
 import { ADDRESS_SHAPE, type EmailConfig, type Login, type Registered, readEmailConfig } from "./config.js";
-import { CredentialStore, checkLogin, secretsOf } from "./credentials.js";
+import { checkLogin, credentialStore, secretsOf } from "./credentials.js";
 import { decideMail, type HeaderView } from "./inbound.js";
 import { Mailbox } from "./mailbox.js";
 import { type OutboundMail, SmtpSender, smtpTransport, type Transport } from "./outbound.js";
@@ -100,11 +101,11 @@ export class EmailChannel {
   private readonly threads: ThreadStore;
   private readonly sender: SmtpSender;
   private inboundLimiter: RateLimiter;
-  readonly credentials: CredentialStore;
+  readonly credentials: CredentialFiles<Registered>;
 
   constructor(private readonly options: EmailChannelOptions) {
     this.stateDir = options.env.NEXO_STATE_DIR?.trim() || process.cwd();
-    this.credentials = new CredentialStore(this.stateDir);
+    this.credentials = credentialStore(this.stateDir);
     const config = this.config(null);
     this.contacts = new KnownContacts(join(this.stateDir, "known-senders.json"));
     this.threads = new ThreadStore(join(this.stateDir, "threads.json"));
@@ -127,7 +128,7 @@ export class EmailChannel {
   /** An instance's settings (its registered mailbox's, if any), or the error that names the bad one. */
   config(
     instance: string | null,
-    registered = this.credentials.registered(instance),
+    registered = this.credentials.get(instance),
   ): EmailConfig | ChannelConfigError {
     try {
       return readEmailConfig(this.options.env, registered);

@@ -17,9 +17,7 @@
  * A registered mailbox wins over the EMAIL_* settings of plugins.yaml, since registering is the
  * later act.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { writeFileAtomic } from "@nexo/channels-common";
+import { CredentialFiles } from "@nexo/channels-common";
 import { ImapFlow, type ImapFlowOptions } from "imapflow";
 import type { CredentialParams, CredentialProbe, CredentialValidity } from "nexo-plugin-sdk";
 import {
@@ -98,19 +96,11 @@ export const secretsOf = (login: Login | undefined): string[] =>
     ? []
     : [login.password, ...(login.smtp_password === undefined ? [] : [login.smtp_password])];
 
-export class CredentialStore {
-  constructor(private readonly stateDir: string) {}
-
-  private file(instance: string | null | undefined): string {
-    const name = instance ?? "_default";
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) throw new Error(`invalid instance name "${name}"`);
-    return join(this.stateDir, "credentials", `${name}.json`);
-  }
-
-  /** The registered mailbox of an instance, if any. */
-  registered(instance: string | null | undefined): Registered | undefined {
-    try {
-      const saved = JSON.parse(readFileSync(this.file(instance), "utf8")) as Registered;
+/** Each instance's registered mailbox, checked again as it is read (a hand-edited file may be wrong). */
+export function credentialStore(stateDir: string): CredentialFiles<Registered> {
+  return new CredentialFiles(stateDir, {
+    read: (file) => {
+      const saved = file as Partial<Registered>;
       const checked = registeredOf(
         { address: saved.address, password: saved.login?.password, user: saved.login?.user },
         {
@@ -119,17 +109,9 @@ export class CredentialStore {
         },
       );
       return "reason" in checked ? undefined : checked;
-    } catch {
-      return undefined;
-    }
-  }
-
-  save(instance: string | null | undefined, registered: Registered): void {
-    writeFileAtomic(
-      this.file(instance),
-      `${JSON.stringify({ ...registered, saved_at: new Date().toISOString() })}\n`,
-    );
-  }
+    },
+    write: (registered) => ({ ...registered }),
+  });
 }
 
 const tlsName = (security: Security | undefined): string | undefined =>

@@ -20,6 +20,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import {
   assertSendable,
+  type CredentialFiles,
   instanceLabel,
   isRunningInstance,
   KnownContacts,
@@ -47,7 +48,7 @@ import {
 } from "nexo-plugin-sdk";
 import { parseAddress } from "./address.js";
 import { readSlackConfig, type SlackConfig } from "./config.js";
-import { CredentialStore, type Identity, isAuthRefusal, type SlackTokens, whoAmI } from "./credentials.js";
+import { credentialStore, type Identity, isAuthRefusal, type SlackTokens, whoAmI } from "./credentials.js";
 import { type AcceptedInbound, commandText, decideInbound, type SlackMessageEvent } from "./inbound.js";
 import { downloadFiles } from "./media.js";
 import { type OutboundItem, SlackSender } from "./outbound.js";
@@ -90,12 +91,12 @@ export class SlackChannel {
   private readonly contacts: KnownContacts;
   private readonly sender: SlackSender;
   private inboundLimiter: RateLimiter;
-  readonly credentials: CredentialStore;
+  readonly credentials: CredentialFiles<SlackTokens>;
 
   constructor(private readonly options: SlackChannelOptions) {
     const config = this.configOrDefaults();
     this.stateDir = config.stateDir;
-    this.credentials = new CredentialStore(this.stateDir);
+    this.credentials = credentialStore(this.stateDir);
     this.contacts = new KnownContacts(join(this.stateDir, "known-conversations.json"));
     mkdirSync(join(this.stateDir, "media", "out"), { recursive: true, mode: 0o700 });
     this.sender = new SlackSender(
@@ -216,7 +217,7 @@ export class SlackChannel {
     if (isRunningInstance(this.running, instance, "the Slack channel serves one app"))
       return this.running.info;
     const config = settingsForStart(() => readSlackConfig(this.options.env));
-    const registered = this.credentials.tokens(instance);
+    const registered = this.credentials.get(instance);
     const tokens: SlackTokens | undefined =
       registered ??
       (config.envBotToken === undefined

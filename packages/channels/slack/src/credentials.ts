@@ -12,9 +12,7 @@
  * Registered tokens win over SLACK_BOT_TOKEN / SLACK_APP_TOKEN, since registering is the later,
  * explicit act.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { writeFileAtomic } from "@nexo/channels-common";
+import { CredentialFiles } from "@nexo/channels-common";
 import { WebClient } from "@slack/web-api";
 import type { CredentialParams, CredentialProbe, CredentialValidity } from "nexo-plugin-sdk";
 
@@ -61,40 +59,18 @@ export function tokensFromParams(params: CredentialParams): SlackTokens {
   return { botToken: bot!, ...(app === undefined ? {} : { appToken: app }) };
 }
 
-export class CredentialStore {
-  constructor(private readonly stateDir: string) {}
-
-  private file(instance: string | null | undefined): string {
-    const name = instance ?? "_default";
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) throw new Error(`invalid instance name "${name}"`);
-    return join(this.stateDir, "credentials", `${name}.json`);
-  }
-
-  /** The registered tokens of an instance, if any. */
-  tokens(instance: string | null | undefined): SlackTokens | undefined {
-    try {
-      const saved = JSON.parse(readFileSync(this.file(instance), "utf8")) as {
-        bot_token?: unknown;
-        app_token?: unknown;
-      };
-      if (typeof saved.bot_token !== "string" || !BOT_TOKEN_SHAPE.test(saved.bot_token)) return undefined;
+/** Each instance's registered tokens (the app-level token is optional: Events API mode needs none). */
+export function credentialStore(stateDir: string): CredentialFiles<SlackTokens> {
+  return new CredentialFiles(stateDir, {
+    read: ({ bot_token, app_token }) => {
+      if (typeof bot_token !== "string" || !BOT_TOKEN_SHAPE.test(bot_token)) return undefined;
       return {
-        botToken: saved.bot_token,
-        ...(typeof saved.app_token === "string" && APP_TOKEN_SHAPE.test(saved.app_token)
-          ? { appToken: saved.app_token }
-          : {}),
+        botToken: bot_token,
+        ...(typeof app_token === "string" && APP_TOKEN_SHAPE.test(app_token) ? { appToken: app_token } : {}),
       };
-    } catch {
-      return undefined;
-    }
-  }
-
-  save(instance: string | null | undefined, tokens: SlackTokens): void {
-    writeFileAtomic(
-      this.file(instance),
-      `${JSON.stringify({ bot_token: tokens.botToken, app_token: tokens.appToken, saved_at: new Date().toISOString() })}\n`,
-    );
-  }
+    },
+    write: (tokens) => ({ bot_token: tokens.botToken, app_token: tokens.appToken }),
+  });
 }
 
 export interface Identity {

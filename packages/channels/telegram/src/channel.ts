@@ -19,6 +19,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
   assertSendable,
+  type CredentialFiles,
   instanceLabel,
   isRunningInstance,
   KnownContacts,
@@ -46,7 +47,7 @@ import {
   Event,
 } from "nexo-plugin-sdk";
 import { readTelegramConfig, type TelegramConfig } from "./config.js";
-import { CredentialStore } from "./credentials.js";
+import { credentialStore } from "./credentials.js";
 import { decideInbound } from "./inbound.js";
 import { downloadFiles } from "./media.js";
 import { type OutboundItem, TelegramSender } from "./outbound.js";
@@ -97,12 +98,12 @@ export class TelegramChannel {
   private inboundLimiter: RateLimiter;
   /** The last addressed message per group chat: the agent's answer quotes it. */
   private readonly lastInGroup = new Map<string, number>();
-  readonly credentials: CredentialStore;
+  readonly credentials: CredentialFiles<string>;
 
   constructor(private readonly options: TelegramChannelOptions) {
     const config = this.configOrDefaults();
     this.stateDir = config.stateDir;
-    this.credentials = new CredentialStore(this.stateDir);
+    this.credentials = credentialStore(this.stateDir);
     this.contacts = new KnownContacts(join(this.stateDir, "known-chats.json"));
     this.typing = new TypingIndicator(() => this.running?.bot.api);
     mkdirSync(join(this.stateDir, "media", "out"), { recursive: true, mode: 0o700 });
@@ -227,7 +228,7 @@ export class TelegramChannel {
     if (isRunningInstance(this.running, instance, "the Telegram channel serves one bot"))
       return this.running.info;
     const config = settingsForStart(() => readTelegramConfig(this.options.env));
-    const token = this.credentials.token(instance) ?? config.envToken;
+    const token = this.credentials.get(instance) ?? config.envToken;
     if (token === undefined) {
       throw new ChannelAuthenticationError(
         `no bot token for ${instanceLabel(instance)}: set TELEGRAM_BOT_TOKEN for the plugin, or register one (credentials/register)`,

@@ -10,9 +10,7 @@
  *
  * A registered token wins over TELEGRAM_BOT_TOKEN, since registering is the later, explicit act.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { writeFileAtomic } from "@nexo/channels-common";
+import { CredentialFiles } from "@nexo/channels-common";
 import { Api, GrammyError } from "grammy";
 import type { CredentialParams, CredentialProbe, CredentialValidity } from "nexo-plugin-sdk";
 
@@ -40,31 +38,12 @@ export function validateCredential({ payload }: CredentialParams): CredentialVal
   return { valid: true };
 }
 
-export class CredentialStore {
-  constructor(private readonly stateDir: string) {}
-
-  private file(instance: string | null | undefined): string {
-    const name = instance ?? "_default";
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) throw new Error(`invalid instance name "${name}"`);
-    return join(this.stateDir, "credentials", `${name}.json`);
-  }
-
-  /** The registered token of an instance, if any. */
-  token(instance: string | null | undefined): string | undefined {
-    try {
-      const saved = JSON.parse(readFileSync(this.file(instance), "utf8")) as { token?: unknown };
-      return typeof saved.token === "string" && BOT_TOKEN_SHAPE.test(saved.token) ? saved.token : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
-  save(instance: string | null | undefined, token: string): void {
-    writeFileAtomic(
-      this.file(instance),
-      `${JSON.stringify({ token, saved_at: new Date().toISOString() })}\n`,
-    );
-  }
+/** Each instance's registered bot token. */
+export function credentialStore(stateDir: string): CredentialFiles<string> {
+  return new CredentialFiles(stateDir, {
+    read: ({ token }) => (typeof token === "string" && BOT_TOKEN_SHAPE.test(token) ? token : undefined),
+    write: (token) => ({ token }),
+  });
 }
 
 export function tokenFromParams(params: CredentialParams): string {
