@@ -12,6 +12,7 @@ import type { ApprovalGrant } from "../permissions.js";
 import type {
   ApprovalDecision,
   ContentBlock,
+  SubAgentProgress,
   Tool,
   ToolCategory,
   ToolOutputType,
@@ -102,6 +103,13 @@ export type TurnEvent =
       depth: number;
       description?: string;
     }
+  /**
+   * Where a sub-agent of this turn stands (Spawn): sent when it starts, when it starts or ends a
+   * tool, after each of its model calls and when it ends. `callId` as for `subagent_started`;
+   * `sessionId` is the sub-agent's own session (kept or not); `label` is its task's short label;
+   * the tokens are its turn's so far.
+   */
+  | ({ type: "subagent_progress"; turnId: string; callId: string } & SubAgentProgress)
   /** Output a running tool streams (a command's stdout and stderr, as they arrive). */
   | { type: "tool_output_delta"; turnId: string; callId: string; text: string }
   /**

@@ -10,6 +10,7 @@ import type {
   ChatMessage,
   LlmProvider,
   SubAgentHomes,
+  SubAgentProgress,
   SubAgentStarted,
   Tool,
   ToolContext,
@@ -88,6 +89,8 @@ export interface ToolCallContext {
   onOutput?: (text: string) => void;
   /** Told when the call starts a sub-agent with a session of its own (and by its sub-agents, theirs). */
   onSubAgent?: (child: SubAgentStarted) => void;
+  /** Told where the sub-agents the call started stand while they run. */
+  onSubAgentProgress?: (progress: SubAgentProgress) => void;
 }
 
 /** The session as the turn loop sees it. */

@@ -263,6 +263,7 @@ export class AgentSession implements SessionState {
       agentId: this.config.agentId,
       callId: call.callId,
       ...(call.onOutput ? { onOutput: call.onOutput } : {}),
+      ...(call.onSubAgentProgress ? { onSubAgentProgress: call.onSubAgentProgress } : {}),
       ...this.subAgentContext(call),
       workspace: this.config.workspace,
       unconfined: this.config.unconfined ?? false,

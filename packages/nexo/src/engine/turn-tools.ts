@@ -7,6 +7,7 @@
 import { ApprovalCancelledError, grantFor } from "./approvals.js";
 import type { TurnRun } from "./turn-run.js";
 import type {
+  SubAgentProgress,
   SubAgentStarted,
   Tool,
   ToolCategory,
@@ -112,8 +113,18 @@ async function runToolCall(run: TurnRun, call: ToolUseBlock): Promise<ToolResult
   const onSubAgent = (child: SubAgentStarted) => {
     if (streaming) emit({ type: "subagent_started", turnId, callId: call.id, ...child });
   };
+  const onSubAgentProgress = (progress: SubAgentProgress) => {
+    if (streaming) emit({ type: "subagent_progress", turnId, callId: call.id, ...progress });
+  };
   const output = await raceAbort(
-    session.invokeTool(call.name, args, { callId: call.id, turnId, signal, onOutput, onSubAgent }),
+    session.invokeTool(call.name, args, {
+      callId: call.id,
+      turnId,
+      signal,
+      onOutput,
+      onSubAgent,
+      onSubAgentProgress,
+    }),
     signal,
   );
   streaming = false;

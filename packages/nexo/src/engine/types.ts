@@ -199,6 +199,21 @@ export interface SubAgentStarted {
   description?: string;
 }
 
+/** Where a sub-agent stands, reported while it runs (this call's or a nested one's). */
+export interface SubAgentProgress {
+  sessionId: string;
+  /** The task's short label (the model's description, else the task's start). */
+  label: string;
+  depth: number;
+  /** The tool it is running now, if any. */
+  currentTool?: string;
+  /** Its turn's tokens so far. */
+  inputTokens: number;
+  outputTokens: number;
+  /** Its turn has ended (however). */
+  completed: boolean;
+}
+
 export interface ToolContext {
   signal: AbortSignal;
   sessionId: string;
@@ -223,6 +238,8 @@ export interface ToolContext {
   subAgentHome?: (start: SubAgentStart) => SubAgentHome | undefined;
   /** Reports a sub-agent started with a session of its own, this call's or a nested one's. */
   onSubAgent?: (child: SubAgentStarted) => void;
+  /** Reports where a sub-agent this call started stands (nested ones' too). */
+  onSubAgentProgress?: (progress: SubAgentProgress) => void;
   /** The session's logger (refused paths are logged here with their real locations). */
   logger?: ToolLogger;
 }

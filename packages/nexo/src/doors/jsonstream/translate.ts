@@ -106,6 +106,7 @@ export function toWire(event: TurnEvent, msgId: string): Out | undefined {
     case "approval_resolved":
     case "tool_output_delta":
     case "subagent_started":
+    case "subagent_progress":
     case "step_usage":
     case "usage":
       return undefined;

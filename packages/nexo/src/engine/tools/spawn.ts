@@ -3,12 +3,16 @@
  * Nothing the sub-agent streams reaches the parent's event stream — the parent sees one tool call
  * and one result. When the parent's door keeps sub-agents' conversations (ToolContext
  * `subAgentHome`: the AppServer's child threads), the sub-agent's session is a stored one and its
- * start is reported (`subagent_started`, nested sub-agents' too); otherwise it is not kept. Sub-agents cannot ask the user for approval (nobody sees their stream), so a
- * call that would need approval is refused inside the sub-agent; they inherit the parent's mode
+ * start is reported (`subagent_started`, nested sub-agents' too); otherwise it is not kept. Where
+ * each sub-agent stands — its tool of the moment, its tokens, its end — is reported as it changes
+ * (`subagent_progress`, nested ones' too), for doors that show it. Sub-agents cannot ask the user
+ * for approval (nobody sees their stream), so a call that would need approval is refused inside the sub-agent; they inherit the parent's mode
  * and "always" grants. Depth is limited so a sub-agent cannot spawn without bound.
  */
+
 import type { AgentSession } from "../session.js";
-import type { SubAgentHome, Tool, ToolContext, ToolOutput } from "../types.js";
+import type { HubEvent } from "../thread-hub.js";
+import type { SubAgentHome, SubAgentProgress, Tool, ToolContext, ToolOutput } from "../types.js";
 
 export interface SpawnOptions {
   /**
@@ -20,6 +24,40 @@ export interface SpawnOptions {
   maxDepth?: number;
   /** This tool's own depth (0 for the top-level agent). */
   depth?: number;
+}
+
+/** The label a sub-agent is shown by: the model's short description, else the task's start. */
+export function labelOf(task: string, description: string | undefined): string {
+  return (description?.trim() || task.replace(/\s+/g, " ").trim()).slice(0, 80);
+}
+
+/**
+ * Applies one of the sub-agent's own events to where it stands; true when that changed. Its tool
+ * of the moment, its turn's tokens after each model call, its end.
+ */
+function progressed(progress: SubAgentProgress, event: HubEvent): boolean {
+  switch (event.type) {
+    case "tool_running":
+      progress.currentTool = event.name;
+      return true;
+    case "tool_result":
+    case "tool_cancelled":
+      if (progress.currentTool === undefined) return false;
+      delete progress.currentTool;
+      return true;
+    case "step_usage":
+      progress.inputTokens = event.turn.inputTokens;
+      progress.outputTokens = event.turn.outputTokens;
+      return true;
+    case "turn_end":
+      delete progress.currentTool;
+      progress.inputTokens = event.usage.inputTokens;
+      progress.outputTokens = event.usage.outputTokens;
+      progress.completed = true;
+      return true;
+    default:
+      return false;
+  }
 }
 
 export const SPAWN_APPROVAL_REFUSAL =
@@ -61,11 +99,26 @@ export function spawnTool(options: SpawnOptions): Tool {
         ...(description === undefined ? {} : { description }),
       });
       const session = options.createSession(ctx, depth + 1, home);
+      const report = ctx.onSubAgentProgress;
+      const progress: SubAgentProgress = {
+        sessionId: session.id,
+        label: labelOf(task, description),
+        depth: depth + 1,
+        inputTokens: 0,
+        outputTokens: 0,
+        completed: false,
+      };
+      report?.({ ...progress });
       let reply: string | undefined;
       let errorMessage: string | undefined;
       let toolCalls = 0;
       let ended = "completed";
       for await (const event of session.runTurn(task, { signal: ctx.signal })) {
+        if (report !== undefined && progressed(progress, event)) report({ ...progress });
+        if (event.type === "subagent_progress") {
+          const { type: _type, turnId: _turn, callId: _call, ...nested } = event;
+          report?.(nested);
+        }
         if (event.type === "tool_running") toolCalls++;
         if (event.type === "subagent_started") {
           const { sessionId, parentSessionId, depth: nested, description: label } = event;

@@ -8,7 +8,7 @@ import { SPAWN_APPROVAL_REFUSAL, spawnTool } from "../../../src/engine/tools/spa
 import type { SubAgentHomes, Tool } from "../../../src/engine/types.js";
 import { collect, PlaybackProvider, SimpleToolHost, text, tool, toolCalls } from "../../helpers/engine.js";
 
-test("Spawn runs a sub-agent whose stream never leaks into the parent's", async () => {
+test("Spawn runs a sub-agent whose stream never leaks into the parent's, only where it stands", async () => {
   const secret = tool("Lookup", "info", async () => ({ output: "inner tool output" }));
   const risky = tool("Danger", "exec", async () => ({ output: "should not run" }));
   const subProvider = new PlaybackProvider([
@@ -51,8 +51,11 @@ test("Spawn runs a sub-agent whose stream never leaks into the parent's", async 
     policy: new ApprovalPolicy({ mode: "yolo" }),
   });
   const events = await collect(parent.runTurn("ask a sub-agent"));
-  const json = JSON.stringify(events);
+  // Only where the sub-agent stands comes out (the name of the tool it runs, no text, no output).
+  const json = JSON.stringify(events.filter((e) => e.type !== "subagent_progress"));
   assert.doesNotMatch(json, /inner narration|inner tool output|Lookup/);
+  assert.doesNotMatch(JSON.stringify(events), /inner narration|inner tool output/);
+  assert.ok(events.some((e) => e.type === "subagent_progress" && e.currentTool === "Lookup"));
   const results = events.filter((e) => e.type === "tool_result") as Array<
     Extract<TurnEvent, { type: "tool_result" }>
   >;
@@ -134,4 +137,31 @@ test("with a subAgents hook, sub-agents (nested ones too) get kept sessions and 
       `${id} kept its messages`,
     );
   assert.equal((events.at(-1) as Extract<TurnEvent, { type: "turn_end" }>).reply, "parent done");
+  // Where each sub-agent stands, as it changes, the nested one's too, all under the turn's call p1.
+  const progress = events.filter((e) => e.type === "subagent_progress") as Array<
+    Extract<TurnEvent, { type: "subagent_progress" }>
+  >;
+  assert.ok(progress.every((e) => e.callId === "p1" && e.turnId === events[0]!.turnId));
+  assert.deepEqual(
+    progress.map((e) => [
+      e.sessionId,
+      e.label,
+      e.depth,
+      e.currentTool ?? "-",
+      e.inputTokens,
+      e.outputTokens,
+      e.completed,
+    ]),
+    [
+      ["child-1", "one", 1, "-", 0, 0, false],
+      ["child-1", "one", 1, "-", 10, 5, false],
+      ["child-1", "one", 1, "Spawn", 10, 5, false],
+      ["child-2", "second task", 2, "-", 0, 0, false],
+      ["child-2", "second task", 2, "-", 10, 5, false],
+      ["child-2", "second task", 2, "-", 10, 5, true],
+      ["child-1", "one", 1, "-", 10, 5, false],
+      ["child-1", "one", 1, "-", 20, 10, false],
+      ["child-1", "one", 1, "-", 20, 10, true],
+    ],
+  );
 });

@@ -42,6 +42,7 @@ import { turnId } from "./history.js";
 import { displayText } from "./input.js";
 import { type Emit, TurnProjector } from "./projection.js";
 import type { TurnOutcome } from "./records.js";
+import { SubAgentProgressTracker } from "./subagent-progress.js";
 
 type DeliveryMode = "normal" | "queued" | "guidance";
 
@@ -75,6 +76,8 @@ interface RunningTurn {
   /** Set when the turn must end as failed whatever the engine reports (an approval timed out). */
   failure?: { error: string; code: number };
   cancelReason?: string;
+  /** Where the turn's sub-agents stand (`subagent/progress`), once one has started. */
+  progress?: SubAgentProgressTracker;
   done: Promise<void>;
 }
 
@@ -347,6 +350,10 @@ export class LiveThread {
         if (event.type === "tool_requested" && event.needsApproval) void this.approve(running, event);
         if (event.type === "turn_end") end = event;
         if (event.type === "subagent_started") this.options.onSubAgent?.(event, this.send);
+        if (event.type === "subagent_progress") {
+          running.progress ??= new SubAgentProgressTracker(this.id, turn.id, this.send);
+          running.progress.update(event);
+        }
       }
     } catch (error) {
       this.options.logger.error({ thread: this.id, err: (error as Error).stack }, "turn stream failed");
@@ -359,6 +366,7 @@ export class LiveThread {
       });
     }
     projector.closeOpen();
+    running.progress?.close();
     for (const pending of running.approvals.values()) pending.decide("decline");
     turn.completedAt = now();
     const reason = end?.reason ?? "error";

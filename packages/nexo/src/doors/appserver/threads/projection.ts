@@ -325,6 +325,8 @@ export class TurnProjector {
       case "approval_resolved":
       case "compaction":
       case "step_usage":
+      case "subagent_started":
+      case "subagent_progress":
       case "info":
       case "turn_end":
         return;
