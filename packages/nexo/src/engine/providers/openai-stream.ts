@@ -14,6 +14,7 @@ import { LlmConnectionError } from "@nexo/wire";
 import type OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import type { ProviderEvent, StopReason, Usage } from "../types.js";
+import { OpenAiContentChunks } from "./openai-content-chunk.js";
 import type { SseMessage } from "./sse.js";
 import { parseToolArguments } from "./tool-arguments.js";
 
@@ -59,25 +60,36 @@ export function mapOpenAiUsage(raw: Record<string, unknown>): Partial<Usage> {
 type OpenAiApiError = typeof OpenAI.APIError;
 
 /**
+ * A stream chunk as the reader hands it on: the parsed chunk, or — for a chunk whose only effect
+ * is a piece of text (the recogniser's, openai-content-chunk.ts) — that text alone.
+ */
+export type OpenAiChunk = ChatCompletionChunk | string;
+
+/**
  * The reader of one Chat Completions stream's SSE messages, as the SDK's stream helper reads
  * them: each `data:` is a chunk, `[DONE]` ends the stream (anything after it is ignored), a chunk
  * with an `error` is the vendor's error sent mid-stream, and Assistants' `thread.*` events are
- * not chunks.
+ * not chunks. Text chunks in the envelope of an earlier one are read without JSON.parse.
  */
 export function openAiChunkReader(
   headers: Headers,
   APIError: OpenAiApiError,
-): (message: SseMessage) => ChatCompletionChunk | undefined {
+): (message: SseMessage) => OpenAiChunk | undefined {
   let done = false;
+  const texts = new OpenAiContentChunks();
   return (message) => {
     if (done) return undefined;
-    if (message.data.startsWith("[DONE]")) {
+    const data = message.data;
+    if (data.startsWith("[DONE]")) {
       done = true;
       return undefined;
     }
     if (message.event?.startsWith("thread.")) return undefined;
-    const chunk = JSON.parse(message.data) as ChatCompletionChunk & { error?: object };
+    const text = texts.text(data);
+    if (text !== undefined) return text;
+    const chunk = JSON.parse(data) as ChatCompletionChunk & { error?: object };
     if (chunk?.error) throw new APIError(undefined, chunk.error, undefined, headers);
+    texts.learn(data, chunk);
     return chunk;
   };
 }
@@ -94,7 +106,8 @@ export class OpenAiStreamDecoder {
     private readonly baseUrl: string,
   ) {}
 
-  push(chunk: ChatCompletionChunk): ProviderEvent[] {
+  push(chunk: OpenAiChunk): ProviderEvent[] {
+    if (typeof chunk === "string") return chunk === "" ? [] : [{ type: "text_delta", text: chunk }];
     const out: ProviderEvent[] = [];
     if (chunk.usage) this.usage = mapOpenAiUsage(chunk.usage as unknown as Record<string, unknown>);
     const choice = chunk.choices?.[0];
