@@ -500,6 +500,24 @@ describe("router with the durable inbox (a real SQLite file)", () => {
     store.close();
   });
 
+  test("a drain past its grace cancels the running turn and the queued ones; the inbox keeps them (issue 10)", async () => {
+    const store = storeFile();
+    const { router, chat, provider, inbound } = setup(1500, 8, store.inbox);
+    inbound("plugin.inbound.chat", "alice", "first", "m-1");
+    inbound("plugin.inbound.chat", "alice", "second", "m-2");
+    inbound("plugin.inbound.chat", "bob", "other", "m-3");
+    await waitFor(() => provider.running === 2, "alice's first turn and bob's running");
+    await router.drain(20);
+    assert.deepEqual(chat.sent, [], "no reply for a turn cut short");
+    assert.equal(provider.calls, 2, "alice's queued message never reached the model");
+    assert.deepEqual(
+      store.inbox.undone().map((m) => m.text),
+      ["first", "second", "other"],
+      "all three are replayed at the next start",
+    );
+    store.close();
+  });
+
   test("a drain stops retrying: the inbox keeps the reply for the next start (issue 10)", async () => {
     const store = storeFile();
     const { router, chat, inbound } = setup(5, 8, store.inbox, { replyRetryDelaysMs: [600_000] });
