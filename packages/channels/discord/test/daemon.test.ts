@@ -15,11 +15,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { MockLlmServer, type RecordedRequest } from "@nexo/mock-llm";
+import { MockLlmServer } from "@nexo/mock-llm";
 import { CHANNEL_HELP_REPLY, NEW_CONVERSATION_REPLY } from "../../../nexo/src/daemon/routing/commands.js";
 import { runCli } from "../../../nexo/test/helpers/cli.js";
 import { SLOW_MACHINE_INIT_MS } from "../../../nexo/test/helpers/daemon-dir.js";
 import { type DaemonProcess, startDaemonProcess } from "../../../nexo/test/helpers/daemon-process.js";
+import { lastUserText, writeChannelDaemonConfig } from "../../common/test/channel-daemon.js";
 import { type Call, FakeDiscord } from "./fake-discord.js";
 
 const PLUGIN_DIR = fileURLToPath(new URL("..", import.meta.url));
@@ -34,16 +35,6 @@ const GUILD = "1400000000000000001";
 const GENERAL = "1400000000000000002";
 const DM = "1500000000000000001";
 const CHART = Buffer.from("\x89PNG\r\n\x1a\n a chart, not really");
-
-function lastUserText(request: RecordedRequest | undefined): string {
-  const messages =
-    (request?.body as { messages?: Array<{ role: string; content: unknown }> })?.messages ?? [];
-  const last = messages.filter((m) => m.role === "user").at(-1);
-  if (typeof last?.content === "string") return last.content;
-  return ((last?.content ?? []) as Array<{ type: string; text?: string }>)
-    .map((b) => b.text ?? "")
-    .join("\n");
-}
 
 describe("discord channel through nexo start", () => {
   const fake = new FakeDiscord();
@@ -101,20 +92,13 @@ describe("discord channel through nexo start", () => {
       { match: "what did I say first", text: "You said hello." },
     ]);
     writeFileSync(join(mediaDir, "chart.png"), CHART);
-    writeFileSync(join(config, "daemon.yaml"), `state_dir: ${stateDir}\nhttp: { enabled: false }\n`);
-    writeFileSync(
-      join(config, "llm.yaml"),
-      `providers:\n  mock:\n    type: anthropic\n    base_url: ${mock.url}\n    api_key: sk-test\n`,
-    );
-    writeFileSync(
-      join(config, "agents.yaml"),
-      "agents:\n  - id: ana\n    model: { provider: mock, model: claude-test }\n    inbound_bindings: [{ plugin: discord }]\n",
-    );
-    writeFileSync(
-      join(config, "plugins.yaml"),
-      `plugins:
-  - dir: ${PLUGIN_DIR}
-    env:
+    writeChannelDaemonConfig({
+      config,
+      stateDir,
+      llmUrl: mock.url,
+      plugin: "discord",
+      pluginDir: PLUGIN_DIR,
+      pluginSettings: `    env:
       DISCORD_BOT_TOKEN: \${DISCORD_BOT_TOKEN}
       DISCORD_ALLOWED_USERS: "${ALICE.id}"
       DISCORD_API_URL: ${fake.apiUrl}
@@ -122,7 +106,7 @@ describe("discord channel through nexo start", () => {
       DISCORD_MEDIA_DIRS: ${mediaDir}
       DISCORD_SEND_WAIT_MS: "1000"
 `,
-    );
+    });
     await start();
   });
   after(async () => {

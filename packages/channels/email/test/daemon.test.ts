@@ -15,12 +15,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { MockLlmServer, type RecordedRequest } from "@nexo/mock-llm";
+import { MockLlmServer } from "@nexo/mock-llm";
 import nodemailer, { type Transporter } from "nodemailer";
 import { runCli } from "../../../nexo/test/helpers/cli.js";
 import { SLOW_MACHINE_INIT_MS } from "../../../nexo/test/helpers/daemon-dir.js";
 import { type DaemonProcess, startDaemonProcess } from "../../../nexo/test/helpers/daemon-process.js";
 import { waitFor } from "../../../nexo/test/helpers/wait.js";
+import { lastUserText, writeChannelDaemonConfig } from "../../common/test/channel-daemon.js";
 import { Dovecot, type Received, SmtpSink } from "./mail-servers.js";
 
 const PLUGIN_DIR = fileURLToPath(new URL("..", import.meta.url));
@@ -31,16 +32,6 @@ const ALICE_PASSWORD = "alice-password-42";
 const BOB = "bob@elsewhere.test";
 const CHART = Buffer.from("\x89PNG\r\n\x1a\n a chart, not really");
 const REPORT = Buffer.from("%PDF-1.4 the quarterly report, not really\n");
-
-function lastUserText(request: RecordedRequest | undefined): string {
-  const messages =
-    (request?.body as { messages?: Array<{ role: string; content: unknown }> })?.messages ?? [];
-  const last = messages.filter((m) => m.role === "user").at(-1);
-  if (typeof last?.content === "string") return last.content;
-  return ((last?.content ?? []) as Array<{ type: string; text?: string }>)
-    .map((b) => b.text ?? "")
-    .join("\n");
-}
 
 const header = (r: Received, name: string): string | undefined => {
   const value = r.mail.headers.get(name);
@@ -105,20 +96,13 @@ describe("email channel through nexo start", () => {
       { match: "and after the restart", text: "The milk, still." },
     ]);
     writeFileSync(join(mediaDir, "chart.png"), CHART);
-    writeFileSync(join(config, "daemon.yaml"), `state_dir: ${stateDir}\nhttp: { enabled: false }\n`);
-    writeFileSync(
-      join(config, "llm.yaml"),
-      `providers:\n  mock:\n    type: anthropic\n    base_url: ${mock.url}\n    api_key: sk-test\n`,
-    );
-    writeFileSync(
-      join(config, "agents.yaml"),
-      "agents:\n  - id: ana\n    model: { provider: mock, model: claude-test }\n    inbound_bindings: [{ plugin: email }]\n",
-    );
-    writeFileSync(
-      join(config, "plugins.yaml"),
-      `plugins:
-  - dir: ${PLUGIN_DIR}
-    env:
+    writeChannelDaemonConfig({
+      config,
+      stateDir,
+      llmUrl: mock.url,
+      plugin: "email",
+      pluginDir: PLUGIN_DIR,
+      pluginSettings: `    env:
       EMAIL_ADDRESS: ${AGENT}
       EMAIL_FROM_NAME: Ana
       EMAIL_USER: ${AGENT}
@@ -132,7 +116,7 @@ describe("email channel through nexo start", () => {
       EMAIL_MEDIA_DIRS: ${mediaDir}
       EMAIL_SEND_WAIT_MS: "1000"
 `,
-    );
+    });
     await start();
   });
   after(async () => {

@@ -14,11 +14,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { MockLlmServer, type RecordedRequest } from "@nexo/mock-llm";
+import { MockLlmServer } from "@nexo/mock-llm";
 import { CHANNEL_HELP_REPLY, NEW_CONVERSATION_REPLY } from "../../../nexo/src/daemon/routing/commands.js";
 import { runCli } from "../../../nexo/test/helpers/cli.js";
 import { SLOW_MACHINE_INIT_MS } from "../../../nexo/test/helpers/daemon-dir.js";
 import { type DaemonProcess, startDaemonProcess } from "../../../nexo/test/helpers/daemon-process.js";
+import { lastUserText, writeChannelDaemonConfig } from "../../common/test/channel-daemon.js";
 import { FakeSlack } from "./fake-slack.js";
 
 const PLUGIN_DIR = fileURLToPath(new URL("..", import.meta.url));
@@ -35,16 +36,6 @@ const ALICE = "UALICE1";
 const DM = "D0DM0001";
 const GENERAL = "C0GENERAL";
 const CHART = Buffer.from("\x89PNG\r\n\x1a\n a chart, not really");
-
-function lastUserText(request: RecordedRequest | undefined): string {
-  const messages =
-    (request?.body as { messages?: Array<{ role: string; content: unknown }> })?.messages ?? [];
-  const last = messages.filter((m) => m.role === "user").at(-1);
-  if (typeof last?.content === "string") return last.content;
-  return ((last?.content ?? []) as Array<{ type: string; text?: string }>)
-    .map((b) => b.text ?? "")
-    .join("\n");
-}
 
 let ts = 1_700_000_000;
 const nextTs = () => `${++ts}.000100`;
@@ -92,20 +83,13 @@ describe("slack channel through nexo start", () => {
       { match: "what did I say first", text: "You said hello." },
     ]);
     writeFileSync(join(mediaDir, "chart.png"), CHART);
-    writeFileSync(join(config, "daemon.yaml"), `state_dir: ${stateDir}\nhttp: { enabled: false }\n`);
-    writeFileSync(
-      join(config, "llm.yaml"),
-      `providers:\n  mock:\n    type: anthropic\n    base_url: ${mock.url}\n    api_key: sk-test\n`,
-    );
-    writeFileSync(
-      join(config, "agents.yaml"),
-      "agents:\n  - id: ana\n    model: { provider: mock, model: claude-test }\n    inbound_bindings: [{ plugin: slack }]\n",
-    );
-    writeFileSync(
-      join(config, "plugins.yaml"),
-      `plugins:
-  - dir: ${PLUGIN_DIR}
-    env:
+    writeChannelDaemonConfig({
+      config,
+      stateDir,
+      llmUrl: mock.url,
+      plugin: "slack",
+      pluginDir: PLUGIN_DIR,
+      pluginSettings: `    env:
       SLACK_BOT_TOKEN: \${SLACK_BOT_TOKEN}
       SLACK_APP_TOKEN: \${SLACK_APP_TOKEN}
       SLACK_ALLOWED_USERS: ${ALICE}
@@ -113,7 +97,7 @@ describe("slack channel through nexo start", () => {
       SLACK_MEDIA_DIRS: ${mediaDir}
       SLACK_SEND_WAIT_MS: "1000"
 `,
-    );
+    });
     await start();
   });
   after(async () => {

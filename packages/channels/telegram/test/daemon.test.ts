@@ -14,12 +14,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { MockLlmServer, type RecordedRequest } from "@nexo/mock-llm";
+import { MockLlmServer } from "@nexo/mock-llm";
 import { PNG } from "pngjs";
 import { runCli } from "../../../nexo/test/helpers/cli.js";
 import { SLOW_MACHINE_INIT_MS } from "../../../nexo/test/helpers/daemon-dir.js";
 import { type DaemonProcess, startDaemonProcess } from "../../../nexo/test/helpers/daemon-process.js";
 import { waitFor } from "../../../nexo/test/helpers/wait.js";
+import { lastUserContent, lastUserText, writeChannelDaemonConfig } from "../../common/test/channel-daemon.js";
 import { FakeBotApi } from "./fake-bot-api.js";
 
 const PLUGIN_DIR = fileURLToPath(new URL("..", import.meta.url));
@@ -27,21 +28,6 @@ const TOKEN = "7770001:AAH-daemon-token-0123456789abcdefghi";
 const ALICE = { id: 111, first_name: "Alice", username: "alice" };
 const CHAT = { id: 111, type: "private" as const };
 const CHART = Buffer.from("\x89PNG\r\n\x1a\n a chart, not really");
-
-/** The text of the last user message the model was sent. */
-function lastUserContent(request: RecordedRequest | undefined): Array<{ type: string; text?: string }> {
-  const messages =
-    (request?.body as { messages?: Array<{ role: string; content: unknown }> })?.messages ?? [];
-  const last = messages.filter((m) => m.role === "user").at(-1);
-  if (typeof last?.content === "string") return [{ type: "text", text: last.content }];
-  return (last?.content ?? []) as Array<{ type: string; text?: string }>;
-}
-
-function lastUserText(request: RecordedRequest | undefined): string {
-  return lastUserContent(request)
-    .map((b) => b.text ?? "")
-    .join("\n");
-}
 
 describe("telegram channel through nexo start", () => {
   const fake = new FakeBotApi();
@@ -77,20 +63,13 @@ describe("telegram channel through nexo start", () => {
       { match: "what did I say first", text: "You said hello." },
     ]);
     writeFileSync(join(mediaDir, "chart.png"), CHART);
-    writeFileSync(join(config, "daemon.yaml"), `state_dir: ${stateDir}\nhttp: { enabled: false }\n`);
-    writeFileSync(
-      join(config, "llm.yaml"),
-      `providers:\n  mock:\n    type: anthropic\n    base_url: ${mock.url}\n    api_key: sk-test\n`,
-    );
-    writeFileSync(
-      join(config, "agents.yaml"),
-      "agents:\n  - id: ana\n    model: { provider: mock, model: claude-test }\n    inbound_bindings: [{ plugin: telegram }]\n",
-    );
-    writeFileSync(
-      join(config, "plugins.yaml"),
-      `plugins:
-  - dir: ${PLUGIN_DIR}
-    env:
+    writeChannelDaemonConfig({
+      config,
+      stateDir,
+      llmUrl: mock.url,
+      plugin: "telegram",
+      pluginDir: PLUGIN_DIR,
+      pluginSettings: `    env:
       TELEGRAM_BOT_TOKEN: \${TELEGRAM_BOT_TOKEN}
       TELEGRAM_ALLOWED_USERS: "@alice"
       TELEGRAM_API_ROOT: ${fake.url}
@@ -98,7 +77,7 @@ describe("telegram channel through nexo start", () => {
       TELEGRAM_POLL_TIMEOUT_SECS: "5"
       TELEGRAM_SEND_WAIT_MS: "1000"
 `,
-    );
+    });
     await start();
   });
   after(async () => {

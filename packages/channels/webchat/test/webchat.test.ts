@@ -18,13 +18,14 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Outbox } from "@nexo/channels-common";
-import { MockLlmServer, type RecordedRequest } from "@nexo/mock-llm";
+import { MockLlmServer } from "@nexo/mock-llm";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import WebSocket from "ws";
 import { runCli } from "../../../nexo/test/helpers/cli.js";
 import { SLOW_MACHINE_INIT_MS } from "../../../nexo/test/helpers/daemon-dir.js";
 import { type DaemonProcess, startDaemonProcess } from "../../../nexo/test/helpers/daemon-process.js";
 import { waitFor } from "../../../nexo/test/helpers/wait.js";
+import { lastUserText, writeChannelDaemonConfig } from "../../common/test/channel-daemon.js";
 
 const PLUGIN_DIR = fileURLToPath(new URL("..", import.meta.url));
 const CHROMIUM = "/usr/bin/chromium";
@@ -33,15 +34,6 @@ const GREETING = "Hello there, I am the agent and this reply arrives in several 
 const CHART = Buffer.from("\x89PNG\r\n\x1a\n a chart, not really");
 
 /** The text of the last user message the model was sent. */
-function lastUserText(request: RecordedRequest | undefined): string {
-  const messages =
-    (request?.body as { messages?: Array<{ role: string; content: unknown }> })?.messages ?? [];
-  const last = messages.filter((m) => m.role === "user").at(-1);
-  if (typeof last?.content === "string") return last.content;
-  return ((last?.content ?? []) as Array<{ type: string; text?: string }>)
-    .map((b) => b.text ?? "")
-    .join("\n");
-}
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -126,27 +118,20 @@ describe("the web chat widget through nexo start and Chromium", { timeout: 600_0
     shop = `http://127.0.0.1:${pagesPort}/`;
     // Same server, another origin: the browser sends Origin http://localhost:<port>.
     foreign = `http://localhost:${pagesPort}/`;
-    writeFileSync(join(config, "daemon.yaml"), `state_dir: ${stateDir}\nhttp: { enabled: false }\n`);
-    writeFileSync(
-      join(config, "llm.yaml"),
-      `providers:\n  mock:\n    type: anthropic\n    base_url: ${mock.url}\n    api_key: sk-test\n`,
-    );
-    writeFileSync(
-      join(config, "agents.yaml"),
-      "agents:\n  - id: ana\n    model: { provider: mock, model: claude-test }\n    inbound_bindings: [{ plugin: webchat }]\n",
-    );
-    writeFileSync(
-      join(config, "plugins.yaml"),
-      `plugins:
-  - dir: ${PLUGIN_DIR}
-    restart: { respawn: true, initial_delay_ms: 3000 }
+    writeChannelDaemonConfig({
+      config,
+      stateDir,
+      llmUrl: mock.url,
+      plugin: "webchat",
+      pluginDir: PLUGIN_DIR,
+      pluginSettings: `    restart: { respawn: true, initial_delay_ms: 3000 }
     env:
       WEBCHAT_PORT: "${port}"
       WEBCHAT_ALLOWED_ORIGINS: "http://127.0.0.1:${pagesPort}"
       WEBCHAT_RATE_PER_MINUTE: "4"
       WEBCHAT_MEDIA_DIRS: ${mediaDir}
 `,
-    );
+    });
     daemon = await startDaemonProcess({ config, stateDir, logFile: process.env.WEBCHAT_TEST_DAEMON_LOG });
     await waitFor(
       "the chat to listen",

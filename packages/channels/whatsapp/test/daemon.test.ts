@@ -14,10 +14,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { MockLlmServer, type RecordedRequest } from "@nexo/mock-llm";
+import { MockLlmServer } from "@nexo/mock-llm";
 import { runCli } from "../../../nexo/test/helpers/cli.js";
 import { SLOW_MACHINE_INIT_MS } from "../../../nexo/test/helpers/daemon-dir.js";
 import { type DaemonProcess, startDaemonProcess } from "../../../nexo/test/helpers/daemon-process.js";
+import { lastUserText, writeChannelDaemonConfig } from "../../common/test/channel-daemon.js";
 import { AuthStore } from "../src/auth-store.js";
 import { loadBaileys } from "../src/baileys.js";
 import { FakeWhatsApp } from "./fake-whatsapp.js";
@@ -26,16 +27,6 @@ const PLUGIN_DIR = fileURLToPath(new URL("..", import.meta.url));
 const SOCKET_MODULE = fileURLToPath(new URL("./fake-socket.ts", import.meta.url));
 const ACCOUNT = "447700900001:3@s.whatsapp.net";
 const ALICE = "447700900123@s.whatsapp.net";
-
-function lastUserText(request: RecordedRequest | undefined): string {
-  const messages =
-    (request?.body as { messages?: Array<{ role: string; content: unknown }> })?.messages ?? [];
-  const last = messages.filter((m) => m.role === "user").at(-1);
-  if (typeof last?.content === "string") return last.content;
-  return ((last?.content ?? []) as Array<{ type: string; text?: string }>)
-    .map((b) => b.text ?? "")
-    .join("\n");
-}
 
 let seq = 0;
 const fromAlice = (message: Record<string, unknown>) => ({
@@ -83,20 +74,13 @@ describe("whatsapp channel through nexo start", () => {
     state.creds.me = { id: ACCOUNT, name: "nexo phone" };
     saveCreds();
     fake.linked.add(ACCOUNT);
-    writeFileSync(join(config, "daemon.yaml"), `state_dir: ${stateDir}\nhttp: { enabled: false }\n`);
-    writeFileSync(
-      join(config, "llm.yaml"),
-      `providers:\n  mock:\n    type: anthropic\n    base_url: ${mock.url}\n    api_key: sk-test\n`,
-    );
-    writeFileSync(
-      join(config, "agents.yaml"),
-      "agents:\n  - id: ana\n    model: { provider: mock, model: claude-test }\n    inbound_bindings: [{ plugin: whatsapp }]\n",
-    );
-    writeFileSync(
-      join(config, "plugins.yaml"),
-      `plugins:
-  - dir: ${PLUGIN_DIR}
-    env:
+    writeChannelDaemonConfig({
+      config,
+      stateDir,
+      llmUrl: mock.url,
+      plugin: "whatsapp",
+      pluginDir: PLUGIN_DIR,
+      pluginSettings: `    env:
       NODE_OPTIONS: "--import tsx"
       WHATSAPP_SOCKET_MODULE: ${SOCKET_MODULE}
       WHATSAPP_FAKE_ADDRESS: ${fake.address}
@@ -104,7 +88,7 @@ describe("whatsapp channel through nexo start", () => {
       WHATSAPP_MEDIA_DIRS: ${mediaDir}
       WHATSAPP_SEND_WAIT_MS: "1000"
 `,
-    );
+    });
     await start();
   });
   after(async () => {
