@@ -9,7 +9,6 @@ import type { Logger } from "../log.js";
 import { MAX_QUEUE_DEPTH } from "./core.js";
 import { BrokerError } from "./errors.js";
 import { LocalBroker } from "./local.js";
-import { NatsBroker } from "./nats.js";
 import type { Broker } from "./types.js";
 
 const NATS_SCHEMES = new Set(["nats:", "tls:"]);
@@ -123,6 +122,10 @@ export async function createBroker(
   const valid = parsed.data;
   if (valid.type === "local")
     return new LocalBroker({ queueDepth: valid.queue_depth, logger: options.logger });
+  // The NATS client (and nats.ts) loads only for a NATS broker: a daemon on the local broker never
+  // needs it, and it is a few MB of an idle daemon's memory. import() caches the module, so two
+  // brokers created at once share one load.
+  const { NatsBroker } = await import("./nats.js");
   const credsFile =
     valid.creds_file === undefined || isAbsolute(valid.creds_file)
       ? valid.creds_file

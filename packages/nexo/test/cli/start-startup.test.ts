@@ -1,0 +1,67 @@
+/**
+ * What `nexo start` loads before its ready line on the local broker (issue 15, the idle daemon's
+ * memory): the bundled chunks are recorded by a module hook, and none may carry the NATS client —
+ * it loads only when broker.yaml asks for NATS (test/broker/nats.test.ts builds that broker through
+ * the same createBroker, against a real nats-server).
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { CLI_PATH } from "../helpers/cli.js";
+
+const HOOKS = `export async function load(url, context, next) {
+  if (url.startsWith("file:")) (await import("node:fs")).appendFileSync(process.env.NEXO_TEST_LOAD_LOG, url + "\\n");
+  return next(url, context);
+}`;
+const REGISTER = `import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOKS)}`)});`;
+
+test("nexo start on the local broker is ready without loading the NATS client", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "nexo-start-startup-"));
+  const log = join(dir, "loaded.txt");
+  writeFileSync(
+    join(dir, "agents.yaml"),
+    "agents:\n  - id: ana\n    model: { provider: scripted, model: nexo-scripted-demo }\n",
+  );
+  writeFileSync(
+    join(dir, "daemon.yaml"),
+    `state_dir: ${join(dir, "state")}\nhttp: { bind: "127.0.0.1:0" }\n`,
+  );
+  const child = spawn(
+    process.execPath,
+    ["--import", `data:text/javascript,${encodeURIComponent(REGISTER)}`, CLI_PATH, "start", "--config", dir],
+    {
+      env: { PATH: process.env.PATH, HOME: dir, NEXO_LOG: "info", NEXO_TEST_LOAD_LOG: log },
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
+  let stderr = "";
+  const exited = new Promise<number | null>((resolve) => child.once("close", resolve));
+  try {
+    const loadedAtReady = await new Promise<string[]>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ready line:\n${stderr}`)), 60_000);
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+        stderr += chunk;
+        if (stderr.includes('"msg":"nexo daemon ready')) {
+          clearTimeout(timer);
+          resolve(readFileSync(log, "utf8").split("\n").filter(Boolean));
+        }
+      });
+      child.once("close", () => reject(new Error(`the daemon exited before ready:\n${stderr}`)));
+    });
+    const chunks = loadedAtReady.filter((u) => u.includes("/bundle/")).map((u) => fileURLToPath(u));
+    const sources = chunks.map((f) => readFileSync(f, "utf8")).join("\n");
+    assert.ok(sources.includes("broker/local.js"), `the local broker is not among ${chunks.join(" ")}`);
+    assert.ok(!sources.includes("node_modules/nats/"), "the NATS client is loaded before ready");
+  } finally {
+    child.kill("SIGTERM");
+    const killer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    const code = await exited;
+    clearTimeout(killer);
+    rmSync(dir, { recursive: true, force: true });
+    assert.equal(code, 0, `exit ${code}: ${stderr}`);
+  }
+});
