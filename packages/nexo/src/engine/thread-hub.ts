@@ -36,17 +36,22 @@ export interface SubscribeOptions {
 export const DEFAULT_MAX_QUEUED_EVENTS = 4096;
 export const DEFAULT_MAX_QUEUED_BYTES = 8 * 1024 * 1024;
 
-/** The key under which consecutive deltas merge, or undefined for events that never merge. */
-function deltaKey(event: HubEvent): string | undefined {
-  switch (event.type) {
+/**
+ * Whether `later` continues `earlier`: deltas of the same kind and the same item (text, reasoning)
+ * or call (a tool's output or arguments) merge; no other event does. Compared field by field: it
+ * runs for every event published, so it builds no key strings.
+ */
+function continues(earlier: HubEvent, later: HubEvent): boolean {
+  if (earlier.type !== later.type) return false;
+  switch (later.type) {
     case "text_delta":
     case "reasoning_delta":
-      return `${event.type}\u0000${event.itemId}`;
+      return (earlier as { itemId: string }).itemId === later.itemId;
     case "tool_output_delta":
     case "tool_args_delta":
-      return `${event.type}\u0000${event.callId}`;
+      return (earlier as { callId: string }).callId === later.callId;
     default:
-      return undefined;
+      return false;
   }
 }
 
@@ -139,9 +144,8 @@ export class ThreadHub {
       this.logTurn = undefined;
       return;
     }
-    const key = deltaKey(event);
-    const tail = this.log.at(-1);
-    if (key !== undefined && tail !== undefined && deltaKey(tail) === key) {
+    const tail = this.log.length > 0 ? this.log[this.log.length - 1] : undefined;
+    if (tail !== undefined && continues(tail, event)) {
       this.log[this.log.length - 1] = merge(tail, event, this.logTailOwned ? tail : undefined);
       this.logTailOwned = true;
       return;
@@ -213,10 +217,13 @@ export class Subscription implements AsyncIterable<HubEvent> {
   }
 
   private enqueue(event: TurnEvent): void {
-    const key = deltaKey(event);
     const tail = this.queued > 0 ? this.queue[this.queue.length - 1] : undefined;
-    if (key !== undefined && tail !== undefined && tail.type !== "lagged" && deltaKey(tail) === key) {
-      this.queue[this.queue.length - 1] = merge(tail, event, this.tailOwned ? tail : undefined);
+    if (tail !== undefined && continues(tail, event)) {
+      this.queue[this.queue.length - 1] = merge(
+        tail as TurnEvent,
+        event,
+        this.tailOwned ? (tail as TurnEvent) : undefined,
+      );
       this.tailOwned = true;
     } else {
       this.queue.push(event);

@@ -27,11 +27,11 @@ export async function runTurn(run: TurnRun, turnInput: TurnInput): Promise<TurnO
   /** The turn's work; it sets `reason` and `reply` and may return early. */
   const work = async (): Promise<void> => {
     // Hook: before the message is handled.
-    const textIn = input
-      .filter((b) => b.type === "text")
-      .map((b) => (b as { text: string }).text)
-      .join("\n");
     if (!turnInput.alreadyStored && session.hooks?.has("before_message")) {
+      const textIn = input
+        .filter((b) => b.type === "text")
+        .map((b) => (b as { text: string }).text)
+        .join("\n");
       const outcome = await session.hooks.run("before_message", { text: textIn }, session.hookContext);
       if (outcome.decision === "block") {
         emit({ type: "info", turnId, message: `message blocked by ${outcome.by}: ${outcome.reason}` });
@@ -62,7 +62,8 @@ export async function runTurn(run: TurnRun, turnInput: TurnInput): Promise<TurnO
         break;
       }
       step++;
-      const compaction = await compactSafely(run, false);
+      // Most steps are far from the window: decided here without a promise.
+      const compaction = compactionDue(run) ? await compactSafely(run, false) : "skipped";
       if (compaction === "cancelled") {
         reason = "cancelled";
         break;
@@ -180,6 +181,16 @@ async function compactSafely(
     if (run.signal.aborted) return "cancelled";
     return providerErrorEvent(run.turnId, error, "compacting the conversation");
   }
+}
+
+/** Whether the next request would pass the compaction threshold (what `maybeCompact` checks first). */
+function compactionDue(run: TurnRun): boolean {
+  const window = run.session.contextWindow();
+  if (window === undefined) return false;
+  return needsCompaction(estimateRequestTokens(run), {
+    contextWindow: window,
+    maxTokens: run.session.config.maxTokens,
+  });
 }
 
 /** Compacts when the next request would not fit (or when `force`d by an overflow); true when it did. */

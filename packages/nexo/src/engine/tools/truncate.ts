@@ -15,6 +15,10 @@ export function truncationMarker(cutBytes: number, totalBytes: number): string {
 
 /** Keeps the first `maxBytes` bytes of `text` (never splitting a character) and appends a marker. */
 export function truncateHead(text: string, maxBytes: number): Truncated {
+  // A UTF-16 code unit never takes more than 3 bytes in UTF-8: most outputs are known to fit
+  // without encoding them, and the rest are measured before any copy is made.
+  if (text.length * 3 <= maxBytes || Buffer.byteLength(text, "utf8") <= maxBytes)
+    return { text, cutBytes: 0 };
   const bytes = Buffer.from(text, "utf8");
   if (bytes.length <= maxBytes) return { text, cutBytes: 0 };
   const head = decodePrefix(bytes, maxBytes);
