@@ -5,9 +5,11 @@
  * without losing the rest (each result keeps its own `measuredAt`).
  *   BENCH_REPS=5 BENCH_SECONDS=1 npm run bench -- wire
  * `--peers` adds bench/peers/peers.bench.ts, which installs Claude Code and Codex from npm into a
- * cache directory and measures nexo beside them; without the flag it never runs (it downloads
- * ~100 MB) and its rows are kept from the file even by an unfiltered run.
- *   BENCH_REPS=3 npm run bench -- --peers peers
+ * cache directory and measures nexo beside them, and bench/peers/openclaw.bench.ts, which does the
+ * same for OpenClaw's gateway beside nexo's daemon; without the flag they never run (they download
+ * hundreds of MB) and their rows are kept from the file even by an unfiltered run.
+ *   BENCH_REPS=3 npm run bench -- --peers peers     (both)
+ *   BENCH_REPS=3 npm run bench -- --peers openclaw  (OpenClaw only)
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
@@ -21,10 +23,10 @@ const args = process.argv.slice(2);
 const withPeers = args.includes("--peers");
 const filters = args.filter((a) => a !== "--peers");
 /** Benchmarks that run only when asked for by a flag (they download or take long). */
-const OPT_IN = new Set(["peers"]);
+const OPT_IN = new Set(["peers", "openclaw"]);
 const files = [
   ...readdirSync(here).filter((f) => f.endsWith(".bench.ts")),
-  ...(withPeers ? ["peers/peers.bench.ts"] : []),
+  ...(withPeers ? ["peers/peers.bench.ts", "peers/openclaw.bench.ts"] : []),
 ]
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .sort();
