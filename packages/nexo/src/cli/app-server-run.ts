@@ -16,7 +16,9 @@
  */
 import { mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import type { Readable } from "node:stream";
 import { LineTransport } from "@nexo/wire";
+import { InitializeParamsSchema } from "@nexo/wire/schemas/appserver";
 import { type AppServerFile, DEFAULT_APPROVAL_TIMEOUT_S } from "../daemon/config/appserver.js";
 import { ListenError, parseListen } from "../daemon/config/appserver-listen.js";
 import { standaloneSessions } from "../doors/appserver/agent.js";
@@ -40,6 +42,15 @@ export interface AppServerFlags {
   stateDir?: string;
 }
 
+/**
+ * stdin as the fast start (app-server-fast.ts) hands it over: what is left to read, and the
+ * `initialize` params it answered already, if it did.
+ */
+export interface StdioHandOff {
+  input: Readable;
+  initialized?: Record<string, unknown>;
+}
+
 /** How long a SIGTERM waits for cancelled turns to persist before leaving anyway (launchers kill at 2.2 s). */
 const SIGNAL_GRACE_MS = 1200;
 /** How long stdin's end waits for running turns to finish. */
@@ -50,7 +61,11 @@ function fatal(message: string): never {
   process.exit(2);
 }
 
-export async function runAppServer(flags: AppServerFlags, env: NodeJS.ProcessEnv): Promise<void> {
+export async function runAppServer(
+  flags: AppServerFlags,
+  env: NodeJS.ProcessEnv,
+  handOff?: StdioHandOff,
+): Promise<void> {
   const logger = createLogger({ base: { component: "appserver" } });
   let file: AppServerFile = {};
   if (flags.config !== undefined) {
@@ -171,9 +186,21 @@ export async function runAppServer(flags: AppServerFlags, env: NodeJS.ProcessEnv
   });
   if (plan.stdio) {
     const stdio = server.accept(
-      new LineTransport({ input: process.stdin, output: process.stdout, maxFrameBytes: MAX_MESSAGE_BYTES }),
-      // stdout corked per tick: the notifications one engine event produces leave in one write.
-      { kind: "stdio", stream: process.stdout },
+      new LineTransport({
+        input: handOff?.input ?? process.stdin,
+        output: process.stdout,
+        maxFrameBytes: MAX_MESSAGE_BYTES,
+      }),
+      {
+        kind: "stdio",
+        // stdout corked per tick: the notifications one engine event produces leave in one write.
+        stream: process.stdout,
+        // The fast start checked these params to be ones the schema takes; parsed here all the same,
+        // so the connection holds exactly what its own `initialize` would have.
+        ...(handOff?.initialized === undefined
+          ? {}
+          : { initialized: InitializeParamsSchema.parse(handOff.initialized) }),
+      },
     );
     stdio.onClose(() => void finishAndLeave());
   }

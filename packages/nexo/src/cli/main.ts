@@ -1,11 +1,10 @@
 #!/usr/bin/env node
 // The `nexo` executable: take the secrets out of the environment, parse argv with the program of
-// cli/program.ts and map failures to exit codes.
+// cli/program.ts and map failures to exit codes. The program (commander and every command's
+// declaration) is imported only after the fast starts had their look at argv: `nexo app-server` on
+// stdio answers its first `initialize` before any of it loads (cli/app-server-fast.ts).
 import { setFlagsFromString } from "node:v8";
-import { CommanderError } from "commander";
 import { captureSecrets } from "../secrets/index.js";
-import { exitCodeOfCommanderError } from "./exit-codes.js";
-import { buildProgram } from "./program.js";
 
 // Node's fetch (every model call) parses HTTP with llhttp compiled to WebAssembly. After a response
 // or two V8 re-compiles llhttp's hot functions with its optimizing tier on a background thread, and
@@ -26,9 +25,26 @@ if (startup.warning !== undefined) {
   );
 }
 
+/** Whether a fast start took this launch (then the program is never built). */
+async function startedFast(args: readonly string[]): Promise<boolean> {
+  if (args[0] !== "app-server") return false;
+  const fast = await import("./app-server-fast.js");
+  const flags = fast.fastAppServerFlags(args.slice(1), startup.env);
+  if (flags === undefined) return false;
+  await fast.serveAppServerFast(flags, startup.env);
+  return true;
+}
+
 try {
-  await buildProgram(startup.env).parseAsync(process.argv);
+  if (!(await startedFast(process.argv.slice(2)))) {
+    const { buildProgram } = await import("./program.js");
+    await buildProgram(startup.env).parseAsync(process.argv);
+  }
 } catch (error) {
+  const [{ CommanderError }, { exitCodeOfCommanderError }] = await Promise.all([
+    import("commander"),
+    import("./exit-codes.js"),
+  ]);
   if (error instanceof CommanderError) process.exit(exitCodeOfCommanderError(error));
   process.stderr.write(`nexo: ${(error as Error).stack ?? String(error)}\n`);
   process.exit(1);

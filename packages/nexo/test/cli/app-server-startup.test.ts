@@ -1,6 +1,9 @@
 /**
  * What `nexo app-server` loads before its first `initialize` answer (the start-up time launchers
- * wait for): the bundled chunks are recorded by a module hook, and none may carry what only other
+ * wait for). The fast start (cli/app-server-fast.ts) answers before the door loads: the bundle's
+ * static imports from main.js to it are read, and none may bring zod, pino, commander, the wire
+ * schemas or the families. When the door answers itself (a first line the fast start leaves to
+ * it), the bundled chunks are recorded by a module hook, and none may carry what only other
  * launches use — the management families and the daemon's config (`--config`), the WebSocket
  * server (`--listen ws://`), the broker's NATS client, YAML/TOML parsing, the admin and plugin wire
  * schemas, SQLite — nor zod's non-English messages (scripts/bundle-cli.mjs). With `--config` the
@@ -15,6 +18,19 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { CLI_PATH } from "../helpers/cli.js";
 
+const BUNDLE = fileURLToPath(new URL("../../bundle/", import.meta.url));
+
+/** The sources of `chunk` and of every chunk it imports statically, as bundled. */
+function staticClosure(chunk: string, seen = new Set<string>()): string[] {
+  if (seen.has(chunk)) return [];
+  seen.add(chunk);
+  const source = readFileSync(join(BUNDLE, chunk), "utf8");
+  const imported = [...source.matchAll(/^(?:import|export)\b[^;]*?["']\.\/([^"']+\.js)["']/gms)].map(
+    (m) => m[1]!,
+  );
+  return [source, ...imported.flatMap((next) => staticClosure(next, seen))];
+}
+
 const HOOKS = `export async function load(url, context, next) {
   if (url.startsWith("file:")) (await import("node:fs")).appendFileSync(process.env.NEXO_TEST_LOAD_LOG, url + "\\n");
   return next(url, context);
@@ -22,7 +38,10 @@ const HOOKS = `export async function load(url, context, next) {
 const REGISTER = `import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOKS)}`)});`;
 
 /** The source files (esbuild's path comments) of every bundle chunk loaded up to the first answer. */
-async function loadedUntilInitialize(args: string[]): Promise<{ files: string[]; sources: string }> {
+async function loadedUntilInitialize(
+  args: string[],
+  capabilities: Record<string, unknown> = {},
+): Promise<{ files: string[]; sources: string }> {
   const dir = mkdtempSync(join(tmpdir(), "nexo-as-startup-"));
   const log = join(dir, "loaded.txt");
   try {
@@ -53,7 +72,7 @@ async function loadedUntilInitialize(args: string[]): Promise<{ files: string[];
         }
       });
       child.stdin.write(
-        `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { clientInfo: { name: "t", version: "1" }, capabilities: {} } })}\n`,
+        `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { clientInfo: { name: "t", version: "1" }, capabilities } })}\n`,
       );
     });
     // Read before the process ends: what its shutdown loads is not start-up.
@@ -68,8 +87,29 @@ async function loadedUntilInitialize(args: string[]): Promise<{ files: string[];
   }
 }
 
-test("plain nexo app-server answers initialize without loading what other launches use", async () => {
-  const { files, sources } = await loadedUntilInitialize([]);
+test("the fast start answers initialize with main.js and its own small chunk only", () => {
+  const main = staticClosure("main.js").join("\n");
+  const fastChunk = /import\(["']\.\/(app-server-fast-[^"']+\.js)["']\)/.exec(main)?.[1];
+  assert.ok(fastChunk, "main.js imports the fast start on demand");
+  const sources = [main, ...staticClosure(fastChunk)].join("\n");
+  assert.ok(sources.includes("// packages/nexo/dist/doors/appserver/capability-flags.js"));
+  for (const absent of [
+    "node_modules/zod/",
+    "node_modules/pino",
+    "node_modules/commander/",
+    "wire/dist/",
+    "doors/appserver/families/",
+    "doors/appserver/host.js",
+    "nexo/dist/log.js",
+    "cli/program.js",
+  ]) {
+    assert.ok(!sources.includes(absent), `${absent} is loaded before the fast answer`);
+  }
+});
+
+test("nexo app-server's door answers initialize without loading what other launches use", async () => {
+  // A capability the fast start does not know: the door answers, with what it has loaded by then.
+  const { files, sources } = await loadedUntilInitialize([], { futureFlag: true });
   assert.ok(sources.includes("doors/appserver/families/threads.js"), "the core families are loaded");
   for (const absent of [
     "doors/appserver/families/models.js",

@@ -67,6 +67,12 @@ export interface ConnectionOptions {
   serverRequestTimeoutMs?: number;
   /** The external channel whose adapter process the server started and speaks to here. */
   spawnedFor?: string;
+  /**
+   * The client's `initialize`, already answered before this connection existed (`nexo app-server`'s
+   * fast start answers the first line itself while the door loads): the connection starts as if it
+   * had handled that request — awaiting `initialized`, a second `initialize` is -32003.
+   */
+  initialized?: InitializeParams;
 }
 
 export const DEFAULT_MAX_CONCURRENT_REQUESTS = 64;
@@ -118,6 +124,7 @@ export class AppServerConnection {
       this.phaseNow = "closed";
       for (const listener of this.closeListeners.splice(0)) listener(info.reason);
     });
+    if (options.initialized !== undefined) this.takeHandshake(options.initialized);
   }
 
   get phase(): ConnectionPhase {
@@ -187,6 +194,12 @@ export class AppServerConnection {
   }
 
   private initialize(params: InitializeParams) {
+    this.takeHandshake(params);
+    return this.options.initializeResult();
+  }
+
+  /** The client's `initialize` params become this connection's state; the answer is sent elsewhere. */
+  private takeHandshake(params: InitializeParams): void {
     this.info = params.clientInfo;
     this.caps = effectiveCapabilities(params.capabilities);
     this.filterNow = new DeliveryFilter(this.caps);
@@ -195,7 +208,6 @@ export class AppServerConnection {
       { connection: this.id, client: params.clientInfo.name, version: params.clientInfo.version },
       "AppServer client initialized",
     );
-    return this.options.initializeResult();
   }
 
   /**

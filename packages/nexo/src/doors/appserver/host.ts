@@ -7,6 +7,7 @@ import { JsonRpcPeer, type MessageTransport } from "@nexo/wire";
 import type {
   AppServerNotificationName,
   AppServerNotificationParams,
+  InitializeParams,
   InitializeResult,
   ServerCapabilities,
 } from "@nexo/wire/schemas/appserver";
@@ -64,6 +65,8 @@ export interface AcceptOptions {
   stream?: Corkable | undefined;
   /** How long the transport may take nothing while messages wait before the client is dropped. */
   stallMs?: number | undefined;
+  /** The client's `initialize`, answered before the connection was handed over (connection.ts). */
+  initialized?: InitializeParams | undefined;
 }
 
 export class AppServerHost {
@@ -135,6 +138,7 @@ export class AppServerHost {
       logger: this.logger,
       abort: accept.abort ?? ((reason) => peer.close(reason)),
       ...(accept.spawnedFor === undefined ? {} : { spawnedFor: accept.spawnedFor }),
+      ...(accept.initialized === undefined ? {} : { initialized: accept.initialized }),
       outbox,
       ...(this.options.maxConcurrentRequests === undefined
         ? {}

@@ -11,12 +11,14 @@
  * An unknown command is not an error: `handled: false` tells the client to send the text to the
  * model as a normal message, as the reference does.
  */
+
 import {
   appServerMethods,
   type CommandExecuteResult,
   type CommandInfo,
   ThreadModeSchema,
 } from "@nexo/wire/schemas/appserver";
+import { COMMAND_FLAGS } from "../capability-flags.js";
 import { afterReply, type Call, defineFamily } from "../family.js";
 
 export const BUILTIN_COMMANDS: readonly CommandInfo[] = [
@@ -141,7 +143,7 @@ async function execute(
 export const commandFamily = defineFamily({
   name: "commands",
   methods: appServerMethods,
-  capabilities: () => ({ commandManagement: true }),
+  capabilities: () => ({ ...COMMAND_FLAGS }),
   handlers: {
     "command/list": (params) => ({ commands: params.includeBuiltins === false ? [] : [...BUILTIN_COMMANDS] }),
     "command/execute": async (params, call) => {

@@ -14,7 +14,9 @@
  *
  * Served by every server: child threads need only the store, not a config directory.
  */
+
 import { subAgentSessionMethods, type ThreadSpawnEdge } from "@nexo/wire/schemas/appserver";
+import { SUBAGENT_SESSION_FLAGS } from "../capability-flags.js";
 import { afterReply, defineFamily } from "../family.js";
 import type { SubAgentLink } from "../threads/records.js";
 
@@ -33,7 +35,7 @@ function edgeOf(childThreadId: string, link: SubAgentLink): ThreadSpawnEdge {
 export const subAgentSessionFamily = defineFamily({
   name: "subagent-sessions",
   methods: subAgentSessionMethods,
-  capabilities: () => ({ subAgentSessions: true }),
+  capabilities: () => ({ ...SUBAGENT_SESSION_FLAGS }),
   handlers: {
     "subagent/children/list": async ({ parentThreadId, includeClosed, includeThreads }, { host }) => {
       const children = await host.threads.children(parentThreadId, includeClosed ?? false);

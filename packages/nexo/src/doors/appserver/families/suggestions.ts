@@ -14,8 +14,10 @@
  *
  * The suggestion modules are imported on first use, off the start-up path of `initialize`.
  */
+
 import { realpath } from "node:fs/promises";
 import { appServerMethods } from "@nexo/wire/schemas/appserver";
+import { suggestionFlags } from "../capability-flags.js";
 import { appServerErrors } from "../errors.js";
 import { defineFamily } from "../family.js";
 import type { AppServerHost } from "../host.js";
@@ -43,7 +45,7 @@ async function samePlace(a: string, b: string): Promise<boolean> {
 export const suggestionsFamily = defineFamily({
   name: "suggestions",
   methods: appServerMethods,
-  capabilities: () => ({ extensions: { welcomeSuggestions: true } }),
+  capabilities: suggestionFlags,
   handlers: {
     "workspace/commitMessage/suggest": async ({ threadId, paths, maxDiffChars }, { host }) => {
       const record = await host.threads.record(threadId);

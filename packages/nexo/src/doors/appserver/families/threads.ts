@@ -4,7 +4,9 @@
  * once (the caller included); `thread/deleted` every connection but the caller, whose response is
  * the signal; `thread/resumed` the caller and the thread's subscribers.
  */
+
 import { appServerMethods, type ThreadStatus } from "@nexo/wire/schemas/appserver";
+import { THREAD_FLAGS } from "../capability-flags.js";
 import type { AppServerConnection } from "../connection.js";
 import { appServerErrors } from "../errors.js";
 import { afterReply, defineFamily } from "../family.js";
@@ -40,12 +42,7 @@ function subscribersAnd(
 export const threadFamily = defineFamily({
   name: "threads",
   methods: appServerMethods,
-  capabilities: () => ({
-    threadManagement: true,
-    threadSubscriptions: true,
-    modeSwitch: true,
-    configOverride: true,
-  }),
+  capabilities: () => ({ ...THREAD_FLAGS }),
   handlers: {
     "thread/start": async (params, { host }) => {
       if (params.historyMode === "client") {

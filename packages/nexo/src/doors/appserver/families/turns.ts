@@ -3,8 +3,10 @@
  * with the running turn at once; its events follow the response. A turn can be interrupted; inputs
  * sent while one runs are queued, steered in as guidance, or removed from the queue.
  */
+
 import type { InputPart } from "@nexo/wire/schemas/appserver";
 import { appServerMethods } from "@nexo/wire/schemas/appserver";
+import { TURN_FLAGS } from "../capability-flags.js";
 import { appServerErrors } from "../errors.js";
 import { afterReply, defineFamily } from "../family.js";
 import type { AppServerHost } from "../host.js";
@@ -31,7 +33,7 @@ function refuseBuiltinCommands(input: readonly InputPart[]): void {
 export const turnFamily = defineFamily({
   name: "turns",
   methods: appServerMethods,
-  capabilities: () => ({ approvalFlow: true }),
+  capabilities: () => ({ ...TURN_FLAGS }),
   handlers: {
     "turn/start": async (params, { host, connection }) => {
       if (params.messages !== undefined) {
