@@ -18,10 +18,18 @@ function fatal(message: string): never {
   process.exit(2);
 }
 
-/** `env` is the CLI's start-up view of the environment (the provider keys are read from it). */
+/** The command's options: the session's flags and the mode switch. */
+export type AgentRunFlags = AgentFlags & { jsonStream?: boolean };
+
+/**
+ * `env` is the CLI's start-up view of the environment (the provider keys are read from it).
+ * `readyWritten`: the fast start (agent-fast.ts) has written `ready` for the session these flags
+ * name; a start-up problem then still ends the process with `error{config_error}` and status 2.
+ */
 export async function runAgent(
-  options: AgentFlags & { jsonStream?: boolean },
+  options: AgentRunFlags,
   env: NodeJS.ProcessEnv,
+  { readyWritten = false }: { readyWritten?: boolean } = {},
 ): Promise<void> {
   if (!options.jsonStream) fatal("nexo agent needs --json-stream (the only mode it has)");
   const logger = createLogger({ base: { component: "json-stream" } });
@@ -39,6 +47,7 @@ export async function runAgent(
     session: boot.session,
     version: NEXO_VERSION,
     announceSessionId: true,
+    readyWritten,
     capabilities: boot.capabilities,
     applyConfig: boot.applyConfig,
     addMcpServer: boot.addMcpServer,

@@ -2,7 +2,8 @@
 // The `nexo` executable: take the secrets out of the environment, parse argv with the program of
 // cli/program.ts and map failures to exit codes. The program (commander and every command's
 // declaration) is imported only after the fast starts had their look at argv: `nexo app-server` on
-// stdio answers its first `initialize` before any of it loads (cli/app-server-fast.ts).
+// stdio answers its first `initialize` (cli/app-server-fast.ts) and `nexo agent --json-stream`
+// writes `ready` (cli/agent-fast.ts) before any of it loads.
 import { setFlagsFromString } from "node:v8";
 import { captureSecrets } from "../secrets/index.js";
 
@@ -27,6 +28,13 @@ if (startup.warning !== undefined) {
 
 /** Whether a fast start took this launch (then the program is never built). */
 async function startedFast(args: readonly string[]): Promise<boolean> {
+  if (args[0] === "agent") {
+    const fast = await import("./agent-fast.js");
+    const launch = fast.fastAgentLaunch(args.slice(1), startup.env);
+    if (launch === undefined) return false;
+    await fast.serveAgentFast(launch, startup.env);
+    return true;
+  }
   if (args[0] !== "app-server") return false;
   const fast = await import("./app-server-fast.js");
   const flags = fast.fastAppServerFlags(args.slice(1), startup.env);

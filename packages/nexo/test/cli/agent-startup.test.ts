@@ -1,6 +1,9 @@
 /**
  * What `nexo agent --json-stream` loads before its `ready` line (the start-up time a UI waits
- * for): the bundled chunks are recorded by a module hook, and none may carry what only a later
+ * for). The fast start (cli/agent-fast.ts) writes `ready` before the door loads: the bundle's
+ * static imports from main.js to it are read, and none may bring zod, pino, commander, the engine
+ * or the store. When the door writes `ready` itself (here: a launch with `--session-id`, which the
+ * fast start leaves to it), the bundled chunks are recorded by a module hook, and none may carry what only a later
  * turn or another command uses — YAML/TOML parsing (config files this door never reads) and ajv
  * (built-in tool schemas compile on their first call). The same process then runs a tool call
  * whose arguments break the schema and one whose arguments fit it: the schema compiled late, from
@@ -14,6 +17,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { MockLlmServer } from "@nexo/mock-llm";
+import { fastStartSources, NOT_IN_A_FAST_START } from "../helpers/bundle.js";
 import { CLI_PATH } from "../helpers/cli.js";
 
 const HOOKS = `export async function load(url, context, next) {
@@ -21,6 +25,14 @@ const HOOKS = `export async function load(url, context, next) {
   return next(url, context);
 }`;
 const REGISTER = `import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOKS)}`)});`;
+
+test("the fast start writes ready with main.js and its own small chunk only", () => {
+  const sources = fastStartSources("agent-fast");
+  assert.ok(sources.includes("// packages/nexo/dist/doors/jsonstream/start-up.js"));
+  for (const absent of NOT_IN_A_FAST_START) {
+    assert.ok(!sources.includes(absent), `${absent} is loaded before the fast ready`);
+  }
+});
 
 test("nexo agent is ready without YAML, TOML or ajv, and validates a built-in tool's arguments later", async () => {
   const dir = mkdtempSync(join(tmpdir(), "nexo-agent-startup-"));
@@ -50,6 +62,8 @@ test("nexo agent is ready without YAML, TOML or ajv, and validates a built-in to
         "--workspace",
         dir,
         "--auto-approve",
+        "--session-id",
+        "agent-startup-session",
       ],
       {
         cwd: dir,

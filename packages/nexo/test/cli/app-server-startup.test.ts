@@ -16,20 +16,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { fastStartSources, NOT_IN_A_FAST_START } from "../helpers/bundle.js";
 import { CLI_PATH } from "../helpers/cli.js";
-
-const BUNDLE = fileURLToPath(new URL("../../bundle/", import.meta.url));
-
-/** The sources of `chunk` and of every chunk it imports statically, as bundled. */
-function staticClosure(chunk: string, seen = new Set<string>()): string[] {
-  if (seen.has(chunk)) return [];
-  seen.add(chunk);
-  const source = readFileSync(join(BUNDLE, chunk), "utf8");
-  const imported = [...source.matchAll(/^(?:import|export)\b[^;]*?["']\.\/([^"']+\.js)["']/gms)].map(
-    (m) => m[1]!,
-  );
-  return [source, ...imported.flatMap((next) => staticClosure(next, seen))];
-}
 
 const HOOKS = `export async function load(url, context, next) {
   if (url.startsWith("file:")) (await import("node:fs")).appendFileSync(process.env.NEXO_TEST_LOAD_LOG, url + "\\n");
@@ -88,21 +76,9 @@ async function loadedUntilInitialize(
 }
 
 test("the fast start answers initialize with main.js and its own small chunk only", () => {
-  const main = staticClosure("main.js").join("\n");
-  const fastChunk = /import\(["']\.\/(app-server-fast-[^"']+\.js)["']\)/.exec(main)?.[1];
-  assert.ok(fastChunk, "main.js imports the fast start on demand");
-  const sources = [main, ...staticClosure(fastChunk)].join("\n");
+  const sources = fastStartSources("app-server-fast");
   assert.ok(sources.includes("// packages/nexo/dist/doors/appserver/capability-flags.js"));
-  for (const absent of [
-    "node_modules/zod/",
-    "node_modules/pino",
-    "node_modules/commander/",
-    "wire/dist/",
-    "doors/appserver/families/",
-    "doors/appserver/host.js",
-    "nexo/dist/log.js",
-    "cli/program.js",
-  ]) {
+  for (const absent of NOT_IN_A_FAST_START) {
     assert.ok(!sources.includes(absent), `${absent} is loaded before the fast answer`);
   }
 });

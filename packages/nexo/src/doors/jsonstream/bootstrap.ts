@@ -21,13 +21,9 @@ import type { McpManager } from "../../extensions/mcp/index.js";
 import type { Logger } from "../../log.js";
 import { DATABASE_FILE, defaultStateDir } from "../../paths.js";
 import { type ChatMessage, type Session, Store } from "../../store/index.js";
+import { announcedCapabilities, providerEntryOf, StartupError } from "./start-up.js";
 
-export class StartupError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "StartupError";
-  }
-}
+export { StartupError } from "./start-up.js";
 
 export interface AgentFlags {
   provider?: string;
@@ -53,36 +49,7 @@ export function resolveProvider(
   flags: AgentFlags,
   env: NodeJS.ProcessEnv,
 ): { provider: LlmProvider; model: string } {
-  const name =
-    flags.provider ?? (env.ANTHROPIC_API_KEY ? "anthropic" : env.OPENAI_API_KEY ? "openai" : "scripted");
-  let config: Record<string, unknown>;
-  switch (name) {
-    case "anthropic": {
-      const apiKey = env.ANTHROPIC_API_KEY;
-      if (!apiKey) throw new StartupError("ANTHROPIC_API_KEY not set (required by --provider anthropic)");
-      const baseUrl = flags.baseUrl ?? env.ANTHROPIC_BASE_URL;
-      config = { type: "anthropic", api_key: apiKey, ...(baseUrl ? { base_url: baseUrl } : {}) };
-      break;
-    }
-    case "openai": {
-      const baseUrl = flags.baseUrl ?? env.OPENAI_BASE_URL;
-      const apiKey = env.OPENAI_API_KEY;
-      // A custom base URL (Ollama, vLLM, …) may not need a key; the real OpenAI does.
-      if (!apiKey && !baseUrl)
-        throw new StartupError("OPENAI_API_KEY not set (required by --provider openai)");
-      config = baseUrl
-        ? { type: "openai_compatible", base_url: baseUrl, ...(apiKey ? { api_key: apiKey } : {}) }
-        : { type: "openai", api_key: apiKey };
-      break;
-    }
-    case "scripted":
-      config = { type: "scripted" };
-      break;
-    default:
-      throw new StartupError(
-        `unsupported provider "${name}": use anthropic, openai (also for OpenAI-compatible servers with --base-url) or scripted`,
-      );
-  }
+  const { name, config } = providerEntryOf(flags, env);
   const parsed = ProviderConfigSchema.safeParse(config);
   if (!parsed.success) {
     throw new StartupError(`provider ${name}: ${formatIssues(parsed.error.issues, "(config)")}`);
@@ -205,15 +172,13 @@ export function bootstrap(flags: AgentFlags, env: NodeJS.ProcessEnv, logger: Log
       await mcp.connect(command.name, serverConfigFromFields(command));
       return mcp.tools(command.name).map((tool) => tool.name);
     };
-    const capabilities = (): jsonstream.JsonStreamCapabilities => ({
-      tool_approval: true,
-      thinking: provider.id !== "openai",
-      mcp: (mcp?.tools().length ?? 0) > 0,
-      image_input: provider.id === "scripted" ? "unsupported" : "supported",
-      modes: ["default", "auto_edit", "yolo"],
-      current_mode: session.policy.mode,
-      current_model: session.config.model,
-    });
+    const capabilities = (): jsonstream.JsonStreamCapabilities =>
+      announcedCapabilities({
+        providerId: provider.id,
+        mcp: (mcp?.tools().length ?? 0) > 0,
+        mode: session.policy.mode,
+        model: session.config.model,
+      });
     const applyConfig = (command: jsonstream.JsonStreamSetConfigCommand): string => {
       const changed = applySessionConfig(session, {
         ...(command.model === undefined ? {} : { model: command.model }),

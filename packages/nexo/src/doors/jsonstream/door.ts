@@ -37,6 +37,11 @@ export interface JsonStreamDoorOptions {
   version: string;
   /** Whether the session id is announced (sessions are persisted). */
   announceSessionId: boolean;
+  /**
+   * `ready` is on stdout already: the fast start (cli/agent-fast.ts) wrote it, from the same
+   * decisions (start-up.ts), while this door loaded. Default false: `run()` writes it.
+   */
+  readyWritten?: boolean;
   /** The capabilities object of `ready` and `config_changed`, computed now. */
   capabilities: () => jsonstream.JsonStreamCapabilities;
   /** Applies a `set_config` command; returns a one-line summary for the `info` event. */
@@ -79,12 +84,14 @@ export class JsonStreamDoor {
   /** Writes `ready`, serves commands until stdin ends or `shutdown` is called. */
   run(): Promise<void> {
     const { session, version, announceSessionId } = this.options;
-    this.emit({
-      type: "ready",
-      version,
-      ...(announceSessionId ? { session_id: session.id } : {}),
-      capabilities: this.options.capabilities(),
-    });
+    if (this.options.readyWritten !== true) {
+      this.emit({
+        type: "ready",
+        version,
+        ...(announceSessionId ? { session_id: session.id } : {}),
+        capabilities: this.options.capabilities(),
+      });
+    }
     const { input } = this.options;
     input.on("data", (chunk: Buffer | string) =>
       this.decoder.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk),
