@@ -7,7 +7,7 @@
  * something changed, at most one per interval: the first change at once, later ones on the
  * interval's edge, so a burst of tool calls costs one message and an idle sub-agent costs none.
  * `close()` sends what is still pending before the turn's last event, so the final snapshot (every
- * sub-agent completed) always precedes `turn/completed`.
+ * sub-agent completed) always precedes `turn/completed` (or failed/cancelled).
  */
 import type { SubAgentProgressParams } from "@nexo/wire/schemas/appserver";
 import type { TurnEvent } from "../../../engine/events.js";
@@ -50,8 +50,17 @@ export class SubAgentProgressTracker {
     this.timer.unref();
   }
 
-  /** Sends what changed since the last snapshot, if anything; the turn is ending. */
+  /**
+   * The turn is ending: its sub-agents have ended with it (a cancelled turn stops them before they
+   * can say so), so each is shown completed; sends what changed since the last snapshot, if anything.
+   */
   close(): void {
+    for (const [id, entry] of this.entries) {
+      if (entry.isCompleted) continue;
+      const { currentTool: _tool, ...rest } = entry;
+      this.entries.set(id, { ...rest, isCompleted: true });
+      this.pending = true;
+    }
     this.flush();
   }
 

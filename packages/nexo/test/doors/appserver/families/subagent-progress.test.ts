@@ -100,4 +100,27 @@ describe("subagent/progress", () => {
     assert.deepEqual(progressOf(optedOut.received), []);
     assert.deepEqual(progressOf(bystander.received), []);
   });
+  test("an interrupted turn's last snapshot shows its stopped sub-agent completed, before turn/cancelled", async () => {
+    const server = start();
+    await server.initialize();
+    const identity = { channelName: "test", userId: "me", workspacePath: server.workspace };
+    const { thread } = await server.request<{ thread: { id: string } }>("thread/start", { identity });
+    mock().reset([
+      { tool_calls: [{ id: "toolu_spawn", name: "Spawn", input: { task: "CHILD-TASK: take your time" } }] },
+      { match: "CHILD-TASK", text: "too late", delay_ms: 60_000 },
+    ]);
+    const { turn } = await server.request<{ turn: { id: string } }>("turn/start", {
+      threadId: thread.id,
+      input: [{ type: "text", text: "delegate slowly" }],
+    });
+    await server.waitFor((m) => m.method === "subagent/progress", "the sub-agent's first snapshot");
+    await server.request("turn/interrupt", { threadId: thread.id, turnId: turn.id });
+    await server.waitFor((m) => m.method === "turn/cancelled", "turn/cancelled");
+    const seen = progressOf(server.received);
+    assert.deepEqual(seen.at(-1)?.entries, [
+      { label: "CHILD-TASK: take your time", inputTokens: 0, outputTokens: 0, isCompleted: true },
+    ]);
+    const order = server.received.map((m) => m.method);
+    assert.ok(order.lastIndexOf("subagent/progress") < order.indexOf("turn/cancelled"));
+  });
 });

@@ -71,4 +71,17 @@ describe("subagent/progress snapshots", () => {
     tracker.close();
     assert.equal(sent.length, 4, "no timer left, nothing sent twice");
   });
+
+  test("a turn that ends with a sub-agent still running (cancelled) shows it completed", () => {
+    const sent: Array<{ method: string; params: unknown }> = [];
+    const tracker = new SubAgentProgressTracker("thread_1", "turn_1", ((method: string, params: unknown) =>
+      sent.push({ method, params })) as never);
+    tracker.update(event("a", { currentTool: "Bash", inputTokens: 4, outputTokens: 2 }));
+    assert.equal(sent.length, 1);
+    tracker.close();
+    assert.equal(sent.length, 2);
+    assert.deepEqual((sent[1]!.params as { entries: unknown[] }).entries, [
+      { label: "label a", inputTokens: 4, outputTokens: 2, isCompleted: true },
+    ]);
+  });
 });
