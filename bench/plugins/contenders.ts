@@ -22,6 +22,8 @@ import type { SupervisorLogger } from "../../packages/nexo/src/extensions/superv
 export interface Contender {
   call(args: Record<string, unknown>): Promise<unknown>;
   close(): Promise<void>;
+  /** The serving child's pid, for CPU accounting (bench/plugins/cpu.ts). */
+  readonly pid?: number;
 }
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
@@ -35,11 +37,12 @@ function expectEcho(who: string, text: string, got: string | undefined): void {
     throw new Error(`${who} answered ${JSON.stringify(got)} instead of echoing ${JSON.stringify(text)}`);
 }
 
-export async function nexoContender(): Promise<Contender> {
+/** `pluginDir`: another manifest for the same plugin (e.g. one that runs node with --cpu-prof). */
+export async function nexoContender(pluginDir = here("./echo-tool")): Promise<Contender> {
   const stateRoot = mkdtempSync(join(tmpdir(), "nexo-bench-plugins-"));
   const tools = new ToolRegistry();
   const manager = new PluginManager({
-    plugins: [here("./echo-tool")],
+    plugins: [pluginDir],
     stateRoot,
     // A slow start on a loaded machine is not what is measured: wait for it.
     env: { PATH: process.env.PATH, NEXO_PLUGIN_INIT_TIMEOUT_MS: "60000" },
@@ -67,8 +70,11 @@ export async function nexoContender(): Promise<Contender> {
     return out.output;
   };
   expectEcho("nexo", "ping", (await call({ text: "ping" })) as string);
+  const pid = status.pid;
+  if (pid === undefined) throw new Error("the echo plugin runs but reports no pid");
   return {
     call,
+    pid,
     close: async () => {
       await manager.stop("benchmark over");
       rmSync(stateRoot, { recursive: true, force: true });
@@ -90,7 +96,9 @@ export async function mcpContender(): Promise<Contender> {
     return first?.text;
   };
   expectEcho("mcp", "ping", (await call({ text: "ping" })) as string);
-  return { call, close: () => client.close() };
+  const pid = transport.pid;
+  if (pid === null) throw new Error("the MCP echo server runs but its transport reports no pid");
+  return { call, pid, close: () => client.close() };
 }
 
 export async function floorContender(): Promise<Contender> {
@@ -114,6 +122,7 @@ export async function floorContender(): Promise<Contender> {
   expectEcho("floor", "ping", ((await call({ text: "ping" })) as { text?: string }).text);
   return {
     call,
+    pid: child.pid!,
     close: async () => {
       child.kill();
     },

@@ -139,6 +139,8 @@ export class PluginAdapter {
       endOutputOnClose: false,
       // Replies finished in one tick leave in one write (docs/performance.md, plugin tool.invoke).
       coalesce: true,
+      // …at most 8 per write, so the host starts reading replies while the rest are produced.
+      coalesceMaxFrames: 8,
     });
     this.link.peer = peer;
     const done = new Promise<void>((resolve) => {

@@ -11,11 +11,30 @@ export interface TaskHandle {
   readonly signal: AbortSignal;
 }
 
-interface Task {
-  readonly label: string;
-  settle: ((error: Error) => void) | undefined;
-  controller: AbortController | undefined;
-  abortedWith: Error | undefined;
+/**
+ * One tracked task, also the handle its work sees. A class, so that the per-call cost is one object
+ * (the signal getter lives on the prototype); the AbortController is created only if the work reads
+ * its signal, and the label only when someone asks for it (logs, shutdown): both were measurable
+ * costs on the tool.invoke hot path (docs/performance.md).
+ */
+class Task implements TaskHandle {
+  settle: ((error: Error) => void) | undefined = undefined;
+  controller: AbortController | undefined = undefined;
+  abortedWith: Error | undefined = undefined;
+
+  constructor(private readonly name: string | (() => string)) {}
+
+  get label(): string {
+    return typeof this.name === "string" ? this.name : this.name();
+  }
+
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.abortedWith !== undefined) this.controller.abort(this.abortedWith);
+    }
+    return this.controller.signal;
+  }
 }
 
 export class InflightTasks {
@@ -32,40 +51,34 @@ export class InflightTasks {
 
   /**
    * Runs `work` as a tracked task. The returned promise settles with the work, or rejects with the
-   * abandonment error if the task is abandoned first.
+   * abandonment error if the task is abandoned first. `label` names the task in logs; a function
+   * is called only when the name is needed.
    */
-  run<T>(label: string, work: (handle: TaskHandle) => T | Promise<T>): Promise<T> {
-    const task: Task = { label, settle: undefined, controller: undefined, abortedWith: undefined };
-    // The AbortController is created only if the handler reads its signal: one per call is a
-    // measurable cost on the tool.invoke hot path.
-    const handle: TaskHandle = {
-      get signal() {
-        if (task.controller === undefined) {
-          task.controller = new AbortController();
-          if (task.abortedWith !== undefined) task.controller.abort(task.abortedWith);
-        }
-        return task.controller.signal;
-      },
-    };
+  run<T>(label: string | (() => string), work: (handle: TaskHandle) => T | Promise<T>): Promise<T> {
+    const task = new Task(label);
     this.tasks.add(task);
     return new Promise<T>((resolve, reject) => {
       task.settle = reject;
-      const finish = () => this.remove(task);
       let outcome: T | Promise<T>;
       try {
-        outcome = work(handle);
+        outcome = work(task);
       } catch (error) {
-        finish();
+        this.remove(task);
         reject(error);
         return;
       }
-      Promise.resolve(outcome).then(
+      if (!isThenable(outcome)) {
+        this.remove(task);
+        resolve(outcome);
+        return;
+      }
+      outcome.then(
         (value) => {
-          finish();
+          this.remove(task);
           resolve(value);
         },
         (error: unknown) => {
-          finish();
+          this.remove(task);
           reject(error);
         },
       );
@@ -111,6 +124,10 @@ export class InflightTasks {
     if (!this.tasks.delete(task)) return;
     if (this.tasks.size === 0) for (const wake of this.idleWaiters.splice(0)) wake();
   }
+}
+
+function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
+  return value !== null && typeof value === "object" && typeof (value as Promise<T>).then === "function";
 }
 
 function abortTask(task: Task, reason: Error): void {

@@ -77,12 +77,13 @@ export function serve<M extends MethodName>(env: DispatchEnv, spec: ServeSpec<M>
 
   env.dispatcher.handle(spec.method, (params, rpc) => {
     if (env.isStopping()) throw toError(new ShuttingDownError());
-    const label = spec.label(params);
+    // Named only when a log line or shutdown needs it: building the name per call was hot-path work.
+    const label = () => spec.label(params);
     return env.tasks
       .run(label, (task) => spec.handle(params, task, rpc))
       .catch((error: unknown) => {
         if (!(error instanceof WireRpcError) && !(error instanceof AbandonedError))
-          logHandlerFailure(label, error);
+          logHandlerFailure(label(), error);
         throw toError(error);
       });
   });

@@ -5,7 +5,7 @@
  * the outbound cap — is answered -33403 too, so the host gets an error instead of `null` or a
  * dropped frame followed by a timeout.
  */
-import type { JsonRpcId } from "@nexo/wire";
+import { type JsonRpcId, JsonText } from "@nexo/wire";
 import { type DispatchEnv, serve } from "./serve.js";
 import {
   type ToolContext,
@@ -39,28 +39,41 @@ export function serveTools(
         },
       };
       const result = await handler(invocation, ctx);
-      if (result !== undefined) ensureSendable(result, rpc.id, maxOutgoingFrameBytes);
-      return result;
+      // Serialized once, here: the check that it can be sent and the reply frame share the text.
+      return result === undefined ? result : sendableJson(result, rpc.id, maxOutgoingFrameBytes);
     },
   });
 }
 
-function ensureSendable(result: unknown, id: JsonRpcId | null, maxFrameBytes: number): void {
+/** The result's JSON text, or -33403 when it cannot be sent (unrepresentable, over the frame cap). */
+function sendableJson(result: unknown, id: JsonRpcId | null, maxFrameBytes: number): JsonText {
   let json: string;
   try {
     json = toStrictJson(result, "result");
   } catch (error) {
     throw new ToolExecutionFailedError(`the tool's result cannot be sent: ${(error as Error).message}`);
   }
-  if (!Number.isFinite(maxFrameBytes)) return;
   // UTF-8 needs at most 3 bytes per UTF-16 unit: most results skip the exact count.
   // The reply is `{"jsonrpc":"2.0","id":…,"result":<json>}`; the cap excludes the newline.
+  if (
+    !Number.isFinite(maxFrameBytes) ||
+    (typeof id !== "string" && (json.length + MAX_NUMERIC_ENVELOPE_CHARS) * 3 <= maxFrameBytes)
+  ) {
+    return new JsonText(json);
+  }
   const envelope = Buffer.byteLength(JSON.stringify({ jsonrpc: "2.0", id, result: 0 }), "utf8") - 1;
-  if ((json.length + envelope) * 3 <= maxFrameBytes) return;
   const bytes = Buffer.byteLength(json, "utf8") + envelope;
   if (bytes > maxFrameBytes) {
     throw new ToolExecutionFailedError(
       `the tool's result is ${bytes} bytes on the wire, over the ${maxFrameBytes}-byte frame limit`,
     );
   }
+  return new JsonText(json);
 }
+
+/**
+ * At least the envelope's length for a numeric or null id (the host sends integers): 33 characters
+ * of `{"jsonrpc":"2.0","id":`, `,"result":` and `}` plus at most 24 of a number. A string id takes
+ * the exact count.
+ */
+const MAX_NUMERIC_ENVELOPE_CHARS = 64;

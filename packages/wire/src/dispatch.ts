@@ -11,7 +11,8 @@
  *   `data` (strict clients compare the error's keys; `invalidParams` changes the error per
  *   protocol); the handler never sees them;
  * - the handler gets the parsed params: defaults applied, unknown fields kept (every schema is a
- *   loose object, as the specs' compatibility rules require);
+ *   loose object, as the specs' compatibility rules require); a method whose table entry has a
+ *   `quickParams` check gets the value as received when that check recognises it;
  * - with `checkResults`, a result that breaks the schema is answered -32603 (it is the serving
  *   side's bug) and reported; the result goes out as the handler returned it, never re-shaped;
  * - a method nobody handles is answered -32601 by the peer; `handle` returns the disposer that
@@ -123,14 +124,22 @@ export class Dispatcher<T extends RequestTable, N extends NotificationTable = No
       throw invalidResult(method, checked.error.issues);
     };
 
+    const quickParams = entry.quickParams;
     const serve: RequestHandler = (raw, ctx) => {
       if (guard) guard(method, entry as T[MethodOf<T>], ctx);
-      const parsed = paramsSchema.safeParse(raw == null && hasMissingParams ? missingParams : raw);
-      if (!parsed.success) {
-        onSchemaFailure?.({ method, part: "params", issues: parsed.error.issues });
-        throw invalidParams(method, parsed.error.issues);
+      const input = raw == null && hasMissingParams ? missingParams : raw;
+      let params: ParamsOf<T, M>;
+      if (quickParams?.(input)) {
+        params = input as ParamsOf<T, M>;
+      } else {
+        const parsed = paramsSchema.safeParse(input);
+        if (!parsed.success) {
+          onSchemaFailure?.({ method, part: "params", issues: parsed.error.issues });
+          throw invalidParams(method, parsed.error.issues);
+        }
+        params = parsed.data as ParamsOf<T, M>;
       }
-      const outcome = handler(parsed.data as ParamsOf<T, M>, ctx);
+      const outcome = handler(params, ctx);
       if (resultSchema === undefined) return outcome;
       return isPromise(outcome) ? outcome.then(checkResult) : checkResult(outcome);
     };

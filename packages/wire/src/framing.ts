@@ -183,6 +183,13 @@ export interface FrameWriterOptions extends JsonEncoderOptions {
    * json-stream door's event stream, the plugin host and the plugin SDK use it. Default false.
    */
   coalesce?: boolean;
+  /**
+   * With `coalesce`: at most this many frames per write; the next frame of the same tick starts a
+   * new one. Two processes answering each other then work at the same time (one on the frames
+   * already sent while the other produces the rest) instead of taking turns with whole ticks.
+   * Default: no limit.
+   */
+  coalesceMaxFrames?: number;
 }
 
 interface QueuedWrite {
@@ -211,12 +218,18 @@ export class FrameWriter {
   private blocked = false;
   private readonly coalesce: boolean;
   private corked = false;
+  private corkedFrames = 0;
+  private readonly maxBatch: number;
   private closedError: Error | undefined;
 
   constructor(stream: Writable, options: FrameWriterOptions = {}) {
     this.stream = stream;
     this.encoder = new JsonEncoder(options);
     this.coalesce = options.coalesce ?? false;
+    this.maxBatch = options.coalesceMaxFrames ?? Number.POSITIVE_INFINITY;
+    if (!(this.maxBatch >= 1)) {
+      throw new RangeError(`coalesceMaxFrames must be at least 1, got ${options.coalesceMaxFrames}`);
+    }
   }
 
   /** Serializes and sends one value. Resolves once the stream has accepted the frame. */
@@ -260,10 +273,19 @@ export class FrameWriter {
   }
 
   private put(line: string): void {
-    if (this.coalesce && !this.corked) {
-      this.corked = true;
-      this.stream.cork();
-      process.nextTick(this.uncork);
+    if (this.coalesce) {
+      if (!this.corked) {
+        this.corked = true;
+        this.corkedFrames = 0;
+        this.stream.cork();
+        process.nextTick(this.uncork);
+      } else if (this.corkedFrames >= this.maxBatch) {
+        // Enough for one write: send them now, so the reader starts on them while this side goes on.
+        this.stream.uncork();
+        this.stream.cork();
+        this.corkedFrames = 0;
+      }
+      this.corkedFrames++;
     }
     if (!this.stream.write(line)) {
       this.blocked = true;

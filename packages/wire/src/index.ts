@@ -3,6 +3,7 @@ export * from "./dispatch.js";
 export * from "./errors.js";
 export * from "./framing.js";
 export * from "./issues.js";
+export * from "./json-text.js";
 export * from "./line-transport.js";
 export * from "./method-table.js";
 export * from "./peer.js";

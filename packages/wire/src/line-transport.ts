@@ -21,6 +21,8 @@ export interface LineTransportOptions {
   endOutputOnClose?: boolean;
   /** Send the frames written in one tick in one system call (FrameWriter's `coalesce`). Default false. */
   coalesce?: boolean;
+  /** With `coalesce`, at most this many frames per write (FrameWriter's `coalesceMaxFrames`). */
+  coalesceMaxFrames?: number;
 }
 
 export class LineTransport implements MessageTransport {
@@ -42,6 +44,7 @@ export class LineTransport implements MessageTransport {
       maxFrameBytes: options.maxOutgoingFrameBytes,
       strictJson: options.strictJson,
       coalesce: options.coalesce,
+      coalesceMaxFrames: options.coalesceMaxFrames,
     });
   }
 
@@ -59,6 +62,10 @@ export class LineTransport implements MessageTransport {
 
   send(message: unknown): Promise<void> {
     return this.writer.write(message);
+  }
+
+  sendSerialized(json: string): Promise<void> {
+    return this.writer.writeLine(json);
   }
 
   get queuedMessages(): number {

@@ -24,6 +24,7 @@ import {
   toRpcError,
 } from "./errors.js";
 import { IncomingRequest, problemError } from "./incoming-request.js";
+import { JsonText } from "./json-text.js";
 import { LineTransport } from "./line-transport.js";
 import type {
   FallbackRequestHandler,
@@ -433,13 +434,24 @@ export class JsonRpcPeer {
 
   private replyResult(id: JsonRpcId | null, result: unknown): void {
     if (this.closeInfo) return;
-    this.transport
-      .send({ jsonrpc: "2.0", id, result: result === undefined ? null : result })
-      .catch((error: Error) => {
-        this.logger.error({ peer: this.name, id, err: error.message }, "could not send a result");
-        // The result could not be serialized or is too large: the caller must still get an answer.
-        if (!(error instanceof ConnectionClosedError)) this.replyError(id, new InternalError(error.message));
-      });
+    this.sendResult(id, result).catch((error: Error) => {
+      this.logger.error({ peer: this.name, id, err: error.message }, "could not send a result");
+      // The result could not be serialized or is too large: the caller must still get an answer.
+      if (!(error instanceof ConnectionClosedError)) this.replyError(id, new InternalError(error.message));
+    });
+  }
+
+  private sendResult(id: JsonRpcId | null, result: unknown): Promise<void> {
+    if (!(result instanceof JsonText)) {
+      return this.transport.send({ jsonrpc: "2.0", id, result: result === undefined ? null : result });
+    }
+    // The same text JSON.stringify gives for the frame object, with the result's text spliced in.
+    if (this.transport.sendSerialized) {
+      return this.transport.sendSerialized(
+        `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result.json}}`,
+      );
+    }
+    return this.transport.send({ jsonrpc: "2.0", id, result: JSON.parse(result.json) as unknown });
   }
 
   private replyError(id: JsonRpcId | null, error: RpcError): void {

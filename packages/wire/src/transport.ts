@@ -46,6 +46,12 @@ export interface MessageTransport {
    * FrameTooLargeError (over the outbound cap) or ConnectionClosedError.
    */
   send(message: unknown): Promise<void>;
+  /**
+   * Sends one message given as its JSON text (what `JSON.stringify` produced), under the same
+   * size cap and ordering as `send`. Optional: the peer serializes a pre-serialized result's
+   * frame through `send` when a transport lacks it.
+   */
+  sendSerialized?(json: string): Promise<void>;
   /** Stops reading, fails waiting sends with ConnectionClosedError(reason), ends the connection. */
   close(reason: string): void;
   /** Messages waiting behind backpressure. */

@@ -127,6 +127,11 @@ export class WebSocketTransport implements MessageTransport {
     } catch (error) {
       return Promise.reject(error);
     }
+    return this.sendSerialized(json);
+  }
+
+  sendSerialized(json: string): Promise<void> {
+    if (this.closedError) return Promise.reject(this.closedError);
     const tooLarge = this.encoder.checkSize(json);
     if (tooLarge) return Promise.reject(tooLarge);
     if (!this.blocked) {

@@ -189,6 +189,27 @@ describe("FrameWriter", () => {
     assert.deepEqual(writes.slice(1), ['{"alone":true}\n']);
   });
 
+  test("coalesceMaxFrames: a tick's frames leave in writes of at most that many, in order", async () => {
+    const writes: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        writes.push(String(chunk));
+        cb();
+      },
+      writev(chunks, cb) {
+        writes.push(chunks.map(({ chunk }) => String(chunk)).join(""));
+        cb();
+      },
+    });
+    const writer = new FrameWriter(sink, { coalesce: true, coalesceMaxFrames: 8 });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => writer.write({ i })));
+    await new Promise((r) => setImmediate(r));
+    const lines = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i) => `{"i":${from + i}}\n`).join("");
+    assert.deepEqual(writes, [lines(0, 8), lines(8, 16), lines(16, 20)]);
+    assert.throws(() => new FrameWriter(sink, { coalesce: true, coalesceMaxFrames: 0 }), RangeError);
+  });
+
   test("strict serialization equals JSON.stringify with a refusing replacer, for any value", () => {
     const refuse = (_key: string, v: unknown) => {
       if ((typeof v === "number" && !Number.isFinite(v)) || typeof v === "bigint")

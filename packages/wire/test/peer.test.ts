@@ -6,6 +6,8 @@ import {
   ConnectionClosedError,
   InvalidParamsError,
   JsonRpcPeer,
+  JsonText,
+  type MessageTransport,
   RequestCancelledError,
   RpcError,
   type StreamPeerOptions,
@@ -319,6 +321,51 @@ describe("JsonRpcPeer", () => {
     b.onRequest("x", () => 1);
     await assert.rejects(a.request("x", { n: Number.NaN }), /NaN cannot be represented/);
     assert.equal(a.pendingRequests, 0);
+  });
+
+  test("a JsonText result goes into the frame as given: the same bytes as serializing the value", async () => {
+    for (const id of [7, 'req-"7"', null] as const) {
+      const value = { content: [{ type: "text", text: "é\n\u2028" }], is_error: false, n: 1.5 };
+      const plain = rawPeer();
+      const text = rawPeer();
+      plain.peer.setFallbackRequestHandler(() => value);
+      text.peer.setFallbackRequestHandler(() => new JsonText(JSON.stringify(value)));
+      const frame = `${JSON.stringify({ jsonrpc: "2.0", id, method: "x" })}\n`;
+      const raw = (r: ReturnType<typeof rawPeer>) =>
+        new Promise<string>((resolve) => r.fromPeer.once("data", (chunk: Buffer) => resolve(String(chunk))));
+      const [a, b] = [raw(plain), raw(text)];
+      plain.toPeer.write(frame);
+      text.toPeer.write(frame);
+      assert.equal(await b, await a);
+      assert.equal(await b, `${JSON.stringify({ jsonrpc: "2.0", id, result: value })}\n`);
+    }
+  });
+
+  test("a JsonText result over a transport without sendSerialized is sent as the value", async () => {
+    const sent: unknown[] = [];
+    let sink: Parameters<MessageTransport["start"]>[0] | undefined;
+    const transport: MessageTransport = {
+      start: (s) => {
+        sink = s;
+      },
+      send: async (message) => {
+        sent.push(message);
+      },
+      close: () => undefined,
+      queuedMessages: 0,
+    };
+    const peer = new JsonRpcPeer({ transport });
+    peer.onRequest("x", () => new JsonText('{"a":[1,"b"]}'));
+    sink?.message({ jsonrpc: "2.0", id: 1, method: "x" });
+    await tick();
+    assert.deepEqual(sent, [{ jsonrpc: "2.0", id: 1, result: { a: [1, "b"] } }]);
+  });
+
+  test("a JsonText result over the outbound cap gets an error reply", async () => {
+    // 120 bytes: room for the error reply, not for the result.
+    const { a, b } = pair({}, { maxOutgoingFrameBytes: 120 });
+    b.onRequest("big", () => new JsonText(JSON.stringify("x".repeat(200))));
+    await assert.rejects(a.request("big"), (e: unknown) => e instanceof RpcError && e.code === -32603);
   });
 
   test("a handler result that cannot be serialized still gets an error reply", async () => {

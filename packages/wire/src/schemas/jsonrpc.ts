@@ -52,14 +52,25 @@ export type JsonRpcErrorResponse = z.infer<typeof JsonRpcErrorResponseSchema>;
 export interface MethodSchema<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
   params: P;
   result: R;
+  /**
+   * A hand-written check for the common shape of the params, for methods on a hot path: true only
+   * when the params schema accepts the value and its parsing would give an equal value, so the
+   * dispatcher may pass the value on unparsed. False means "let the schema decide" (and word the
+   * error), never that the value is refused. A property test pins each one against its schema.
+   */
+  quickParams?: (value: unknown) => boolean;
 }
 export interface NotificationSchema<P extends z.ZodType = z.ZodType> {
   params: P;
 }
 
 /** Declares a request method's schemas (keeps the literal types for inference). */
-export function method<P extends z.ZodType, R extends z.ZodType>(params: P, result: R): MethodSchema<P, R> {
-  return { params, result };
+export function method<P extends z.ZodType, R extends z.ZodType>(
+  params: P,
+  result: R,
+  quickParams?: (value: unknown) => boolean,
+): MethodSchema<P, R> {
+  return quickParams === undefined ? { params, result } : { params, result, quickParams };
 }
 
 /** Declares a notification's schema. */

@@ -216,8 +216,15 @@ export class PluginHost extends EventEmitter<PluginHostEvents> {
   }
 
   /** Sends a request to the running plugin. Rejects with PluginUnavailableError when there is none. */
-  async request<R = unknown>(method: string, params: unknown, options: RequestOptions): Promise<R> {
-    return this.requirePeer().request<R>(method, params, options);
+  request<R = unknown>(method: string, params: unknown, options: RequestOptions): Promise<R> {
+    // Not `async` (the path of every tool call): the peer's promise as is, a refusal as a rejection.
+    let peer: JsonRpcPeer;
+    try {
+      peer = this.requirePeer();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return peer.request<R>(method, params, options);
   }
 
   /** Like `request`, for replies streamed as `deltaMethod` notifications before the final response. */
@@ -264,6 +271,9 @@ export class PluginHost extends EventEmitter<PluginHostEvents> {
       // Requests issued in one tick (parallel tool calls, broker events) leave in one write: the
       // child wakes once for all of them instead of once per frame (docs/performance.md).
       coalesce: true,
+      // …but at most 8 per write: with 16 calls in flight the child starts on the first 8 while
+      // the rest are written, instead of the two processes taking turns a whole tick at a time.
+      coalesceMaxFrames: 8,
       // Everything the peer logs is caused by what the plugin sends: through the budget.
       logger: this.protocolLog.asLogger(),
       onProtocolProblem: (problem) => this.countProblem(problem),

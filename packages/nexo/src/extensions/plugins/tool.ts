@@ -38,23 +38,29 @@ export interface InvokeToolOptions {
  * typed tool errors (-33401..-33405 from the host's checks or the child), the peer's
  * TimeoutError / ConnectionClosedError, or PluginUnavailableError.
  */
-export async function invokePluginTool(
+export function invokePluginTool(
   host: PluginHost,
   toolName: string,
   args: unknown,
   options: InvokeToolOptions = {},
 ): Promise<unknown> {
-  const session = host.session;
-  if (session === undefined) throw new PluginUnavailableError(host.id, host.state);
-  session.catalog.check(toolName, args);
-  return host.request(
-    "tool.invoke",
-    { plugin_id: host.id, tool_name: toolName, args, agent_id: options.agentId ?? null },
-    {
-      timeoutMs: options.timeoutMs ?? host.timeouts.toolMs,
-      ...(options.signal ? { signal: options.signal } : {}),
-    },
-  );
+  // Not `async`: every call of every plugin tool passes here, and the peer's promise is returned as
+  // is instead of being wrapped in another one; a refusal still arrives as a rejection.
+  try {
+    const session = host.session;
+    if (session === undefined) throw new PluginUnavailableError(host.id, host.state);
+    session.catalog.check(toolName, args);
+    return host.request(
+      "tool.invoke",
+      { plugin_id: host.id, tool_name: toolName, args, agent_id: options.agentId ?? null },
+      {
+        timeoutMs: options.timeoutMs ?? host.timeouts.toolMs,
+        ...(options.signal ? { signal: options.signal } : {}),
+      },
+    );
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 export class PluginTool implements Tool {
@@ -82,16 +88,18 @@ export class PluginTool implements Tool {
     return `${this.name} (plugin ${this.host.id})`;
   }
 
-  async execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
-    try {
-      const result = await invokePluginTool(this.host, this.name, args, {
-        agentId: ctx.agentId,
-        signal: ctx.signal,
-      });
-      return toolOutputOf(result);
-    } catch (error) {
-      return toolErrorOutput(this.host.id, this.name, error);
-    }
+  execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
+    const failed = (error: unknown) => toolErrorOutput(this.host.id, this.name, error);
+    return invokePluginTool(this.host, this.name, args, { agentId: ctx.agentId, signal: ctx.signal }).then(
+      (result) => {
+        try {
+          return toolOutputOf(result);
+        } catch (error) {
+          return failed(error);
+        }
+      },
+      failed,
+    );
   }
 }
 

@@ -57,7 +57,7 @@ import {
   MemoryRecallParamsSchema,
   MemoryRecallResultSchema,
 } from "./services.js";
-import { ToolInvokeParamsSchema, ToolInvokeResultSchema } from "./tool.js";
+import { isPlainToolInvokeParams, ToolInvokeParamsSchema, ToolInvokeResultSchema } from "./tool.js";
 
 export * from "./broker.js";
 export * from "./channel.js";
@@ -88,7 +88,7 @@ export const pluginMethods = {
   "memory.vector_upsert": method(VectorUpsertParamsSchema, VectorUpsertResultSchema),
   "memory.vector_search": method(VectorSearchParamsSchema, VectorSearchResultSchema),
   "memory.vector_delete": method(VectorDeleteParamsSchema, VectorDeleteResultSchema),
-  "tool.invoke": method(ToolInvokeParamsSchema, ToolInvokeResultSchema),
+  "tool.invoke": method(ToolInvokeParamsSchema, ToolInvokeResultSchema, isPlainToolInvokeParams),
   // nexo's optional channel features (./channel-features.ts), sent only to plugins advertising them.
   "channel.pairing.start": method(ChannelPairingStartParamsSchema, ChannelPairingStartResultSchema),
   "channel.pairing.cancel": method(ChannelPairingCancelParamsSchema, ChannelPairingCancelResultSchema),

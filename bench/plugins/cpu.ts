@@ -1,0 +1,88 @@
+/**
+ * CPU time per tool call, host and child, for the three contenders of the plugin benchmark.
+ *
+ * Wall-clock rates on a shared two-core machine swing threefold between runs; the CPU a call
+ * costs does not, so this is what decides whether a change to the path helped. Interleaved
+ * rounds; the host's CPU from process.cpuUsage (this process, all threads), the child's from the
+ * nanosecond run time of each of its threads (/proc/<pid>/task/<tid>/schedstat).
+ *
+ *   node --import tsx bench/plugins/cpu.ts [concurrency=16] [rounds=5] [calls per round=4000]
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { median } from "../lib.js";
+import { type Contender, floorContender, mcpContender, nexoContender } from "./contenders.js";
+
+/** Run time of every thread of `pid` so far, in microseconds. */
+export function childCpuMicros(pid: number): number {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // the thread ended between the listing and the read: its time is gone with it
+    }
+  }
+  return ns / 1000;
+}
+
+export interface CpuPerCall {
+  host: number;
+  child: number;
+}
+
+/** `calls` calls with `concurrency` in flight; CPU microseconds per call on each side. */
+export async function cpuPerCall(
+  contender: Contender,
+  args: Record<string, unknown>,
+  concurrency: number,
+  calls: number,
+): Promise<CpuPerCall> {
+  const pid = contender.pid;
+  if (pid === undefined) throw new Error("this contender does not say which process serves it");
+  let started = 0;
+  const lane = async () => {
+    while (started < calls) {
+      started++;
+      await contender.call(args);
+    }
+  };
+  const child0 = childCpuMicros(pid);
+  const host0 = process.cpuUsage();
+  await Promise.all(Array.from({ length: concurrency }, lane));
+  const host = process.cpuUsage(host0);
+  const child = childCpuMicros(pid) - child0;
+  return { host: (host.user + host.system) / calls, child: child / calls };
+}
+
+async function main(): Promise<void> {
+  const concurrency = Number(process.argv[2] ?? 16);
+  const rounds = Number(process.argv[3] ?? 5);
+  const calls = Number(process.argv[4] ?? 4000);
+  const contenders: Record<string, Contender> = {
+    nexo: await nexoContender(),
+    mcp: await mcpContender(),
+    floor: await floorContender(),
+  };
+  const args = { text: "hello", n: 1 };
+  const seen: Record<string, CpuPerCall[]> = { nexo: [], mcp: [], floor: [] };
+  try {
+    for (const c of Object.values(contenders)) await cpuPerCall(c, args, concurrency, calls); // warm-up
+    for (let r = 0; r < rounds; r++) {
+      for (const [who, c] of Object.entries(contenders)) {
+        seen[who]!.push(await cpuPerCall(c, args, concurrency, calls));
+      }
+    }
+  } finally {
+    await Promise.all(Object.values(contenders).map((c) => c.close()));
+  }
+  for (const [who, samples] of Object.entries(seen)) {
+    const host = median(samples.map((s) => s.host));
+    const child = median(samples.map((s) => s.child));
+    const total = median(samples.map((s) => s.host + s.child));
+    console.log(
+      `${who.padEnd(5)} c=${concurrency}: host ${host.toFixed(1)} µs + child ${child.toFixed(1)} µs = ${total.toFixed(1)} µs per call (median of ${rounds} rounds of ${calls})`,
+    );
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();
