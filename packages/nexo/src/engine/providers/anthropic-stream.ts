@@ -16,6 +16,7 @@ import type {
 import { LlmConnectionError } from "@nexo/wire";
 import type { ProviderEvent, StopReason, Usage } from "../types.js";
 import type { SseMessage } from "./sse.js";
+import { anthropicTextField, TextChunks } from "./text-chunks.js";
 import { parseToolArguments } from "./tool-arguments.js";
 
 /** Blocks and deltas read field by field, so kinds this SDK version does not know are skipped, not rejected. */
@@ -43,31 +44,42 @@ export function mapAnthropicStopReason(reason: AnthropicStopReason | null | unde
 /** The SDK's APIError class (the SDK itself is loaded only when a provider first sends). */
 type AnthropicApiError = typeof Anthropic.APIError;
 
+/** A stream event as the reader hands it on: the parsed event, or a text delta's text alone. */
+export type AnthropicChunk = RawMessageStreamEvent | string;
+
 /**
- * One SSE message of a Messages stream → its event, as the SDK's stream helper reads it: `ping`
- * and nameless messages carry nothing, `event: error` is the vendor's error sent mid-stream.
+ * The reader of one Messages stream's SSE messages, as the SDK's stream helper reads them: `ping`
+ * and nameless messages carry nothing, `event: error` is the vendor's error sent mid-stream. Text
+ * deltas in the envelope of an earlier one are read without JSON.parse (text-chunks.ts).
  */
-export function anthropicStreamEvent(
-  message: SseMessage,
+export function anthropicEventReader(
   headers: Headers,
   APIError: AnthropicApiError,
-): RawMessageStreamEvent | undefined {
-  if (message.event === null || message.event === "ping") return undefined;
-  if (message.event === "error") {
-    let body: object = new String(message.data);
-    try {
-      const parsed: unknown = JSON.parse(message.data);
-      if (parsed !== null && typeof parsed === "object") body = parsed;
-    } catch {
-      // Not JSON: the raw text is the error's body.
+): (message: SseMessage) => AnthropicChunk | undefined {
+  const texts = new TextChunks(anthropicTextField);
+  return (message) => {
+    if (message.event === null || message.event === "ping") return undefined;
+    if (message.event === "error") {
+      let body: object = new String(message.data);
+      try {
+        const parsed: unknown = JSON.parse(message.data);
+        if (parsed !== null && typeof parsed === "object") body = parsed;
+      } catch {
+        // Not JSON: the raw text is the error's body.
+      }
+      const type = (body as { error?: { type?: unknown } }).error?.type;
+      const errorType =
+        typeof type === "string" ? (type as ConstructorParameters<AnthropicApiError>[4]) : undefined;
+      throw new APIError(undefined, body, undefined, headers, errorType);
     }
-    const type = (body as { error?: { type?: unknown } }).error?.type;
-    const errorType =
-      typeof type === "string" ? (type as ConstructorParameters<AnthropicApiError>[4]) : undefined;
-    throw new APIError(undefined, body, undefined, headers, errorType);
-  }
-  if (message.data === "") return undefined;
-  return JSON.parse(message.data) as RawMessageStreamEvent;
+    const data = message.data;
+    if (data === "") return undefined;
+    const text = texts.text(data);
+    if (text !== undefined) return text;
+    const event = JSON.parse(data) as RawMessageStreamEvent;
+    texts.learn(data, event);
+    return event;
+  };
 }
 
 export class AnthropicStreamDecoder {
@@ -86,7 +98,8 @@ export class AnthropicStreamDecoder {
     private readonly baseUrl: string,
   ) {}
 
-  push(event: RawMessageStreamEvent): ProviderEvent[] {
+  push(event: AnthropicChunk): ProviderEvent[] {
+    if (typeof event === "string") return event === "" ? [] : [{ type: "text_delta", text: event }];
     switch (event.type) {
       case "message_start": {
         const u = event.message.usage;

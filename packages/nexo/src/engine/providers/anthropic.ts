@@ -6,7 +6,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { ChatRequest, LlmProvider, ProviderEvent } from "../types.js";
 import { toAnthropicParams } from "./anthropic-request.js";
-import { AnthropicStreamDecoder, anthropicStreamEvent } from "./anthropic-stream.js";
+import { AnthropicStreamDecoder, anthropicEventReader } from "./anthropic-stream.js";
 import { runAttempt } from "./attempt.js";
 import { DEFAULT_TIMEOUT_MS } from "./attempt-guard.js";
 import { contextWindow } from "./context-windows.js";
@@ -116,10 +116,7 @@ export class AnthropicProvider implements LlmProvider {
       // The SDK sends the request and throws for an HTTP failure; the body is read by runAttempt.
       open: (client, model, signal) =>
         client.messages.create(toAnthropicParams(request, model, { promptCaching }), { signal }).asResponse(),
-      messages: (headers) => {
-        const { APIError } = this.loadedSdk();
-        return (message) => anthropicStreamEvent(message, headers, APIError);
-      },
+      messages: (headers) => anthropicEventReader(headers, this.loadedSdk().APIError),
       decoder: () => new AnthropicStreamDecoder(this.id, this.baseUrl),
     });
   }

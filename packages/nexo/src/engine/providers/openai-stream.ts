@@ -14,8 +14,8 @@ import { LlmConnectionError } from "@nexo/wire";
 import type OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import type { ProviderEvent, StopReason, Usage } from "../types.js";
-import { OpenAiContentChunks } from "./openai-content-chunk.js";
 import type { SseMessage } from "./sse.js";
+import { openAiTextField, TextChunks } from "./text-chunks.js";
 import { parseToolArguments } from "./tool-arguments.js";
 
 interface PendingCall {
@@ -61,7 +61,7 @@ type OpenAiApiError = typeof OpenAI.APIError;
 
 /**
  * A stream chunk as the reader hands it on: the parsed chunk, or — for a chunk whose only effect
- * is a piece of text (the recogniser's, openai-content-chunk.ts) — that text alone.
+ * is a piece of text (read by text-chunks.ts) — that text alone.
  */
 export type OpenAiChunk = ChatCompletionChunk | string;
 
@@ -76,7 +76,7 @@ export function openAiChunkReader(
   APIError: OpenAiApiError,
 ): (message: SseMessage) => OpenAiChunk | undefined {
   let done = false;
-  const texts = new OpenAiContentChunks();
+  const texts = new TextChunks(openAiTextField);
   return (message) => {
     if (done) return undefined;
     const data = message.data;

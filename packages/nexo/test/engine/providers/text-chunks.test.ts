@@ -1,5 +1,5 @@
 /**
- * The OpenAI text-chunk recogniser (openai-content-chunk.ts) against JSON.parse: whatever it reads
+ * The text-chunk recogniser (text-chunks.ts) against JSON.parse, for both formats: whatever it reads
  * from a chunk is what JSON.parse reads there, and a stream read with it decodes to the same
  * events, usage, stop reason and errors as one read with JSON.parse alone — for arbitrary chunks
  * (escapes, any unicode, tool calls, usage, finish reasons, refusals, reasoning, extra fields,
@@ -7,12 +7,21 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import Anthropic from "@anthropic-ai/sdk";
 import fc from "fast-check";
 import OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
-import { OpenAiContentChunks } from "../../../src/engine/providers/openai-content-chunk.js";
+import {
+  AnthropicStreamDecoder,
+  anthropicEventReader,
+} from "../../../src/engine/providers/anthropic-stream.js";
 import { OpenAiStreamDecoder, openAiChunkReader } from "../../../src/engine/providers/openai-stream.js";
 import type { SseMessage } from "../../../src/engine/providers/sse.js";
+import {
+  anthropicTextField,
+  openAiTextField,
+  TextChunks,
+} from "../../../src/engine/providers/text-chunks.js";
 
 /** Any text, with what needs escaping and what does not: quotes, backslashes, controls, lone surrogates. */
 const anyText = fc.oneof(
@@ -117,7 +126,7 @@ const writing = fc.oneof(
   fc.constantFrom("spaced", "escaped", "cut", "spliced"),
 );
 
-function write(value: unknown, how: string, noise: string): string {
+function write(value: unknown, how: string, noise: string, key = "content"): string {
   const plain = JSON.stringify(value) ?? "null";
   switch (how) {
     case "spaced":
@@ -127,8 +136,9 @@ function write(value: unknown, how: string, noise: string): string {
     case "cut":
       return plain.slice(0, Math.floor(plain.length / 2));
     case "spliced": {
-      const at = plain.indexOf('"content":"');
-      return at === -1 ? plain : plain.slice(0, at + 11) + noise + plain.slice(at + 11);
+      const field = `"${key}":"`;
+      const at = plain.indexOf(field);
+      return at === -1 ? plain : plain.slice(0, at + field.length) + noise + plain.slice(at + field.length);
     }
     default:
       return plain;
@@ -177,7 +187,7 @@ function parseOnly(headers: Headers) {
   };
 }
 
-describe("OpenAI text-chunk recogniser", () => {
+describe("text-chunk recogniser, OpenAI format", () => {
   it("reads what JSON.parse reads: the learnt chunk with another content, decoding to that text alone", () => {
     const marker = "\u0002nexo-test-mark\u0003";
     let read = 0;
@@ -191,7 +201,7 @@ describe("OpenAI text-chunk recogniser", () => {
     fc.assert(
       fc.property(learnable, fc.oneof(fc.string(), anyText), (first, raw) => {
         const learntText = JSON.stringify(first);
-        const chunks = new OpenAiContentChunks();
+        const chunks = new TextChunks(openAiTextField);
         chunks.learn(learntText, JSON.parse(learntText));
         const marked = structuredClone(first);
         marked.choices[0]!.delta.content = marker;
@@ -223,7 +233,7 @@ describe("OpenAI text-chunk recogniser", () => {
   });
 
   it("recognises the usual text chunk, with and without escapes", () => {
-    const chunks = new OpenAiContentChunks();
+    const chunks = new TextChunks(openAiTextField);
     const at = (content: string) =>
       `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":null,"choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"logprobs":null,"finish_reason":null}]}`;
     assert.equal(chunks.text(at("hi")), undefined, "nothing is recognised before an envelope is learnt");
@@ -265,5 +275,172 @@ describe("OpenAI text-chunk recogniser", () => {
       { numRuns: 1500 },
     );
     assert.ok(recognised > 1000, `the recogniser read ${recognised} chunks: the property must exercise it`);
+  });
+});
+
+/** An Anthropic stream's events: mostly text deltas, and everything else a Messages stream sends. */
+const anthropicDelta = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ type: fc.constant("text_delta"), text: anyText }) },
+  fc.record({ type: fc.constant("thinking_delta"), thinking: anyText }),
+  fc.record({ type: fc.constant("signature_delta"), signature: anyText }),
+  fc.record({ type: fc.constant("input_json_delta"), partial_json: anyText }),
+  fc.record(
+    { type: fc.constantFrom("text_delta", "citations_delta"), text: anyText, extra: fc.jsonValue() },
+    { requiredKeys: ["type"] },
+  ),
+);
+const anthropicIndex = fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, fc.nat(2));
+const anthropicEvent = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      type: fc.constant("content_block_delta"),
+      index: anthropicIndex,
+      delta: anthropicDelta,
+    }),
+  },
+  fc.record({
+    type: fc.constant("content_block_start"),
+    index: anthropicIndex,
+    content_block: fc.oneof(
+      fc.record({ type: fc.constant("text"), text: anyText }),
+      fc.record({ type: fc.constant("thinking"), thinking: anyText }),
+      fc.record({
+        type: fc.constant("tool_use"),
+        id: fc.constant("toolu_1"),
+        name: fc.constant("Read"),
+        input: fc.constant({}),
+      }),
+    ),
+  }),
+  fc.record({ type: fc.constant("content_block_stop"), index: anthropicIndex }),
+  fc.record({
+    type: fc.constant("message_delta"),
+    delta: fc.record({ stop_reason: fc.constantFrom("end_turn", "tool_use", "max_tokens") }),
+    usage: fc.record({ output_tokens: fc.nat() }),
+  }),
+  fc.constant({ type: "message_stop" }),
+  fc.record({
+    type: fc.constant("content_block_delta"),
+    index: anthropicIndex,
+    delta: anthropicDelta,
+    extra: fc.jsonValue(),
+  }),
+  fc.jsonValue(),
+);
+
+/** Decodes Anthropic events read with `read`; the events and the end, or the error thrown. */
+function decodeAnthropic(read: (message: SseMessage) => unknown, messages: SseMessage[]) {
+  const decoder = new AnthropicStreamDecoder("anthropic", "http://x");
+  const events: unknown[] = [];
+  try {
+    for (const message of messages) {
+      const chunk = read(message);
+      if (chunk !== undefined) events.push(...decoder.push(chunk as never));
+    }
+    events.push(...decoder.finish());
+    return { events };
+  } catch (error) {
+    return { events, error: `${(error as Error).name}: ${(error as Error).message}` };
+  }
+}
+
+/** The reader before the recogniser: JSON.parse for every event. */
+function anthropicParseOnly(headers: Headers) {
+  const reader = anthropicEventReader(headers, Anthropic.APIError);
+  return (message: SseMessage) =>
+    message.event === null || message.event === "ping" || message.event === "error" || message.data === ""
+      ? reader(message)
+      : JSON.parse(message.data);
+}
+
+describe("text-chunk recogniser, Anthropic format", () => {
+  it("reads what JSON.parse reads: the learnt event with another text, decoding to that text alone", () => {
+    const marker = "\u0002nexo-test-mark\u0003";
+    let read = 0;
+    fc.assert(
+      fc.property(
+        fc.record({
+          type: fc.constantFrom(
+            "content_block_delta",
+            "content_block_delta",
+            "content_block_start",
+            "message_delta",
+          ),
+          index: anthropicIndex,
+          delta: anthropicDelta,
+        }),
+        fc.oneof(fc.string(), anyText),
+        (first, raw) => {
+          const learntText = JSON.stringify(first);
+          const chunks = new TextChunks(anthropicTextField);
+          chunks.learn(learntText, JSON.parse(learntText));
+          const marked = structuredClone(first) as { delta: Record<string, unknown> };
+          marked.delta.text = marker;
+          const parts = JSON.stringify(marked).split(JSON.stringify(marker));
+          fc.pre(parts.length === 2);
+          const data = `${parts[0]}"${raw}"${parts[1]}`;
+          const text = chunks.text(data);
+          if (text === undefined) return;
+          read++;
+          const expected = JSON.parse(learntText);
+          expected.delta.text = text;
+          assert.deepEqual(JSON.parse(data), expected);
+          // Before a block of each kind, and followed by the end, so any state it left would show.
+          for (const start of [
+            [],
+            [
+              '{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"n","input":{}}}',
+            ],
+          ]) {
+            const messages = [...start, data, '{"type":"message_stop"}'].map((d) => ({
+              event: "e",
+              data: d,
+            }));
+            const viaParse = decodeAnthropic((m) => JSON.parse(m.data), messages);
+            const viaText = decodeAnthropic((m) => (m.data === data ? text : JSON.parse(m.data)), messages);
+            assert.deepEqual(viaText, viaParse);
+          }
+        },
+      ),
+      { numRuns: 2000 },
+    );
+    assert.ok(read > 150, `the recogniser read ${read} events: the property must exercise it`);
+  });
+
+  it("a stream read with it decodes as one read with JSON.parse alone", () => {
+    const headers = new Headers();
+    let recognised = 0;
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(
+            anthropicEvent,
+            writing,
+            anyText,
+            fc.constantFrom("content_block_delta", "content_block_delta", "ping", null),
+          ),
+          { minLength: 1, maxLength: 16, size: "medium" },
+        ),
+        (events) => {
+          const messages: SseMessage[] = events.map(([value, how, noise, event]) => ({
+            event,
+            data: write(value, how, noise, "text"),
+          }));
+          const reader = anthropicEventReader(headers, Anthropic.APIError);
+          const counted = (message: SseMessage) => {
+            const chunk = reader(message);
+            if (typeof chunk === "string") recognised++;
+            return chunk;
+          };
+          assert.deepEqual(
+            decodeAnthropic(counted, messages),
+            decodeAnthropic(anthropicParseOnly(headers), messages),
+          );
+        },
+      ),
+      { numRuns: 1000 },
+    );
+    assert.ok(recognised > 300, `the recogniser read ${recognised} events: the property must exercise it`);
   });
 });
