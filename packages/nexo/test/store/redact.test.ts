@@ -3,6 +3,7 @@ import { afterEach, describe, it } from "node:test";
 import fc from "fast-check";
 import { forgetSecretsForTesting, rememberSecret } from "../../src/secrets/known.js";
 import { luhnValid, type RedactionLabel, redact, redactJson, scrubSecrets } from "../../src/store/index.js";
+import { GUARDED_PATTERNS, MAY_MATCH } from "../../src/store/redact.js";
 
 const only = (text: string, label: RedactionLabel, count = 1) => {
   const result = redact(text);
@@ -311,6 +312,56 @@ describe("redact: invariants", () => {
         assert.equal(redact(once).text, once);
       }),
       { numRuns: 2000 },
+    );
+  });
+
+  it("property: a rule's shortcut says no only when its patterns cannot match", () => {
+    // Pieces that make every guarded pattern match now and then, glued without spaces too.
+    const piece = fc.oneof(
+      fc.constantFrom(
+        "@",
+        "ana@x.org",
+        "a.b@mail.example.com",
+        "eyJhbGciOiJI.eyJzdWIiOiIx.c2ln",
+        "Bearer ",
+        "bearer\t",
+        "sk-",
+        "sk-ant-api03-",
+        "AKIA",
+        "ghp_",
+        "github_pat_",
+        "xoxb-",
+        "xoxb-1234567890",
+        "xapp-1-",
+        "AIza",
+        "sk_live_",
+        "api_key",
+        "Token",
+        "PASSWORD",
+        "credentials",
+        "auth",
+        '"',
+        "'",
+        ": ",
+        "=",
+        "4111 1111 1111 1111",
+        "5555-5555-5555-4444",
+        "+54 9 11 2233-4455",
+        " ",
+        "\n",
+      ),
+      fc.string({ unit: fc.constantFrom(..."aZ09_-.+/~=:@ ".split("")), maxLength: 24 }),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+        const text = pieces.join("");
+        for (const [rule, patterns] of Object.entries(GUARDED_PATTERNS)) {
+          const matches = patterns.some((pattern) => text.search(pattern) !== -1);
+          if (matches)
+            assert.ok(MAY_MATCH[rule as keyof typeof MAY_MATCH](text), `${rule}: ${JSON.stringify(text)}`);
+        }
+      }),
+      { numRuns: 5000 },
     );
   });
 
