@@ -39,6 +39,12 @@ export interface TurnInput {
    * again from the durable inbox): the turn answers it without storing it, or hooking it, again.
    */
   alreadyStored?: boolean;
+  /**
+   * The caller keeps the input durably until the turn has ended (the daemon's inbox keeps the
+   * message until its reply is handed over): the user message is then written with the turn's
+   * first group of transcript writes instead of in a write of its own before the model is asked.
+   */
+  durable?: boolean;
 }
 
 /** Where a tool comes from: built in, or the MCP server, plugin or microapp (`id`) that offers it. */

@@ -34,6 +34,17 @@ export interface TranscriptSink {
     message: ChatMessage,
     meta: { turnId: string; origin?: MessageOrigin },
   ): void | Promise<void>;
+  /**
+   * Several messages of one session in one write: all of them are kept, in order, or none is (the
+   * store writes them in one transaction). Without it, `append` is called for each.
+   */
+  appendMany?(sessionId: string, messages: readonly PendingMessage[]): void | Promise<void>;
+}
+
+/** A message appended to a session and not written to its sink yet. */
+export interface PendingMessage {
+  message: ChatMessage;
+  meta: { turnId: string; origin?: MessageOrigin };
 }
 
 export interface MinimalLogger {
@@ -105,7 +116,13 @@ export interface SessionState {
   readonly logger: MinimalLogger | undefined;
   /** Why calls that need approval are refused instead of waiting, if they are (see SessionConfig). */
   readonly approvalRefusal: string | undefined;
-  append(message: ChatMessage, turnId: string, origin?: MessageOrigin): Promise<void>;
+  /** Adds a message to the history; the sink gets it at the next `flush`. */
+  append(message: ChatMessage, turnId: string, origin?: MessageOrigin): void;
+  /**
+   * Writes the messages appended since the last flush to the sink, in one write. The turn flushes
+   * before anything outlives it (a tool runs, an approval is awaited) and before `turn_end`.
+   */
+  flush(): Promise<void>;
   replaceHistory(messages: ChatMessage[]): void;
   /** The history's size in the estimate's characters, kept up to date as messages come and go. */
   readonly historyChars: number;

@@ -8,7 +8,13 @@ import { ApprovalPolicy, PendingApprovals } from "./approvals.js";
 import { messageChars } from "./compaction.js";
 import type { MessageOrigin, TurnEvent, TurnInput, TurnOutcome } from "./events.js";
 import type { HookRunner } from "./hooks.js";
-import type { MinimalLogger, SessionConfig, SessionState, ToolCallContext } from "./session-types.js";
+import type {
+  MinimalLogger,
+  PendingMessage,
+  SessionConfig,
+  SessionState,
+  ToolCallContext,
+} from "./session-types.js";
 import { type HubEvent, ThreadHub } from "./thread-hub.js";
 import { runTurn } from "./turn.js";
 import {
@@ -66,6 +72,8 @@ export class AgentSession implements SessionState {
   private current: { turnId: string; controller: AbortController; done: Promise<TurnOutcome> } | undefined;
   private refusal: string | undefined;
   private readonly readable: Set<string>;
+  /** Appended messages the sink has not been given yet (see `flush`). */
+  private unwritten: PendingMessage[] = [];
 
   constructor(config: SessionConfig) {
     this.config = config;
@@ -212,24 +220,43 @@ export class AgentSession implements SessionState {
    */
   async seedHistory(text: string): Promise<void> {
     const turnId = "init_history";
-    await this.append(
+    this.append(
       { role: "user", content: [{ type: "text", text: `[Earlier conversation]\n${text}` }] },
       turnId,
     );
-    await this.append(
+    this.append(
       { role: "assistant", content: [{ type: "text", text: "I have the earlier conversation in mind." }] },
       turnId,
     );
+    await this.flush();
   }
 
   get historyChars(): number {
     return this.charCount;
   }
 
-  async append(message: ChatMessage, turnId: string, origin?: MessageOrigin): Promise<void> {
+  append(message: ChatMessage, turnId: string, origin?: MessageOrigin): void {
     this.messages.push(message);
     this.charCount += messageChars(message);
-    await this.config.sink?.append(this.id, message, origin === undefined ? { turnId } : { turnId, origin });
+    if (this.config.sink === undefined) return;
+    this.unwritten.push({ message, meta: origin === undefined ? { turnId } : { turnId, origin } });
+  }
+
+  /**
+   * Writes what was appended since the last flush in one write (one transaction in the store),
+   * not one per message. A failed write is not retried: it throws, and its messages stay only in
+   * the history, as a failed single append left them.
+   */
+  async flush(): Promise<void> {
+    const sink = this.config.sink;
+    if (sink === undefined || this.unwritten.length === 0) return;
+    const batch = this.unwritten;
+    this.unwritten = [];
+    if (sink.appendMany !== undefined) {
+      await sink.appendMany(this.id, batch);
+      return;
+    }
+    for (const { message, meta } of batch) await sink.append(this.id, message, meta);
   }
 
   replaceHistory(messages: ChatMessage[]): void {

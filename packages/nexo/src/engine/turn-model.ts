@@ -146,7 +146,7 @@ export async function callModel(run: TurnRun, onUsage: (u: Partial<Usage>) => vo
     if (!signal.aborted) {
       // Output had streamed: keep it in the history, then report the failure.
       if (reply.text)
-        await session.append({ role: "assistant", content: [{ type: "text", text: reply.text }] }, turnId);
+        session.append({ role: "assistant", content: [{ type: "text", text: reply.text }] }, turnId);
       throw error;
     }
   } finally {

@@ -42,8 +42,11 @@ export async function runTurn(run: TurnRun, turnInput: TurnInput): Promise<TurnO
         input = [{ type: "text", text: outcome.payload.text }, ...input.filter((b) => b.type !== "text")];
       }
     }
-    if (!turnInput.alreadyStored)
-      await session.append({ role: "user", content: input }, turnId, turnInput.origin);
+    if (!turnInput.alreadyStored) {
+      session.append({ role: "user", content: input }, turnId, turnInput.origin);
+      // Kept before the model is asked, unless the caller keeps it until the turn ends anyway.
+      if (!turnInput.durable) await session.flush();
+    }
 
     let step = 0;
     let compactedThisStep = false;
@@ -112,7 +115,7 @@ export async function runTurn(run: TurnRun, turnInput: TurnInput): Promise<TurnO
       if (modelReply.thinking?.text) assistant.push({ type: "thinking", ...modelReply.thinking });
       if (modelReply.text) assistant.push({ type: "text", text: modelReply.text });
       assistant.push(...modelReply.toolCalls);
-      if (assistant.length > 0) await session.append({ role: "assistant", content: assistant }, turnId);
+      if (assistant.length > 0) session.append({ role: "assistant", content: assistant }, turnId);
       if (modelReply.text) texts.push(modelReply.text);
 
       if (signal.aborted && modelReply.toolCalls.length === 0) {
@@ -121,8 +124,11 @@ export async function runTurn(run: TurnRun, turnInput: TurnInput): Promise<TurnO
       }
       if (modelReply.toolCalls.length === 0) break;
 
+      // The calls are kept before they run: a tool's effects outlive the process, so a restart must
+      // find them asked for (and not run them again). Their results are written with the next group.
+      await session.flush();
       const results = await runToolCalls(run, modelReply.toolCalls);
-      await session.append({ role: "user", content: results }, turnId);
+      session.append({ role: "user", content: results }, turnId);
       if (signal.aborted) {
         reason = "cancelled";
         break;
@@ -147,6 +153,8 @@ export async function runTurn(run: TurnRun, turnInput: TurnInput): Promise<TurnO
   emit({ type: "turn_start", turnId, input: turnInput });
   try {
     await work();
+    // Whatever the turn appended since its last write is kept before anyone hears it ended.
+    await session.flush();
   } catch (error) {
     // A bug or an unexpected failure: report it, keep the session usable.
     session.logger?.error({ err: (error as Error).stack, turnId }, "turn failed unexpectedly");
@@ -158,11 +166,29 @@ export async function runTurn(run: TurnRun, turnInput: TurnInput): Promise<TurnO
       retryable: false,
     });
     reason = signal.aborted ? "cancelled" : "error";
+    reply = undefined;
+    await flushAfterFailure(run);
   } finally {
     emit({ type: "usage", turnId, turn: run.usage, session: session.usage });
     emit({ type: "turn_end", turnId, reason, usage: run.usage, ...(reply === undefined ? {} : { reply }) });
   }
   return { turnId, reason, usage: run.usage, ...(reply === undefined ? {} : { reply }) };
+}
+
+/** Keeps what a failed turn had appended (its partial answer); a second failure is reported. */
+async function flushAfterFailure(run: TurnRun): Promise<void> {
+  try {
+    await run.session.flush();
+  } catch (error) {
+    run.session.logger?.error({ err: (error as Error).stack, turnId: run.turnId }, "transcript write failed");
+    run.emit({
+      type: "error",
+      turnId: run.turnId,
+      failure: "internal",
+      message: `the transcript could not be written: ${(error as Error).message}`,
+      retryable: false,
+    });
+  }
 }
 
 /**

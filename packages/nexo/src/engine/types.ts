@@ -182,6 +182,11 @@ export type SubAgentHomes = (
 /** Appends a session's messages to its transcript (the parent's transcript sink serves its sub-agents too). */
 export interface MessageSink {
   append(sessionId: string, message: ChatMessage, meta: { turnId: string }): void | Promise<void>;
+  /** Several messages in one write (see TranscriptSink.appendMany). */
+  appendMany?(
+    sessionId: string,
+    messages: readonly { message: ChatMessage; meta: { turnId: string } }[],
+  ): void | Promise<void>;
 }
 
 /** Where a sub-agent's conversation is kept, and how its own sub-agents get theirs. */

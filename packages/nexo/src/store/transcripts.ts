@@ -14,7 +14,7 @@
  * firehose hears it, and a line that was rolled back was never announced.
  */
 
-import type { Statement } from "better-sqlite3";
+import type { Statement, Transaction } from "better-sqlite3";
 import type { AgentEventRepository, StoredAgentEvent } from "./agent-events.js";
 import {
   type ChatMessage,
@@ -165,6 +165,12 @@ SELECT s.id,
 FROM sessions s WHERE s.id = @session_id
 RETURNING id, seq, agent_id, tenant_id`;
 
+/** An entry checked and redacted, ready for the INSERT, with the blocks its content encodes. */
+interface PreparedEntry {
+  row: Omit<EntryRow, "id" | "seq" | "agent_id" | "tenant_id">;
+  blocks: ContentBlock[];
+}
+
 const TOUCH_SESSION = "UPDATE sessions SET updated_at = MAX(updated_at, @at) WHERE id = @session_id";
 
 export class TranscriptRepository {
@@ -173,8 +179,11 @@ export class TranscriptRepository {
   readonly #events: AgentEventRepository | undefined;
 
   /** Prepared once: re-preparing per append was a tenth of the daemon's CPU under load. */
-  #insert: ReturnType<Connection["prepare"]> | undefined;
-  #touch: ReturnType<Connection["prepare"]> | undefined;
+  #append:
+    | Transaction<
+        (sessionId: string, rows: readonly PreparedEntry[], events: StoredAgentEvent[]) => TranscriptEntry[]
+      >
+    | undefined;
   /** `entries` runs at every session load: its two reads are prepared once. */
   #lastEntries: Statement<unknown[]> | undefined;
   #entriesFrom: Statement<unknown[]> | undefined;
@@ -196,31 +205,55 @@ export class TranscriptRepository {
     // Validation and redaction (the slow part) happen before the write lock is taken.
     const rows = entries.map((entry, index) => this.#prepare(sessionId, entry, index));
     if (rows.length === 0) return [];
-    this.#insert ??= this.#db.prepare(INSERT);
-    this.#touch ??= this.#db.prepare(TOUCH_SESSION);
-    const insert = this.#insert;
-    const touch = this.#touch;
-    const eventLog = this.#events;
     const events: StoredAgentEvent[] = [];
-    const stored = this.#db
-      .transaction(() => {
+    const stored = this.#appendTransaction().immediate(sessionId, rows, events);
+    this.#events?.publish(events);
+    return stored;
+  }
+
+  /**
+   * The write of `appendMany`, built once: its statements and the transaction wrapper are reused by
+   * every append (each one is a turn's group of messages in a busy daemon).
+   */
+  #appendTransaction(): Transaction<
+    (sessionId: string, rows: readonly PreparedEntry[], events: StoredAgentEvent[]) => TranscriptEntry[]
+  > {
+    if (this.#append !== undefined) return this.#append;
+    const insert = this.#db.prepare(INSERT);
+    const touch = this.#db.prepare(TOUCH_SESSION);
+    const eventLog = this.#events;
+    this.#append = this.#db.transaction(
+      (sessionId: string, rows: readonly PreparedEntry[], events: StoredAgentEvent[]) => {
         events.length = 0;
-        const stored = rows.map((row) => {
-          const result = insert.get(row) as
-            | Pick<EntryRow, "id" | "seq" | "agent_id" | "tenant_id">
-            | undefined;
+        let newest = "";
+        const stored = rows.map(({ row, blocks }) => {
+          const result = insert.get(row) as Pick<EntryRow, "id" | "seq" | "agent_id" | "tenant_id"> | undefined;
           if (result === undefined) throw new StoreError("not_found", `session ${sessionId} does not exist`);
-          const entry = toEntry({ ...row, ...result } as EntryRow);
+          if (row.created_at > newest) newest = row.created_at;
+          // The blocks just written, not a parse of their JSON.
+          const entry: TranscriptEntry = {
+            id: result.id,
+            sessionId,
+            seq: result.seq,
+            role: row.role,
+            content: blocks,
+            text: row.text,
+            agentId: result.agent_id,
+            tenantId: result.tenant_id,
+            sourcePlugin: row.source_plugin,
+            senderId: row.sender_id,
+            messageId: row.message_id,
+            turnId: row.turn_id,
+            createdAt: row.created_at,
+          };
           if (eventLog !== undefined) events.push(eventLog.insert(appendedEvent(entry), { redacted: true }));
           return entry;
         });
-        const newest = rows.reduce((at, row) => (row.created_at > at ? row.created_at : at), "");
         touch.run({ session_id: sessionId, at: newest });
         return stored;
-      })
-      .immediate();
-    eventLog?.publish(events);
-    return stored;
+      },
+    );
+    return this.#append;
   }
 
   /** The session's entries in seq order. */
@@ -402,11 +435,7 @@ export class TranscriptRepository {
     return new Map(ids.map((id) => [id, one.get({ ...params, id }) as string]));
   }
 
-  #prepare(
-    sessionId: string,
-    entry: NewTranscriptEntry,
-    index: number,
-  ): Omit<EntryRow, "id" | "seq" | "agent_id" | "tenant_id"> {
+  #prepare(sessionId: string, entry: NewTranscriptEntry, index: number): PreparedEntry {
     const where = `entries[${index}]`;
     if (entry === null || typeof entry !== "object") {
       throw new StoreError("invalid_argument", `${where} must be an object`);
@@ -418,7 +447,7 @@ export class TranscriptRepository {
       );
     }
     const { blocks } = redactContent(normalizeContent(entry.content));
-    return {
+    const row = {
       session_id: sessionId,
       role: entry.role,
       content: JSON.stringify(blocks),
@@ -429,6 +458,7 @@ export class TranscriptRepository {
       turn_id: optionalString(`${where}.turnId`, entry.turnId),
       created_at: timestamp(`${where}.createdAt`, entry.createdAt, this.#now),
     };
+    return { row, blocks };
   }
 }
 
