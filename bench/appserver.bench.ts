@@ -10,7 +10,9 @@
  *      loading the HTTP client, the vendor SDK — which are start-up, not streaming). Goal (issue 15,
  *      "already ahead, keep it so"): nexo >= Codex.
  *   4. peak RSS (VmHWM of the server process): after initialize, after the conversation. Goal
- *      (likewise): nexo <= Codex after the conversation.
+ *      (likewise): nexo <= Codex after the conversation. "After initialize" is read once a second
+ *      `initialize` has been refused: nexo answers the first one before its door has loaded
+ *      (cli/app-server-fast.ts), and only the door can refuse the second.
  * Codex is installed from npm on demand (appserver/codex.ts); when it cannot be, its side is
  * skipped with the reason, printed and recorded. Every repetition has a time limit (REP_LIMIT_MS);
  * one that runs out is stopped, counted in the row's `timed_out` and taken at the limit (a bound
@@ -226,7 +228,7 @@ async function runTurn(client: LineClient, threadId: string, text: string): Prom
   return last;
 }
 
-/** Spawn → the first `initialize` response over stdio, in ms, and the peak RSS at that moment. */
+/** Spawn → the first `initialize` response over stdio, in ms, and the peak RSS once the server serves. */
 async function spawnToInitialize(peer: Peer, cwd: string): Promise<{ ms: number; rss: number }> {
   const t0 = performance.now();
   const child = spawn(peer.command, peer.args("stdio", 0), {
@@ -238,6 +240,8 @@ async function spawnToInitialize(peer: Peer, cwd: string): Promise<{ ms: number;
   child.stdout.setEncoding("utf8").on("data", (d: string) => client.feed(d));
   await client.request("initialize", INITIALIZE_PARAMS);
   const ms = performance.now() - t0;
+  // Refused by the whole server (-32003, or Codex's own error): the memory of a server that serves.
+  await client.request("initialize", INITIALIZE_PARAMS).catch(() => undefined);
   const rss = peakRssMiB(child.pid);
   await stop(child);
   return { ms, rss };
