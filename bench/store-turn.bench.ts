@@ -3,9 +3,10 @@
  * turn (process.cpuUsage: on a shared machine the wall clock mostly measures the scheduler):
  *   per message — one `append` (one IMMEDIATE transaction: entry, agent event, session touch) for
  *                 every message, as turns wrote before issue 15
- *   per turn    — the groups a turn writes now (engine/turn.ts): a chat turn whose input the
- *                 daemon's inbox keeps is one `appendMany`; a one-tool turn is three writes (the
- *                 user message, the call before it runs, the result and the answer at the end)
+ *   per turn    — the groups a turn writes now (engine/turn.ts) when its input is kept durably by
+ *                 the caller (the daemon's inbox): a chat turn is one `appendMany`; a one-tool turn
+ *                 three writes (the message with the call before it runs, the result before the
+ *                 model is asked again, the answer at the end)
  * No goal of its own: it shows what issue 15's "one transaction per turn" saves.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -76,9 +77,9 @@ export default async function storeTurn(ctx: BenchContext): Promise<void> {
       },
       toolPerTurn: (id: string) => {
         const [user, call, result, answer] = toolTurn(n++) as NewTranscriptEntry[];
-        store.transcripts.append(id, user!);
-        store.transcripts.append(id, call!);
-        store.transcripts.appendMany(id, [result!, answer!]);
+        store.transcripts.appendMany(id, [user!, call!]);
+        store.transcripts.append(id, result!);
+        store.transcripts.append(id, answer!);
       },
     };
     type Way = keyof typeof writes;

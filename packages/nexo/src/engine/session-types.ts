@@ -120,7 +120,8 @@ export interface SessionState {
   append(message: ChatMessage, turnId: string, origin?: MessageOrigin): void;
   /**
    * Writes the messages appended since the last flush to the sink, in one write. The turn flushes
-   * before anything outlives it (a tool runs, an approval is awaited) and before `turn_end`.
+   * before anything outlives it (a tool runs, an approval is awaited), before it asks the model
+   * again after tools ran, and before `turn_end`.
    */
   flush(): Promise<void>;
   replaceHistory(messages: ChatMessage[]): void;

@@ -125,10 +125,12 @@ export async function runTurn(run: TurnRun, turnInput: TurnInput): Promise<TurnO
       if (modelReply.toolCalls.length === 0) break;
 
       // The calls are kept before they run: a tool's effects outlive the process, so a restart must
-      // find them asked for (and not run them again). Their results are written with the next group.
+      // find them asked for (and not run them again); their results are kept before the model is
+      // asked again, so a kill during that call leaves every call with its result.
       await session.flush();
       const results = await runToolCalls(run, modelReply.toolCalls);
       session.append({ role: "user", content: results }, turnId);
+      await session.flush();
       if (signal.aborted) {
         reason = "cancelled";
         break;

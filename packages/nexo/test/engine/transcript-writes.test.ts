@@ -1,7 +1,8 @@
 /**
- * How a turn writes its transcript: in a few groups (one store transaction each) rather than one
- * write per message — the user message before the model is asked (unless the caller keeps it
- * durably itself), the tool calls before they run, the rest before `turn_end` — with a real store.
+ * How a turn writes its transcript: in groups (one store transaction each) rather than one write
+ * per message — the user message before the model is asked (unless the caller keeps it durably
+ * itself), the tool calls before they run, their results before the model is asked again, the rest
+ * before `turn_end` — with a real store.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -86,7 +87,7 @@ function session(
 }
 
 describe("a turn's transcript writes", () => {
-  test("a one-tool turn: the user message, the call before it runs, the rest before turn_end", async () => {
+  test("a one-tool turn: the user message, the call before it runs, its result, the answer before turn_end", async () => {
     const { sink, writes } = recordingSink();
     const seenByTool: string[][] = [];
     const echo = tool("Echo", "info", async () => {
@@ -100,7 +101,7 @@ describe("a turn's transcript writes", () => {
     await collect(s.runTurn("go"), (e) => {
       if (e.type === "turn_end") atEnd = stored();
     });
-    assert.deepEqual(writes, [["user"], ["assistant"], ["user", "assistant"]]);
+    assert.deepEqual(writes, [["user"], ["assistant"], ["user"], ["assistant"]]);
     assert.deepEqual(
       seenByTool,
       [["user:text", "assistant:tool_use"]],
@@ -115,6 +116,13 @@ describe("a turn's transcript writes", () => {
     await collect(s.runTurn({ content: [{ type: "text", text: "hi" }], durable: true }));
     assert.deepEqual(writes, [["user", "assistant"]], "a plain exchange is one write");
     assert.deepEqual(stored(), ["user:text", "assistant:text"]);
+  });
+
+  test("with durable input, a one-tool turn is three writes: the message with the call, the result, the answer", async () => {
+    const { sink, writes } = recordingSink();
+    const s = session([() => toolCalls({ id: "c1", name: "Echo", input: {} }), () => text("done")], sink);
+    await collect(s.runTurn({ content: [{ type: "text", text: "go" }], durable: true }));
+    assert.deepEqual(writes, [["user", "assistant"], ["user"], ["assistant"]]);
   });
 
   test("a turn whose model fails mid-answer keeps the user message and the partial answer", async () => {
