@@ -227,7 +227,9 @@ export class TranscriptRepository {
         events.length = 0;
         let newest = "";
         const stored = rows.map(({ row, blocks }) => {
-          const result = insert.get(row) as Pick<EntryRow, "id" | "seq" | "agent_id" | "tenant_id"> | undefined;
+          const result = insert.get(row) as
+            | Pick<EntryRow, "id" | "seq" | "agent_id" | "tenant_id">
+            | undefined;
           if (result === undefined) throw new StoreError("not_found", `session ${sessionId} does not exist`);
           if (row.created_at > newest) newest = row.created_at;
           // The blocks just written, not a parse of their JSON.

@@ -578,6 +578,10 @@ export class Router {
             );
       const input = {
         alreadyStored: stored === "unanswered",
+        // The inbox keeps the message until it is answered (a kill before the transcript has it
+        // replays it), so the turn need not write it alone before asking the model: it goes with
+        // the turn's first group of writes (engine/turn.ts).
+        durable: inboxSeq !== undefined,
         content: [{ type: "text" as const, text: inbound.text }, ...images],
         origin: {
           channel: inbound.kind,
