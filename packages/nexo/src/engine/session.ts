@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { ApprovalPolicy, PendingApprovals } from "./approvals.js";
 import { messageChars } from "./compaction.js";
 import type { MessageOrigin, TurnEvent, TurnInput, TurnOutcome } from "./events.js";
+import { withToolResults } from "./history-repair.js";
 import type { HookRunner } from "./hooks.js";
 import type {
   MinimalLogger,
@@ -78,7 +79,8 @@ export class AgentSession implements SessionState {
   constructor(config: SessionConfig) {
     this.config = config;
     this.id = config.sessionId ?? randomUUID();
-    this.messages = [...(config.history ?? [])];
+    // A history a killed process left with a tool call but no result is completed first.
+    this.messages = [...withToolResults(config.history ?? [])];
     for (const m of this.messages) this.charCount += messageChars(m);
     this.policy = config.policy ?? new ApprovalPolicy();
     this.approvals = new PendingApprovals(this.policy);

@@ -317,20 +317,31 @@ export class TranscriptRepository {
 
   /**
    * Where the user message the channel sent as `messageId` stands in the session's transcript:
-   * "absent"; "unanswered" when it is the session's last user message and nothing follows it (a
-   * turn killed before the model answered); "answered" when anything was stored after it. A replay
-   * after a SIGKILL asks this so it neither stores the message twice nor answers it twice.
+   * "absent"; "answered" when an answer of the model's follows it (an assistant message that asks
+   * for no tool: the turn's last reply); "unanswered" otherwise — nothing follows it (a turn killed
+   * before the model answered), or the turn was cut while it used tools (killed or cancelled
+   * between a tool call and the final answer; the next load gives any call left without a result
+   * an "interrupted" one, engine/history-repair.ts). A replay after a SIGKILL asks this so it
+   * neither stores the message twice nor answers it twice, and finishes a turn cut short.
    */
   messageState(sessionId: string, messageId: string): "absent" | "unanswered" | "answered" {
+    const id = requireId("sessionId", sessionId);
     const row = this.#db
       .prepare(
-        `SELECT u.seq AS seq, (SELECT MAX(seq) FROM transcript_entries WHERE session_id = u.session_id) AS last
-         FROM transcript_entries u WHERE u.session_id = ? AND u.role = 'user' AND u.message_id = ?
-         ORDER BY u.seq DESC LIMIT 1`,
+        `SELECT seq FROM transcript_entries WHERE session_id = ? AND role = 'user' AND message_id = ?
+         ORDER BY seq DESC LIMIT 1`,
       )
-      .get(requireId("sessionId", sessionId), messageId) as { seq: number; last: number } | undefined;
+      .get(id, messageId) as { seq: number } | undefined;
     if (row === undefined) return "absent";
-    return row.last > row.seq ? "answered" : "unanswered";
+    const replies = this.#db
+      .prepare(
+        "SELECT content FROM transcript_entries WHERE session_id = ? AND seq > ? AND role = 'assistant' ORDER BY seq",
+      )
+      .all(id, row.seq) as Array<{ content: string }>;
+    const final = replies.some(
+      ({ content }) => !(JSON.parse(content) as ContentBlock[]).some((block) => block.type === "tool_use"),
+    );
+    return final ? "answered" : "unanswered";
   }
 
   /** How many entries the session has (its last seq). */
