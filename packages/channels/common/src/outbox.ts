@@ -13,8 +13,10 @@
  * Delivery is at least once: a message whose send was cut by a crash is sent again at the next
  * start, because the queue cannot know whether the network got it.
  */
+import { randomBytes } from "node:crypto";
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { ChannelRecipientError } from "nexo-plugin-sdk";
 import { writeFileAtomic } from "./files.js";
 import type { RateLimiter } from "./rate-limit.js";
 
@@ -121,7 +123,7 @@ export class Outbox<T> {
   }
 
   /** Writes the message to disk and queues it; returns its record (status `queued`). */
-  enqueue(to: string, item: T, id: string): OutboxRecord<T> {
+  enqueue(to: string, item: T, id: string = randomBytes(8).toString("hex")): OutboxRecord<T> {
     const now = this.now();
     const record: OutboxRecord<T> = {
       id,
@@ -156,7 +158,8 @@ export class Outbox<T> {
 
   /**
    * What `channel.send_outbound` answers for a message just enqueued: waits up to `waitMs` for it
-   * to settle, throws `refused(last_error)` when the network refused it, and otherwise answers
+   * to settle, throws the contract's recipient error — "`refusal.message`: <last error>", naming
+   * `refusal.recipient` — when the network refused it, and otherwise answers
    * `{message_id, sent_at_unix}` — the id `sentId` gives for a sent message (default: the network's
    * first id, else the record's), or `outbox:<id>` for one still queued (the network unreachable,
    * rate limited, or the channel stopped: the queue has it on disk and sends it when it can).
@@ -164,12 +167,18 @@ export class Outbox<T> {
   async receipt(
     record: OutboxRecord<T>,
     waitMs: number,
-    refused: (lastError: string | undefined) => Error,
+    refusal: { message: string; recipient: string },
     sentId: (sent: OutboxRecord<T>) => string = (sent) => sent.delivered_ids?.[0] ?? sent.id,
   ): Promise<{ message_id: string; sent_at_unix: number }> {
     const settled = await this.settled(record.id, waitMs);
     const sentAt = Math.floor(Date.now() / 1000);
-    if (settled?.status === "failed") throw refused(settled.last_error);
+    if (settled?.status === "failed") {
+      const lastError = settled.last_error;
+      throw new ChannelRecipientError(`${refusal.message}: ${lastError}`, {
+        recipient: refusal.recipient,
+        reason: lastError ?? "failed",
+      });
+    }
     if (settled?.status === "sent") return { message_id: sentId(settled), sent_at_unix: sentAt };
     return { message_id: `outbox:${record.id}`, sent_at_unix: sentAt };
   }

@@ -27,7 +27,7 @@ import {
   splitReplyMedia,
   splitText,
 } from "@nexo/channels-common";
-import { ChannelUnsupportedError } from "nexo-plugin-sdk";
+import { ChannelRecipientError, ChannelUnsupportedError } from "nexo-plugin-sdk";
 
 const temp = (name: string) => mkdtempSync(join(tmpdir(), `nexo-channels-${name}-`));
 
@@ -75,7 +75,7 @@ describe("Outbox", () => {
     const net = scriptedNetwork();
     const outbox = new Outbox<string>({ dir: temp("outbox"), deliver: net.deliver, log: () => {} });
     outbox.start();
-    const refused = (lastError: string | undefined) => new Error(`refused: ${lastError}`);
+    const refused = { message: "refused", recipient: "ann" };
     const sent = outbox.receipt(outbox.enqueue("ann", "a", "id-a"), 5_000, refused);
     (await net.call(1)).resolve(["net-1"]);
     assert.equal((await sent).message_id, "net-1");
@@ -84,7 +84,13 @@ describe("Outbox", () => {
     assert.equal((await own).message_id, "own-id-b");
     const failed = outbox.receipt(outbox.enqueue("ann", "c", "id-c"), 5_000, refused);
     (await net.call(3)).reject(new PermanentDeliveryError("chat not found"));
-    await assert.rejects(failed, /refused: chat not found/);
+    await assert.rejects(
+      failed,
+      (error: unknown) =>
+        error instanceof ChannelRecipientError &&
+        error.message === "refused: chat not found" &&
+        JSON.stringify(error.data).includes('"reason":"chat not found"'),
+    );
     const queued = await outbox.receipt(outbox.enqueue("ann", "d", "id-d"), 0, refused);
     assert.equal(queued.message_id, "outbox:id-d");
     assert.ok(Number.isInteger(queued.sent_at_unix));

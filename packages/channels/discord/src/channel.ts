@@ -16,7 +16,6 @@
  *   -33005 a second instance while one runs, a `custom` message, a local file outside the media
  *          directories
  */
-import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -214,21 +213,12 @@ export class DiscordChannel {
         feature: "empty messages",
       });
     }
-    const record = this.outbox.enqueue(
-      to,
-      { text, attachments, done: 0, ids: [] },
-      randomBytes(8).toString("hex"),
-    );
+    const record = this.outbox.enqueue(to, { text, attachments, done: 0, ids: [] });
     const waitMs = this.running?.config.sendWaitMs ?? 0;
-    return this.outbox.receipt(
-      record,
-      waitMs,
-      (lastError) =>
-        new ChannelRecipientError(`Discord did not take the message for ${to}: ${lastError}`, {
-          recipient: to,
-          reason: lastError ?? "failed",
-        }),
-    );
+    return this.outbox.receipt(record, waitMs, {
+      message: `Discord did not take the message for ${to}`,
+      recipient: to,
+    });
   }
 
   private policy(): OutboundPolicy {

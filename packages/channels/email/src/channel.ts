@@ -248,11 +248,7 @@ export class EmailChannel {
     return this.outbox.receipt(
       record,
       config.sendWaitMs,
-      (lastError) =>
-        new ChannelRecipientError(`the mail to ${address} was not sent: ${lastError}`, {
-          recipient: to,
-          reason: lastError ?? "failed",
-        }),
+      { message: `the mail to ${address} was not sent`, recipient: to },
       () => messageId,
     );
   }

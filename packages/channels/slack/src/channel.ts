@@ -185,21 +185,12 @@ export class SlackChannel {
         feature: "empty messages",
       });
     }
-    const record = this.outbox.enqueue(
-      to,
-      { text, attachments, done: 0, ids: [] },
-      randomBytes(8).toString("hex"),
-    );
+    const record = this.outbox.enqueue(to, { text, attachments, done: 0, ids: [] });
     const waitMs = this.running?.config.sendWaitMs ?? 0;
-    return this.outbox.receipt(
-      record,
-      waitMs,
-      (lastError) =>
-        new ChannelRecipientError(`Slack did not take the message for ${to}: ${lastError}`, {
-          recipient: to,
-          reason: lastError ?? "failed",
-        }),
-    );
+    return this.outbox.receipt(record, waitMs, {
+      message: `Slack did not take the message for ${to}`,
+      recipient: to,
+    });
   }
 
   private policy(): OutboundPolicy {

@@ -192,17 +192,12 @@ export class TelegramChannel {
       item.reply_to = replyTo;
       this.lastInGroup.delete(to);
     }
-    const record = this.outbox.enqueue(to, item, randomBytes(8).toString("hex"));
+    const record = this.outbox.enqueue(to, item);
     const waitMs = this.running?.config.sendWaitMs ?? 0;
-    return this.outbox.receipt(
-      record,
-      waitMs,
-      (lastError) =>
-        new ChannelRecipientError(`Telegram did not take the message for chat ${to}: ${lastError}`, {
-          recipient: to,
-          reason: lastError ?? "failed",
-        }),
-    );
+    return this.outbox.receipt(record, waitMs, {
+      message: `Telegram did not take the message for chat ${to}`,
+      recipient: to,
+    });
   }
 
   private async deliver(record: OutboxRecord<OutboundItem>): Promise<string[]> {

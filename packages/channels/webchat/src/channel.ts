@@ -156,15 +156,11 @@ export class WebchatChannel {
         feature: "empty messages",
       });
     }
-    const record = this.outbox.enqueue(to, item, randomBytes(8).toString("hex"));
+    const record = this.outbox.enqueue(to, item);
     return this.outbox.receipt(
       record,
       this.running === undefined ? 0 : SEND_WAIT_MS,
-      (lastError) =>
-        new ChannelRecipientError(`the reply to visitor ${to} failed: ${lastError}`, {
-          recipient: to,
-          reason: lastError ?? "failed",
-        }),
+      { message: `the reply to visitor ${to} failed`, recipient: to },
       (sent) => sent.id,
     );
   }

@@ -15,7 +15,6 @@
  *   -33005 a second instance while one runs, a `custom` message, a local file outside the media
  *          directories
  */
-import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -235,21 +234,12 @@ export class WhatsAppChannel {
       throw new ChannelUnsupportedError("nothing to send: the message is empty", {
         feature: "empty messages",
       });
-    const record = this.outbox.enqueue(
-      to,
-      { text, attachments, done: 0, ids: [] },
-      randomBytes(8).toString("hex"),
-    );
+    const record = this.outbox.enqueue(to, { text, attachments, done: 0, ids: [] });
     const waitMs = this.session?.link.open === undefined ? 0 : this.session.config.sendWaitMs;
-    return this.outbox.receipt(
-      record,
-      waitMs,
-      (lastError) =>
-        new ChannelRecipientError(`WhatsApp did not take the message for ${to}: ${lastError}`, {
-          recipient: to,
-          reason: lastError ?? "failed",
-        }),
-    );
+    return this.outbox.receipt(record, waitMs, {
+      message: `WhatsApp did not take the message for ${to}`,
+      recipient: to,
+    });
   }
 
   // --- internals ------------------------------------------------------------------------------
