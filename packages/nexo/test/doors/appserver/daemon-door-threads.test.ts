@@ -7,22 +7,21 @@
  * workspace and the daemon's model.
  */
 import assert from "node:assert/strict";
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { MockLlmServer } from "@nexo/mock-llm";
 import { type Message, WsClient } from "../../helpers/appserver-client.js";
-import { CLI_PATH } from "../../helpers/cli.js";
-import { SLOW_MACHINE_INIT_MS } from "../../helpers/daemon-dir.js";
+import { startAppServerDaemon } from "../../helpers/appserver-daemon.js";
 
 const TOKEN = "daemon-appserver-threads-token-42";
 let mock: MockLlmServer;
 let daemon: ChildProcessWithoutNullStreams;
 let url: string;
 let workspace: string;
-let stderr = "";
+let stderr: () => string = () => "";
 const sockets: WsClient[] = [];
 
 before(async () => {
@@ -45,31 +44,10 @@ before(async () => {
     "appserver.yaml": "listen: ws://127.0.0.1:0\ntoken: ${MY_TOKEN}\nagent: helper\n",
   };
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-  daemon = spawn(process.execPath, [CLI_PATH, "start", "--config", dir], {
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      NEXO_LOG: "info",
-      NEXO_PLUGIN_INIT_TIMEOUT_MS: SLOW_MACHINE_INIT_MS,
-      MY_TOKEN: TOKEN,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  }) as unknown as ChildProcessWithoutNullStreams;
-  url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no AppServer line:\n${stderr}`)), 45_000);
-    daemon.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-      for (const line of stderr.split("\n")) {
-        if (!line.startsWith("{")) continue;
-        const entry = JSON.parse(line) as { msg?: string; url?: string };
-        if (entry.msg === "AppServer listening" && entry.url) {
-          clearTimeout(timer);
-          resolve(entry.url);
-        }
-      }
-    });
-    daemon.on("close", () => reject(new Error(`nexo start exited:\n${stderr}`)));
-  });
+  const started = startAppServerDaemon(dir, TOKEN);
+  daemon = started.child;
+  stderr = started.stderr;
+  url = await started.url;
 });
 
 after(async () => {
@@ -211,7 +189,7 @@ describe("nexo start: welcome/suggestions", () => {
     const reply = await socket.request<Result>("welcome/suggestions", {
       identity: { channelName: "desktop", workspacePath: workspace },
     });
-    assert.equal(reply.source, "dynamic", stderr);
+    assert.equal(reply.source, "dynamic", stderr());
     assert.deepEqual(reply.items, [{ title: "Sort the widgets", prompt: "Sort all widgets by size" }]);
     assert.match(JSON.stringify(mock.requests().at(-1)?.body), /Widgetry/);
     // The door answers for its agent's workspace only (documented), with the reason.

@@ -5,7 +5,7 @@
  * and SIGTERM stops the door and the daemon with exit 0, the turn persisted.
  */
 import assert from "node:assert/strict";
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,8 +13,8 @@ import { after, afterEach, before, describe, test } from "node:test";
 import { MockLlmServer } from "@nexo/mock-llm";
 import { Store } from "../../../src/store/index.js";
 import { upgradeStatus, WsClient } from "../../helpers/appserver-client.js";
-import { CLI_PATH } from "../../helpers/cli.js";
-import { EXAMPLE_PLUGINS, SLOW_MACHINE_INIT_MS } from "../../helpers/daemon-dir.js";
+import { startAppServerDaemon } from "../../helpers/appserver-daemon.js";
+import { EXAMPLE_PLUGINS } from "../../helpers/daemon-dir.js";
 
 const TOKEN = "daemon-appserver-token-0123";
 let mock: MockLlmServer;
@@ -55,39 +55,11 @@ function configDir(): { dir: string; stateDir: string; workspace: string } {
   return { dir, stateDir, workspace };
 }
 
-/** Starts `nexo start` and resolves with the AppServer's URL from its log. */
+/** Starts `nexo start` on `dir`; killed after each test if still running. */
 function startDaemon(dir: string) {
-  const child = spawn(process.execPath, [CLI_PATH, "start", "--config", dir], {
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      NEXO_LOG: "info",
-      NEXO_PLUGIN_INIT_TIMEOUT_MS: SLOW_MACHINE_INIT_MS,
-      MY_TOKEN: TOKEN,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  }) as unknown as ChildProcessWithoutNullStreams;
-  children.push(child);
-  let stderr = "";
-  const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
-    child.on("close", (code) => resolve({ code, at: Date.now() })),
-  );
-  const url = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no AppServer line:\n${stderr}`)), 45_000);
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-      for (const line of stderr.split("\n")) {
-        if (!line.startsWith("{")) continue;
-        const entry = JSON.parse(line) as { msg?: string; url?: string };
-        if (entry.msg === "AppServer listening" && entry.url) {
-          clearTimeout(timer);
-          resolve(entry.url);
-        }
-      }
-    });
-    child.on("close", () => reject(new Error(`nexo start exited:\n${stderr}`)));
-  });
-  return { child, url, exited, stderr: () => stderr };
+  const daemon = startAppServerDaemon(dir, TOKEN);
+  children.push(daemon.child);
+  return daemon;
 }
 
 describe("nexo start with appserver.yaml", () => {
