@@ -50,6 +50,7 @@ export function appServerDoor(
       const host = createThreadedAppServer({
         version: NEXO_VERSION,
         workspace: agent.workspace,
+        workspacePinned: true,
         logger,
         approvalTimeoutMs: settings.approvalTimeoutMs,
         agentId,

@@ -38,6 +38,11 @@ export interface AppServerHostOptions {
   version: string;
   /** The workspace threads default to. */
   workspace: string;
+  /**
+   * Every thread works in `workspace`, whatever `workspacePath` a client names (the daemon's door:
+   * the operator chose the agent's directory). Default false: a thread works where it was started.
+   */
+  workspacePinned?: boolean | undefined;
   logger: Logger;
   /** Threads and turns, over the session store and the engine. */
   threads: ThreadService;
@@ -72,6 +77,7 @@ export interface AcceptOptions {
 export class AppServerHost {
   readonly version: string;
   readonly workspace: string;
+  readonly workspacePinned: boolean;
   readonly logger: Logger;
   readonly threads: ThreadService;
   readonly management: AppServerManagement | undefined;
@@ -86,6 +92,7 @@ export class AppServerHost {
   constructor(private readonly options: AppServerHostOptions) {
     this.version = options.version;
     this.workspace = options.workspace;
+    this.workspacePinned = options.workspacePinned ?? false;
     this.logger = options.logger;
     this.threads = options.threads;
     this.management = options.management;

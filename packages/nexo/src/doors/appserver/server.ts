@@ -52,6 +52,7 @@ export function createThreadedAppServer(options: ThreadedAppServerOptions): AppS
   let host: AppServerHost | undefined;
   const threads = new ThreadService({
     workspace: options.workspace,
+    workspacePinned: options.workspacePinned,
     logger: options.logger,
     approvalTimeoutMs,
     ...(agentId === undefined ? {} : { agentId }),

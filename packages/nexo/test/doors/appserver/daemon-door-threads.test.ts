@@ -4,7 +4,7 @@
  * the file): a `Spawn` call of the daemon's agent leaves a child thread in the daemon's store, its
  * start and progress reach the turn's starter only, the graph change every connection, and the
  * child-thread methods and thread/list find it; welcome suggestions come from the agent's
- * workspace and the daemon's model.
+ * workspace and the daemon's model, whatever path the client names.
  */
 import assert from "node:assert/strict";
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
@@ -192,14 +192,22 @@ describe("nexo start: welcome/suggestions", () => {
     assert.equal(reply.source, "dynamic", stderr());
     assert.deepEqual(reply.items, [{ title: "Sort the widgets", prompt: "Sort all widgets by size" }]);
     assert.match(JSON.stringify(mock.requests().at(-1)?.body), /Widgetry/);
-    // The door answers for its agent's workspace only (documented), with the reason.
-    const elsewhere = await socket.call("welcome/suggestions", {
-      identity: { channelName: "desktop", workspacePath: mkdtempSync(join(tmpdir(), "nexo-door-other-")) },
+    // A remote client names its own machine's path: a thread it starts works in the agent's
+    // workspace all the same, so its suggestions come from there too, and its threads' titles count.
+    const remotePath = "/home/someone-else/projects/not-on-this-machine";
+    await socket.request("thread/start", {
+      identity: { channelName: "desktop", workspacePath: remotePath },
+      displayName: "Index the remote gadgets",
     });
-    assert.equal(elsewhere.error?.code, -32602);
-    assert.match(
-      String((elsewhere.error?.data as { detail?: string })?.detail),
-      /not this server's workspace/,
-    );
+    mock.reset([{ text: '[{"title": "Check the gadgets", "prompt": "List every gadget"}]' }]);
+    const remote = await socket.request<Result>("welcome/suggestions", {
+      identity: { channelName: "desktop", workspacePath: remotePath },
+    });
+    assert.equal(remote.source, "dynamic", stderr());
+    assert.deepEqual(remote.items, [{ title: "Check the gadgets", prompt: "List every gadget" }]);
+    const asked = JSON.stringify(mock.requests().at(-1)?.body);
+    assert.match(asked, /Widgetry/);
+    assert.match(asked, /Index the remote gadgets/);
+    assert.doesNotMatch(asked, /not-on-this-machine/);
   });
 });

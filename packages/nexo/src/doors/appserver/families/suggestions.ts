@@ -67,8 +67,17 @@ export const suggestionsFamily = defineFamily({
       }
     },
     "welcome/suggestions": async ({ identity, maxItems }, { host }) => {
+      // The workspace a thread started with this identity would work in. A pinned one (the
+      // daemon's door) is the agent's whatever path is named: a remote client's local path means
+      // nothing on this machine. A standalone server serves one workspace (the hub starts one per
+      // path), so another path means the client reached the wrong server.
       const wanted = identity.workspacePath;
-      if (wanted !== undefined && wanted !== "" && !(await samePlace(wanted, host.workspace)))
+      if (
+        !host.workspacePinned &&
+        wanted !== undefined &&
+        wanted !== "" &&
+        !(await samePlace(wanted, host.workspace))
+      )
         throw appServerErrors.invalidParams(
           `identity.workspacePath ${wanted} is not this server's workspace (${host.workspace})`,
         );

@@ -58,6 +58,8 @@ export interface OpenSessionRequest {
 export interface ThreadServiceOptions {
   /** The host's workspace: threads without one work here. */
   workspace: string;
+  /** Every thread works in `workspace` whatever its record names (AppServerHostOptions.workspacePinned). */
+  workspacePinned?: boolean | undefined;
   logger: Logger;
   /** The agent id threads are filed under. Default "default" (as `nexo agent`). */
   agentId?: string;
@@ -335,15 +337,19 @@ export class ThreadService {
     return { provider: session.config.provider, model: session.config.model };
   }
 
-  /** Titles of this server's most recently active threads in `workspace` (archived ones left out). */
+  /**
+   * Titles of this server's most recently active threads in `workspace` (archived ones left out).
+   * With the workspace pinned every thread works in it, whatever path its client named at start.
+   */
   async recentTitles(workspace: string, limit: number): Promise<string[]> {
     const sessions = await this.db();
     const wanted = workspace.toLowerCase();
+    const pinned = this.options.workspacePinned === true;
     const titles: string[] = [];
     for (const row of sessions.list({ agentId: this.agentId, limit: LIST_LIMIT })) {
       if (titles.length >= limit) break;
       if (row.title === null || row.title.trim() === "") continue;
-      if (workspaceOf(row, this.options.workspace).toLowerCase() !== wanted) continue;
+      if (!pinned && workspaceOf(row, this.options.workspace).toLowerCase() !== wanted) continue;
       if (threadState(row).status === "archived") continue;
       titles.push(row.title.trim());
     }
