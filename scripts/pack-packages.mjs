@@ -20,7 +20,8 @@
 //
 // Each package is staged in a temporary directory (the workspace's own package.json files and dist
 // are never touched) and packed there with `npm pack`. Before packing, every bare import in the
-// staged code must name a Node built-in or a declared dependency, so an import of an unpublished
+// staged code must name a Node built-in or a declared dependency (scripts/pack-checks.mjs; in the
+// CLI's bundle, what is loaded by name through createRequire), so an import of an unpublished
 // package fails the pack, not the user's install. `npm pack` run inside packages/sdk or
 // packages/nexo would ship the workspace dependencies: their prepack script refuses and points here.
 //
@@ -38,11 +39,11 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { undeclaredImports, undeclaredLoadsByName } from "./pack-checks.mjs";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const WIRE = join(REPO, "packages", "wire");
@@ -72,36 +73,11 @@ function copyBuilt(from, to) {
   });
 }
 
-/** The package name of a bare specifier ("zod/v4" → "zod", "@a/b/c" → "@a/b"), or undefined for a relative one. */
-function packageOf(specifier) {
-  if (specifier.startsWith(".") || specifier.startsWith("/")) return undefined;
-  const parts = specifier.split("/");
-  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
-}
-
-const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)(["'])([^"'\n]+)\1/g;
-
-/** Fails when a staged file imports a package that is neither a Node built-in nor declared. */
-function assertSelfContained(dir, pkg) {
-  const declared = new Set([
-    pkg.name,
-    ...Object.keys(pkg.dependencies ?? {}),
-    ...Object.keys(pkg.peerDependencies ?? {}),
-    ...Object.keys(pkg.optionalDependencies ?? {}),
-  ]);
-  const builtins = new Set(builtinModules);
-  const missing = new Set();
-  for (const file of filesUnder(dir)) {
-    if (!/\.(m?js|d\.ts)$/.test(file) || file.includes(`${sep}node_modules${sep}`)) continue;
-    for (const [, , specifier] of readFileSync(file, "utf8").matchAll(SPECIFIER)) {
-      const name = packageOf(specifier);
-      if (name === undefined || specifier.startsWith("node:") || builtins.has(name) || declared.has(name))
-        continue;
-      missing.add(`${name} (${relative(dir, file)})`);
-    }
-  }
-  if (missing.size > 0) {
-    throw new Error(`${pkg.name} would import undeclared packages: ${[...missing].join(", ")}`);
+/** Fails when a staged file would load a package that is neither a Node built-in nor declared. */
+function assertSelfContained(dir, pkg, check = undeclaredImports) {
+  const missing = check(dir, pkg);
+  if (missing.length > 0) {
+    throw new Error(`${pkg.name} would import undeclared packages: ${missing.join(", ")}`);
   }
 }
 
@@ -274,6 +250,8 @@ function packCli(stage, out, sdkTarball) {
   };
   writeJson(join(dir, "package.json"), pkg);
   assertSelfContained(join(dir, "bin"), pkg);
+  // The bundle's own static imports were resolved by esbuild; what it loads by name was not.
+  assertSelfContained(join(dir, "bundle"), pkg, undeclaredLoadsByName);
   return npmPack(dir, out);
 }
 
