@@ -85,6 +85,45 @@ export class InflightTasks {
     });
   }
 
+  /**
+   * Like `run`, but a `work` that finishes synchronously gives its value (or throws its error)
+   * synchronously: no promise is built. The request path uses it so that a synchronous handler's
+   * reply is written in the same callback that read the request, with no microtask hop between
+   * (docs/performance.md, plugin tool.invoke). Work that returns a promise is tracked as by `run`.
+   */
+  call<T>(label: string | (() => string), work: (handle: TaskHandle) => T | Promise<T>): T | Promise<T> {
+    const task = new Task(label);
+    this.tasks.add(task);
+    let outcome: T | Promise<T>;
+    try {
+      outcome = work(task);
+    } catch (error) {
+      this.remove(task);
+      throw error;
+    }
+    if (!isThenable(outcome)) {
+      this.remove(task);
+      return outcome;
+    }
+    return this.track(task, outcome);
+  }
+
+  private track<T>(task: Task, outcome: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      task.settle = reject;
+      outcome.then(
+        (value) => {
+          this.remove(task);
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.remove(task);
+          reject(error);
+        },
+      );
+    });
+  }
+
   /** Aborts every task's signal (the host is gone) but keeps waiting for them. */
   abortAll(reason: Error): void {
     for (const task of this.tasks) abortTask(task, reason);

@@ -75,18 +75,30 @@ export function serve<M extends MethodName>(env: DispatchEnv, spec: ServeSpec<M>
     return fallback(error instanceof Error ? error.message || error.name : String(error));
   };
 
+  const failed = (error: unknown, params: ParamsOf<Methods, M>): never => {
+    if (!(error instanceof WireRpcError) && !(error instanceof AbandonedError))
+      logHandlerFailure(spec.label(params), error);
+    throw toError(error);
+  };
+
   env.dispatcher.handle(spec.method, (params, rpc) => {
     if (env.isStopping()) throw toError(new ShuttingDownError());
     // Named only when a log line or shutdown needs it: building the name per call was hot-path work.
     const label = () => spec.label(params);
-    return env.tasks
-      .run(label, (task) => spec.handle(params, task, rpc))
-      .catch((error: unknown) => {
-        if (!(error instanceof WireRpcError) && !(error instanceof AbandonedError))
-          logHandlerFailure(label(), error);
-        throw toError(error);
-      });
+    // A handler that answers synchronously is answered synchronously: the peer writes the reply in
+    // the callback that read the request, without a promise per layer (docs/performance.md).
+    let outcome: ResultIn<Methods, M> | Promise<ResultIn<Methods, M>>;
+    try {
+      outcome = env.tasks.call(label, (task) => spec.handle(params, task, rpc));
+    } catch (error) {
+      return failed(error, params);
+    }
+    return isThenable(outcome) ? outcome.catch((error: unknown) => failed(error, params)) : outcome;
   });
+}
+
+function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
+  return value !== null && typeof value === "object" && typeof (value as Promise<T>).then === "function";
 }
 
 /** The context of a nexo-specific handler; the signal is created only if the handler reads it. */

@@ -6,6 +6,7 @@
  * dropped frame followed by a timeout.
  */
 import { type JsonRpcId, JsonText } from "@nexo/wire";
+import type { TaskHandle } from "./inflight.js";
 import { type DispatchEnv, serve } from "./serve.js";
 import {
   type ToolContext,
@@ -24,25 +25,54 @@ export function serveTools(
     method: "tool.invoke",
     label: (p) => `tool.invoke ${p.tool_name}`,
     fallbackError: (message) => new ToolExecutionFailedError(message),
-    handle: async (p, task, rpc) => {
+    // Not `async`: a handler that returns a value (not a promise) is answered in the same tick,
+    // with no promise between the request and the reply's write (docs/performance.md).
+    handle: (p, task, rpc) => {
       const invocation: ToolInvocation = {
         pluginId: p.plugin_id ?? env.pluginId,
         toolName: p.tool_name,
         args: p.args ?? null,
       };
       if (typeof p.agent_id === "string") invocation.agentId = p.agent_id;
-      const ctx: ToolContext = {
-        broker: env.broker,
-        pluginId: env.pluginId,
-        get signal() {
-          return task.signal;
-        },
-      };
-      const result = await handler(invocation, ctx);
-      // Serialized once, here: the check that it can be sent and the reply frame share the text.
-      return result === undefined ? result : sendableJson(result, rpc.id, maxOutgoingFrameBytes);
+      const result = handler(invocation, new InvocationContext(env, task));
+      const id = rpc.id;
+      return isThenable(result)
+        ? result.then((value) => replyOf(value, id, maxOutgoingFrameBytes))
+        : replyOf(result, id, maxOutgoingFrameBytes);
     },
   });
+}
+
+/**
+ * The ToolContext a handler receives. A class, so that the signal's getter lives on the prototype:
+ * an object literal with a getter is built per call through V8's slow path (a dictionary-mode
+ * object), which the tool.invoke profile showed.
+ */
+class InvocationContext implements ToolContext {
+  readonly broker: ToolContext["broker"];
+  readonly pluginId: string;
+  private readonly task: TaskHandle;
+
+  constructor(env: DispatchEnv, task: TaskHandle) {
+    this.broker = env.broker;
+    this.pluginId = env.pluginId;
+    this.task = task;
+  }
+
+  get signal(): AbortSignal {
+    return this.task.signal;
+  }
+}
+
+function isThenable(value: unknown): value is Promise<unknown> {
+  return (
+    value !== null && typeof value === "object" && typeof (value as Promise<unknown>).then === "function"
+  );
+}
+
+// Serialized once, here: the check that it can be sent and the reply frame share the text.
+function replyOf(result: unknown, id: JsonRpcId | null, maxFrameBytes: number): JsonText | undefined {
+  return result === undefined ? undefined : sendableJson(result, id, maxFrameBytes);
 }
 
 /** The result's JSON text, or -33403 when it cannot be sent (unrepresentable, over the frame cap). */
