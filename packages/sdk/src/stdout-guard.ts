@@ -26,7 +26,6 @@ export const STDOUT_GUARD_MARKER = "[stdout-guard]";
 const MAX_PENDING_CHARS = 8192;
 
 type WriteFn = typeof process.stdout.write;
-type RawWrite = (chunk: string | Uint8Array, callback: (error?: Error | null) => void) => boolean;
 
 // Captured at load time: the SDK's frames always go through this, whoever patches stdout later.
 const originalStdoutWrite: WriteFn = process.stdout.write;
@@ -111,39 +110,63 @@ export function isStdoutGuardInstalled(): boolean {
 
 /**
  * The stream the SDK writes its frames to: the real stdout through the captured `write`, with
- * backpressure (the callback of the real write completes each chunk).
+ * stdout's own buffering, corking and backpressure (its `drain` is passed on).
  */
 export function createFrameOutput(): Writable {
   const stdout = process.stdout;
-  const writeReal = (data: string | Uint8Array, callback: (error?: Error | null) => void) => {
-    (originalStdoutWrite as RawWrite).call(stdout, data, (error?: Error | null) => callback(error ?? null));
-  };
-  const output = new Writable({
-    highWaterMark: 64 * 1024,
-    decodeStrings: false,
-    write(chunk: string | Buffer, _encoding, callback) {
-      writeReal(chunk, callback);
-    },
-    // Frames queued while the previous write was in flight leave in one write call: under load
-    // this saves a system call per frame.
-    writev(chunks, callback) {
-      const parts = chunks.map(({ chunk }) => chunk as string | Buffer);
-      writeReal(
-        parts.every((part) => typeof part === "string")
-          ? parts.join("")
-          : Buffer.concat(parts.map((part) => (typeof part === "string" ? Buffer.from(part) : part))),
-        callback,
-      );
-    },
-    final(callback) {
-      // Stdout is the process's; ending the protocol does not close it.
-      callback();
-    },
-  });
+  const output = new StdoutFrames(stdout);
+  const onDrain = () => output.emit("drain");
   // A host that closed its end makes the next write fail with EPIPE; without a listener that
   // error would crash the plugin instead of ending the connection.
   const onStdoutError = (error: Error) => output.destroy(error);
+  stdout.on("drain", onDrain);
   stdout.on("error", onStdoutError);
-  output.once("close", () => stdout.off("error", onStdoutError));
+  output.once("close", () => {
+    stdout.off("drain", onDrain);
+    stdout.off("error", onStdoutError);
+  });
   return output;
+}
+
+/**
+ * A Writable whose writes, corks and uncorks go straight to stdout (through the captured `write`,
+ * so the guard never sees a frame). It keeps no buffer of its own: a second stream layer in front
+ * of stdout cost a deferred callback and a buffer walk per frame on the tool.invoke path
+ * (docs/performance.md). Ending it leaves stdout open: stdout is the process's.
+ */
+class StdoutFrames extends Writable {
+  private readonly stdout: NodeJS.WriteStream;
+
+  constructor(stdout: NodeJS.WriteStream) {
+    super({
+      final(callback) {
+        callback();
+      },
+    });
+    this.stdout = stdout;
+  }
+
+  override write(
+    chunk: string | Uint8Array,
+    encodingOrCallback?: BufferEncoding | ((error?: Error | null) => void),
+    callback?: (error?: Error | null) => void,
+  ): boolean {
+    if (this.destroyed || this.writableEnded) {
+      return super.write(chunk, encodingOrCallback as BufferEncoding, callback as () => void);
+    }
+    return (originalStdoutWrite as (...args: unknown[]) => boolean).call(
+      this.stdout,
+      chunk,
+      encodingOrCallback,
+      callback,
+    );
+  }
+
+  override cork(): void {
+    this.stdout.cork();
+  }
+
+  override uncork(): void {
+    this.stdout.uncork();
+  }
 }
