@@ -11,6 +11,7 @@ import {
   ConnectionClosedError,
   JsonRpcCode,
   RequestCancelledError,
+  type RequestOptions,
   RpcError,
   TimeoutError,
   ToolCode,
@@ -50,13 +51,13 @@ export function invokePluginTool(
     const session = host.session;
     if (session === undefined) throw new PluginUnavailableError(host.id, host.state);
     session.catalog.check(toolName, args);
+    // Built field by field: a conditional spread takes V8's slow path on every call.
+    const requestOptions: RequestOptions = { timeoutMs: options.timeoutMs ?? host.timeouts.toolMs };
+    if (options.signal) requestOptions.signal = options.signal;
     return host.request(
       "tool.invoke",
       { plugin_id: host.id, tool_name: toolName, args, agent_id: options.agentId ?? null },
-      {
-        timeoutMs: options.timeoutMs ?? host.timeouts.toolMs,
-        ...(options.signal ? { signal: options.signal } : {}),
-      },
+      requestOptions,
     );
   } catch (error) {
     return Promise.reject(error);
@@ -89,17 +90,20 @@ export class PluginTool implements Tool {
   }
 
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
-    const failed = (error: unknown) => toolErrorOutput(this.host.id, this.name, error);
+    // Inline arrows, no named closure per call: under a loader that keeps function names
+    // (tsx, esbuild's keepNames) each named closure costs an Object.defineProperty per call.
     return invokePluginTool(this.host, this.name, args, { agentId: ctx.agentId, signal: ctx.signal }).then(
-      (result) => {
-        try {
-          return toolOutputOf(result);
-        } catch (error) {
-          return failed(error);
-        }
-      },
-      failed,
+      (result) => this.outputOf(result),
+      (error: unknown) => toolErrorOutput(this.host.id, this.name, error),
     );
+  }
+
+  private outputOf(result: unknown): ToolOutput {
+    try {
+      return toolOutputOf(result);
+    } catch (error) {
+      return toolErrorOutput(this.host.id, this.name, error);
+    }
   }
 }
 
@@ -153,9 +157,12 @@ export function toolOutputOf(result: unknown): ToolOutput {
       ...(isError ? { isError } : {}),
     };
   }
-  const text = content
-    .map((block) => (block.type === "text" ? (block.text ?? "") : JSON.stringify(block)))
-    .join("\n");
+  const text =
+    only?.type === "text"
+      ? ((only.text as string | undefined) ?? "")
+      : content
+          .map((block) => (block.type === "text" ? (block.text ?? "") : JSON.stringify(block)))
+          .join("\n");
   return isError ? { output: text, isError: true } : { output: text };
 }
 
