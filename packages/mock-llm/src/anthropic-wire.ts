@@ -4,8 +4,9 @@
  * _stop per block, message_delta with stop reason and usage, message_stop), or one JSON message
  * when `stream` is false; errors as `{type:"error", error:{type, message}}`.
  */
+import { openString } from "./json-template.js";
 import type { ResolvedReply } from "./reply.js";
-import { splitJson, splitText } from "./reply.js";
+import { splitJson, splitText, splitTextJson } from "./reply.js";
 
 function sse(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -34,32 +35,42 @@ export function anthropicStreamEvents(reply: ResolvedReply): string[] {
     sse("ping", { type: "ping" }),
   ];
   let index = 0;
-  const block = (start: unknown, deltas: unknown[]) => {
+  /** A content block: its start, its deltas (each a whole event, see `delta`/`textDeltas`), its stop. */
+  const block = (start: unknown, deltas: readonly string[]) => {
     events.push(sse("content_block_start", { type: "content_block_start", index, content_block: start }));
-    for (const delta of deltas)
-      events.push(sse("content_block_delta", { type: "content_block_delta", index, delta }));
+    for (const delta of deltas) events.push(delta);
     events.push(sse("content_block_stop", { type: "content_block_stop", index }));
     index++;
   };
+  const delta = (value: unknown) =>
+    sse("content_block_delta", { type: "content_block_delta", index, delta: value });
+  /** One delta per piece of `text`, written from the event's template (json-template.ts). */
+  const textDeltas = (type: string, key: string, text: string) => {
+    const template = openString((mark) => ({
+      type: "content_block_delta",
+      index,
+      delta: { type, [key]: mark },
+    }));
+    if (template === undefined) return splitText(text).map((piece) => delta({ type, [key]: piece }));
+    const before = `event: content_block_delta\ndata: ${template.head}`;
+    const after = `${template.tail}\n\n`;
+    return splitTextJson(text).map((piece) => before + piece + after);
+  };
   if (reply.thinking !== undefined) {
     block({ type: "thinking", thinking: "", signature: "" }, [
-      ...splitText(reply.thinking).map((thinking) => ({ type: "thinking_delta", thinking })),
-      { type: "signature_delta", signature: reply.signature },
+      ...textDeltas("thinking_delta", "thinking", reply.thinking),
+      delta({ type: "signature_delta", signature: reply.signature }),
     ]);
   }
   if (reply.text !== "") {
-    block(
-      { type: "text", text: "" },
-      splitText(reply.text).map((text) => ({ type: "text_delta", text })),
-    );
+    block({ type: "text", text: "" }, textDeltas("text_delta", "text", reply.text));
   }
   for (const call of reply.toolCalls) {
     block(
       { type: "tool_use", id: call.id, name: call.name, input: {} },
-      splitJson(JSON.stringify(call.input)).map((partial_json) => ({
-        type: "input_json_delta",
-        partial_json,
-      })),
+      splitJson(JSON.stringify(call.input)).map((partial_json) =>
+        delta({ type: "input_json_delta", partial_json }),
+      ),
     );
   }
   events.push(

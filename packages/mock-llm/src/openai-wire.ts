@@ -5,8 +5,9 @@
  * `stream_options.include_usage` was asked for) and a final `data: [DONE]`; or one
  * `chat.completion` when `stream` is false; errors as `{error:{message, type, param, code}}`.
  */
+import { openString } from "./json-template.js";
 import type { ResolvedReply } from "./reply.js";
-import { splitJson, splitText } from "./reply.js";
+import { splitJson, splitText, splitTextJson } from "./reply.js";
 
 const FINISH: Record<ResolvedReply["stopReason"], string> = {
   end_turn: "stop",
@@ -27,20 +28,30 @@ function usageOf(reply: ResolvedReply): unknown {
 }
 
 export function openAiStreamEvents(reply: ResolvedReply, includeUsage: boolean, created: number): string[] {
+  const envelope = (delta: unknown, finish: string | null = null) => ({
+    id: reply.id,
+    object: "chat.completion.chunk",
+    created,
+    model: reply.model,
+    system_fingerprint: null,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+  });
   const chunk = (delta: unknown, finish: string | null = null) =>
-    `data: ${JSON.stringify({
-      id: reply.id,
-      object: "chat.completion.chunk",
-      created,
-      model: reply.model,
-      system_fingerprint: null,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-    })}\n\n`;
+    `data: ${JSON.stringify(envelope(delta, finish))}\n\n`;
   const events = [chunk({ role: "assistant", content: "" })];
-  if (reply.thinking !== undefined) {
-    for (const piece of splitText(reply.thinking)) events.push(chunk({ reasoning_content: piece }));
-  }
-  for (const piece of splitText(reply.text)) events.push(chunk({ content: piece }));
+  /** One chunk per piece of `text` in `delta[key]`, written from the envelope's template (json-template.ts). */
+  const deltas = (key: string, text: string) => {
+    const template = openString((mark) => envelope({ [key]: mark }));
+    if (template === undefined) {
+      for (const piece of splitText(text)) events.push(chunk({ [key]: piece }));
+      return;
+    }
+    const before = `data: ${template.head}`;
+    const after = `${template.tail}\n\n`;
+    for (const piece of splitTextJson(text)) events.push(before + piece + after);
+  };
+  if (reply.thinking !== undefined) deltas("reasoning_content", reply.thinking);
+  deltas("content", reply.text);
   reply.toolCalls.forEach((call, index) => {
     events.push(
       chunk({

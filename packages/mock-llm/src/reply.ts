@@ -169,11 +169,42 @@ export function resolveReply(
 }
 
 /** Text in deltas of two words, so clients see a real multi-chunk stream. */
-export function splitText(text: string): string[] {
-  const words = text.match(/\s*\S+\s*/g) ?? (text ? [text] : []);
-  const out: string[] = [];
-  for (let i = 0; i < words.length; i += 2) out.push(words.slice(i, i + 2).join(""));
-  return out;
+export function splitText(text: string): readonly string[] {
+  return pieces(text).texts;
+}
+
+/** The deltas of splitText(text), each written as a JSON string (JSON.stringify). */
+export function splitTextJson(text: string): readonly string[] {
+  const entry = pieces(text);
+  entry.json ??= entry.texts.map((piece) => JSON.stringify(piece));
+  return entry.json;
+}
+
+interface Pieces {
+  texts: readonly string[];
+  json: readonly string[] | undefined;
+}
+
+/**
+ * A script's texts, split, by text: a script serves the same few texts again and again (a
+ * benchmark serves one 20,000-word answer hundreds of times), and splitting one with the regular
+ * expression cost about as much as writing it out. Bounded so that a long run of distinct texts
+ * (replaced scripts) does not keep them all.
+ */
+const PIECES = new Map<string, Pieces>();
+const PIECES_KEPT = 64;
+
+function pieces(text: string): Pieces {
+  let entry = PIECES.get(text);
+  if (entry === undefined) {
+    const words = text.match(/\s*\S+\s*/g) ?? (text ? [text] : []);
+    const texts: string[] = [];
+    for (let i = 0; i < words.length; i += 2) texts.push(words.slice(i, i + 2).join(""));
+    entry = { texts, json: undefined };
+    if (PIECES.size >= PIECES_KEPT) PIECES.delete(PIECES.keys().next().value as string);
+    PIECES.set(text, entry);
+  }
+  return entry;
 }
 
 /** JSON arguments in fragments cut mid-token, as vendors send them. */
