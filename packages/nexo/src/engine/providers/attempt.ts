@@ -19,6 +19,7 @@ import { AttemptGuard, DEFAULT_IDLE_TIMEOUT_MS } from "./attempt-guard.js";
 import { type SdkErrorClasses, toLlmError } from "./errors.js";
 import type { RetryClock } from "./retry.js";
 import { type SseMessage, SseParser } from "./sse.js";
+import { Utf8Stream } from "./utf8-stream.js";
 
 /** Turns a vendor's stream chunks into ProviderEvents; `finish` checks the stream ended properly. */
 export interface StreamDecoder<Chunk> {
@@ -108,7 +109,7 @@ export async function* runAttempt<Client, Chunk>(
     const toChunk = spec.messages(response.headers);
     const decoder = spec.decoder();
     const sse = new SseParser();
-    const text = new TextDecoder();
+    const text = new Utf8Stream();
     const events: ProviderEvent[] = [];
     // A read's events are decoded together; an error in one of its messages (the vendor's error
     // event, an unparsable chunk) is thrown after the events before it have been passed on.
@@ -125,12 +126,12 @@ export async function* runAttempt<Client, Chunk>(
     };
     for await (const bytes of body as unknown as AsyncIterable<Uint8Array>) {
       guard.touch();
-      take(sse.push(text.decode(bytes, { stream: true })));
+      take(sse.push(text.decode(bytes)));
       for (const event of events) yield event;
       events.length = 0;
       if (failure) throw failure.error;
     }
-    take(sse.push(text.decode()));
+    take(sse.push(text.end()));
     for (const event of events) yield event;
     if (failure) throw failure.error;
     sse.end();
