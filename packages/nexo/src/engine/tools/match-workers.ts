@@ -159,7 +159,18 @@ export class MatchWorker {
 }
 
 const idle: MatchWorker[] = [];
-const waiting: { resolve(worker: MatchWorker): void; reject(error: Error): void; signal: AbortSignal }[] = [];
+interface Waiter {
+  resolve(worker: MatchWorker): void;
+  reject(error: Error): void;
+  signal: AbortSignal;
+}
+
+const waiting: Waiter[] = [];
+/**
+ * The waiters of each signal, behind one abort listener: a turn's searches share its signal, and a
+ * listener per waiter would pass Node's 10-listener leak warning with more than ten in line.
+ */
+const waitersOf = new WeakMap<AbortSignal, { members: Set<Waiter>; onAbort: () => void }>();
 let busy = 0;
 
 /**
@@ -186,17 +197,32 @@ function waitForWorker(signal: AbortSignal): Promise<MatchWorker> {
   }
   if (waiting.length >= MAX_WAITING) return Promise.reject(new SearchesBusyError());
   return new Promise((resolve, reject) => {
-    const entry = { resolve, reject, signal };
-    const onAbort = () => {
-      const index = waiting.indexOf(entry);
-      if (index !== -1) waiting.splice(index, 1);
-      reject(signal.reason);
-    };
+    const entry: Waiter = { resolve, reject, signal };
+    let group = waitersOf.get(signal);
+    if (group === undefined) {
+      const members = new Set<Waiter>();
+      const onAbort = () => {
+        waitersOf.delete(signal);
+        for (const member of members) {
+          const index = waiting.indexOf(member);
+          if (index !== -1) waiting.splice(index, 1);
+          member.reject(signal.reason);
+        }
+      };
+      group = { members, onAbort };
+      waitersOf.set(signal, group);
+      signal.addEventListener("abort", onAbort, { once: true });
+    }
+    const { members, onAbort } = group;
+    members.add(entry);
     entry.resolve = (worker) => {
-      signal.removeEventListener("abort", onAbort);
+      members.delete(entry);
+      if (members.size === 0) {
+        waitersOf.delete(signal);
+        signal.removeEventListener("abort", onAbort);
+      }
       resolve(worker);
     };
-    signal.addEventListener("abort", onAbort, { once: true });
     waiting.push(entry);
   });
 }
