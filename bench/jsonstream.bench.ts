@@ -8,7 +8,10 @@
  *      `nexo agent --json-stream` (the message written and stdin ended at once; done = its
  *      `stream_end`) vs `codex app-server` (initialize, thread/start, turn/start; done =
  *      `turn/completed`, then stdin ended), both against the same mock model API. Goals (issue 15):
- *      spawn → done and spawn → exit <= Codex's; done → exit <= 20 ms.
+ *      spawn → done and spawn → exit <= Codex's; done → exit <= 20 ms. Beside them, with no goal, the
+      floor: a bundled Node program that answers the same piped question with the official
+      Anthropic SDK and nothing else (jsonstream/sdk-one-shot.ts) — what nexo costs beyond it is
+      nexo's own (door, store, engine, schemas).
  *   Every child gets only the variables it needs (PATH, HOME, the state dir): an inherited
  *   NODE_EXTRA_CA_CERTS alone makes an empty node's start three times dearer (it reads and parses
  *   the bundle before running anything), which would flatter nexo against the floor.
@@ -110,24 +113,23 @@ function exitTime(child: ReturnType<typeof spawn>, t0: number): Promise<number> 
   return new Promise((resolve) => child.once("exit", () => resolve(performance.now() - t0)));
 }
 
-/** `nexo agent --json-stream`, piped: one message written and stdin ended at once. */
-function nexoOneShot(mock: MockLlmServer, stateDir: string, workspace: string): Promise<OneShot> {
+/**
+ * A piped one-shot: `args` run by this Node with a clean environment, one message written and
+ * stdin ended at once; done = its `stream_end`. `nexo agent --json-stream` and the SDK floor.
+ */
+function pipedOneShot(what: string, args: string[], mock: MockLlmServer, stateDir: string): Promise<OneShot> {
   mock.reset([{ text: ANSWER }]);
   const t0 = performance.now();
-  const child = spawn(
-    process.execPath,
-    [NEXO, "agent", "--json-stream", "--provider", "anthropic", "--model", "bench", "--workspace", workspace],
-    {
-      env: {
-        PATH: process.env.PATH,
-        NEXO_STATE_DIR: stateDir,
-        NEXO_LOG: "warn",
-        ANTHROPIC_API_KEY: "bench",
-        ANTHROPIC_BASE_URL: mock.url,
-      },
-      stdio: ["pipe", "pipe", "inherit"],
+  const child = spawn(process.execPath, args, {
+    env: {
+      PATH: process.env.PATH,
+      NEXO_STATE_DIR: stateDir,
+      NEXO_LOG: "warn",
+      ANTHROPIC_API_KEY: "bench",
+      ANTHROPIC_BASE_URL: mock.url,
     },
-  );
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   const exited = exitTime(child, t0);
   child.stdin.end(`${JSON.stringify({ type: "message", msg_id: "q", input: "What is the answer?" })}\n`);
   return new Promise((resolve, reject) => {
@@ -141,15 +143,47 @@ function nexoOneShot(mock: MockLlmServer, stateDir: string, workspace: string): 
         buffered = buffered.slice(nl + 1);
         if (line.type === "text_delta") text += line.text ?? "";
         if (line.type === "stream_end" && done === undefined) done = performance.now() - t0;
-        if (line.type === "error") reject(new Error(`nexo: ${JSON.stringify(line)}`));
+        if (line.type === "error") reject(new Error(`${what}: ${JSON.stringify(line)}`));
       }
     });
     void exited.then((exit) => {
-      if (done === undefined) reject(new Error("nexo exited before its answer was done"));
-      else if (text !== ANSWER) reject(new Error(`nexo answered ${JSON.stringify(text)}`));
+      if (done === undefined) reject(new Error(`${what} exited before its answer was done`));
+      else if (text !== ANSWER) reject(new Error(`${what} answered ${JSON.stringify(text)}`));
       else resolve({ done, exit });
     });
   });
+}
+
+/** `nexo agent --json-stream`, piped: one message written and stdin ended at once. */
+function nexoOneShot(mock: MockLlmServer, stateDir: string, workspace: string): Promise<OneShot> {
+  return pipedOneShot(
+    "nexo",
+    [NEXO, "agent", "--json-stream", "--provider", "anthropic", "--model", "bench", "--workspace", workspace],
+    mock,
+    stateDir,
+  );
+}
+
+/**
+ * Bundles jsonstream/sdk-one-shot.ts as scripts/bundle-cli.mjs bundles the CLI (ESM, split at
+ * dynamic imports, Node 20, the SDK inlined) into `dir`; returns the entry to run.
+ */
+async function bundleSdkFloor(dir: string): Promise<string> {
+  const { build } = await import("esbuild");
+  await build({
+    entryPoints: { "sdk-one-shot": fileURLToPath(new URL("./jsonstream/sdk-one-shot.ts", import.meta.url)) },
+    outdir: dir,
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    banner: {
+      js: "import { createRequire as __nexoCreateRequire } from 'node:module'; const require = __nexoCreateRequire(import.meta.url);",
+    },
+    logLevel: "warning",
+  });
+  return join(dir, "sdk-one-shot.js");
 }
 
 /** `codex app-server`: initialize, one thread, one turn; stdin ended once the turn completed. */
@@ -306,6 +340,7 @@ export default async function jsonStream(ctx: BenchContext): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), "nexo-bench-js-"));
   const workspace = mkdtempSync(join(tmpdir(), "nexo-bench-ws-"));
   const home = mkdtempSync(join(tmpdir(), "nexo-bench-js-home-"));
+  const floorDir = mkdtempSync(join(tmpdir(), "nexo-bench-js-floor-"));
   const oneShotMock = new MockLlmServer();
   await oneShotMock.start();
   const codexHomeDir = codexHome(oneShotMock.url);
@@ -368,11 +403,19 @@ export default async function jsonStream(ctx: BenchContext): Promise<void> {
 
     // 2. one-shot piped use: spawn → answer done → exit
     await nexoOneShot(oneShotMock, stateDir, workspace); // the first answer's one-time costs are the point, but not the disk's
-    const shots: Record<string, OneShot[]> = { nexo: [], codex: [] };
+    // The floor: Node, the official SDK and one streamed request, nothing of nexo (sdk-one-shot.ts).
+    const floorArgs = [await bundleSdkFloor(floorDir)];
+    await pipedOneShot("sdk floor", floorArgs, oneShotMock, stateDir);
+    const shots: Record<string, OneShot[]> = { nexo: [], codex: [], floor: [] };
     const oneShots: Record<string, () => Promise<number>> = {
       nexo: async () => {
         const r = await nexoOneShot(oneShotMock, stateDir, workspace);
         shots.nexo!.push(r);
+        return r.exit;
+      },
+      floor: async () => {
+        const r = await pipedOneShot("sdk floor", floorArgs, oneShotMock, stateDir);
+        shots.floor!.push(r);
         return r.exit;
       },
     };
@@ -390,6 +433,7 @@ export default async function jsonStream(ctx: BenchContext): Promise<void> {
       tail: shots[name]!.map((s) => round(s.exit - s.done, 1)),
     });
     const nexo = times("nexo");
+    const floor = times("floor");
     const peer = codex ? times("codex") : undefined;
     const vs = (mine: number[], theirs: number[] | undefined) =>
       theirs === undefined ? undefined : round(median(mine) / median(theirs));
@@ -410,6 +454,12 @@ export default async function jsonStream(ctx: BenchContext): Promise<void> {
       shot(codexLabel, "spawn to exit", peer.exit);
       shot(codexLabel, "answer done to exit", peer.tail);
     }
+    // No goal: how far nexo is from what any Node program answering with the SDK pays.
+    const floorName = "node + @anthropic-ai/sdk, one streamed request (floor)";
+    shot(floorName, "spawn to answer done", floor.done, {
+      ratios: { "nexo/floor": vs(nexo.done, floor.done)! },
+    });
+    shot(floorName, "spawn to exit", floor.exit, { ratios: { "nexo/floor": vs(nexo.exit, floor.exit)! } });
     shot(
       "nexo agent --json-stream",
       "spawn to answer done",
@@ -431,7 +481,7 @@ export default async function jsonStream(ctx: BenchContext): Promise<void> {
       goal: { ratio: "done → exit (ms)", max: DONE_TO_EXIT_MS, met: tail <= DONE_TO_EXIT_MS },
     });
     ctx.log(
-      `one-shot: nexo done ${median(nexo.done).toFixed(1)} ms, exit ${median(nexo.exit).toFixed(1)} ms (done → exit ${tail.toFixed(1)} ms)${peer ? `; codex done ${median(peer.done).toFixed(1)} ms, exit ${median(peer.exit).toFixed(1)} ms; nexo/codex ${doneRatio} (done), ${exitRatio} (exit)` : ""}`,
+      `one-shot: nexo done ${median(nexo.done).toFixed(1)} ms, exit ${median(nexo.exit).toFixed(1)} ms (done → exit ${tail.toFixed(1)} ms); SDK floor done ${median(floor.done).toFixed(1)} ms, exit ${median(floor.exit).toFixed(1)} ms${peer ? `; codex done ${median(peer.done).toFixed(1)} ms, exit ${median(peer.exit).toFixed(1)} ms; nexo/codex ${doneRatio} (done), ${exitRatio} (exit)` : ""}`,
     );
 
     // 3. events per second of a long answer
@@ -474,7 +524,7 @@ export default async function jsonStream(ctx: BenchContext): Promise<void> {
     }
   } finally {
     await oneShotMock.close();
-    for (const dir of [stateDir, workspace, home, codexHomeDir])
+    for (const dir of [stateDir, workspace, home, codexHomeDir, floorDir])
       rmSync(dir, { recursive: true, force: true });
   }
 }
