@@ -3,9 +3,9 @@
  * that nexo's retry policy (retry.ts) is the only one: the SDK would otherwise retry silently,
  * and could not know that output has already reached a door.
  */
-import type Anthropic from "@anthropic-ai/sdk";
 import type { ChatRequest, LlmProvider, ProviderEvent } from "../types.js";
 import { toAnthropicParams } from "./anthropic-request.js";
+import type { AnthropicMessagesClient, anthropicSdkErrors } from "./anthropic-sdk.js";
 import { AnthropicStreamDecoder, anthropicEventReader } from "./anthropic-stream.js";
 import { runAttempt } from "./attempt.js";
 import { DEFAULT_TIMEOUT_MS } from "./attempt-guard.js";
@@ -49,8 +49,8 @@ export function anthropicBaseUrl(raw: string | undefined): string {
 export class AnthropicProvider implements LlmProvider {
   readonly id: string;
   readonly baseUrl: string;
-  private client: Promise<Anthropic> | undefined;
-  private sdk: typeof import("@anthropic-ai/sdk") | undefined;
+  private client: Promise<AnthropicMessagesClient> | undefined;
+  private sdk: typeof anthropicSdkErrors | undefined;
   private readonly policy: RetryPolicy;
   private readonly clock: RetryClock;
 
@@ -67,12 +67,12 @@ export class AnthropicProvider implements LlmProvider {
    * SDK would go looking for credentials in the environment and on disk; nexo's keys come from
    * llm.yaml only, so a missing key is reported when the provider is used.
    */
-  private getClient(): Promise<Anthropic> | undefined {
+  private getClient(): Promise<AnthropicMessagesClient> | undefined {
     const { apiKey, timeoutMs, headers } = this.options;
     if (!apiKey) return undefined;
-    this.client ??= import("@anthropic-ai/sdk").then((sdk) => {
-      this.sdk = sdk;
-      return new sdk.default({
+    this.client ??= import("./anthropic-sdk.js").then((sdk) => {
+      this.sdk = sdk.anthropicSdkErrors;
+      return new sdk.AnthropicMessagesClient({
         apiKey,
         baseURL: this.baseUrl,
         maxRetries: 0,
@@ -85,9 +85,9 @@ export class AnthropicProvider implements LlmProvider {
   }
 
   /** The SDK, once getClient() has loaded it (a response exists only after that). */
-  private loadedSdk(): typeof import("@anthropic-ai/sdk").default {
+  private loadedSdk(): typeof anthropicSdkErrors {
     if (!this.sdk) throw new Error("the Anthropic SDK is used before it was loaded");
-    return this.sdk.default;
+    return this.sdk;
   }
 
   contextWindow(model: string): number | undefined {
@@ -112,7 +112,7 @@ export class AnthropicProvider implements LlmProvider {
       defaultModel: this.options.defaultModel,
       idleTimeoutMs: this.options.idleTimeoutMs,
       clock: this.clock,
-      sdkErrors: () => (this.sdk ? [this.sdk.default] : []),
+      sdkErrors: () => (this.sdk ? [this.sdk] : []),
       // The SDK sends the request and throws for an HTTP failure; the body is read by runAttempt.
       open: (client, model, signal) =>
         client.messages.create(toAnthropicParams(request, model, { promptCaching }), { signal }).asResponse(),
