@@ -86,6 +86,34 @@ export class DaemonSessions implements SessionOpener {
   }
 
   /**
+   * `open` for several keys at once (the router's messages of one group commit), the store's
+   * writes in one transaction: a new contact's session record is one row, and its own commit
+   * costs more than the row. Keys already live are left as they are. When anything fails the
+   * transaction is rolled back and no session opened here is kept, so no cached session can point
+   * at a record that was never committed; the error is thrown for the caller to log.
+   */
+  openMany(keys: readonly SessionKey[]): void {
+    const agents = this.options.agents();
+    const fresh = new Map<string, SessionKey>();
+    for (const key of keys) {
+      const id = liveId(key);
+      if (!this.live.has(id) && agents.has(key.agentId)) fresh.set(id, key);
+    }
+    if (fresh.size < 2) return;
+    try {
+      this.options.store.transaction(() => {
+        for (const key of fresh.values()) this.open(key);
+      });
+    } catch (error) {
+      for (const id of fresh.keys()) {
+        const session = this.live.get(id);
+        if (session !== undefined && !session.busy) this.live.delete(id);
+      }
+      throw error;
+    }
+  }
+
+  /**
    * A person's `/new`: a fresh record for the place, which `findByKey` (newest first) returns from
    * now on, so this and later messages open it; the old record and its transcript stay.
    */

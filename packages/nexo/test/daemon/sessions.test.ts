@@ -2,6 +2,8 @@
  * The daemon's channel sessions against a real store: a new contact's session starts empty (its
  * record created, no transcript read), a known contact's session is resumed with its transcript as
  * history — also by a fresh DaemonSessions, as after a restart — and `/new` starts an empty one.
+ * `openMany` (the router's burst of new contacts) opens several at once and keeps nothing when one
+ * of them fails.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -71,5 +73,44 @@ describe("DaemonSessions", () => {
     const after = sessionsOf().open(key("renewing"));
     assert.equal(after.id, renewed);
     assert.deepEqual(after.history, []);
+  });
+
+  it("opens several contacts at once, each once, and open finds them afterwards", () => {
+    const sessions = sessionsOf();
+    const before = sessions.liveCount;
+    sessions.openMany([key("burst-a"), key("burst-b"), key("burst-a")]);
+    assert.equal(sessions.liveCount, before + 2);
+    for (const contact of ["burst-a", "burst-b"]) {
+      const record = store.sessions.findByKey({ agentId: "ana", channel: "chat", account: null, contact });
+      assert.ok(record, `a record for ${contact}`);
+      const session = sessions.open(key(contact));
+      assert.equal(session.id, record.id);
+      assert.deepEqual(session.history, []);
+    }
+    assert.equal(sessions.liveCount, before + 2);
+  });
+
+  it("keeps no session and no record when opening one of them fails", () => {
+    const broken: AgentRuntimeSettings = { ...agent, id: "broken", provider: "no-such-provider" };
+    const sessions = new DaemonSessions({
+      store,
+      providers: new TenantProviders({ providers: {}, tenants: {} }),
+      shared: new ToolRegistry(),
+      agents: () =>
+        new Map([
+          ["ana", agent],
+          ["broken", broken],
+        ]),
+    });
+    const good = key("rolled-back");
+    const bad = { ...key("never-opened"), agentId: "broken" };
+    assert.throws(() => sessions.openMany([good, bad]), /no-such-provider/);
+    assert.equal(sessions.liveCount, 0);
+    for (const k of [good, bad]) {
+      assert.equal(store.sessions.findByKey({ ...k, account: null }), undefined);
+    }
+    // Opened alone afterwards, the good one works as it always did.
+    const session = sessions.open(good);
+    assert.equal(store.sessions.get(session.id)?.contact, "rolled-back");
   });
 });

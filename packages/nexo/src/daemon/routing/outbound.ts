@@ -51,8 +51,20 @@ export class ReplySender {
    * advertised `reply_stream`); other channels, and the broker route, get only the whole reply.
    */
   delta(target: ReplyTarget, turnId: string, text: string): void {
+    this.pieces(target, turnId)?.(text);
+  }
+
+  /**
+   * `delta` for one turn, the channel's features looked up once for all its pieces (a plugin
+   * channel builds its feature objects at each lookup, and a turn has dozens of pieces):
+   * undefined when the channel shows only whole replies. A plugin that restarts during the turn
+   * and changes what it advertises is seen from the next turn on.
+   */
+  pieces(target: ReplyTarget, turnId: string): ((text: string) => void) | undefined {
     const stream = this.channels.get(target.kind)?.features?.().replyStream;
-    stream?.delta({ instance: target.instance ?? null, to: target.to, turn_id: turnId, text });
+    if (stream === undefined) return undefined;
+    const instance = target.instance ?? null;
+    return (text) => stream.delta({ instance, to: target.to, turn_id: turnId, text });
   }
 
   /** Resolves when the channel accepted the reply; throws the channel's typed error otherwise. */

@@ -38,6 +38,13 @@ export interface SessionKey {
 export interface SessionOpener {
   open(key: SessionKey): AgentSession;
   /**
+   * Opens the sessions of these keys ahead of their turns, so that the records of new contacts
+   * are created in one transaction rather than one commit each; `open` then finds them. Best
+   * effort: when it throws, nothing of it is kept and each turn's `open` does the work (and meets
+   * the error) as it would have without it.
+   */
+  openMany?(keys: readonly SessionKey[]): void;
+  /**
    * Starts a fresh conversation for the key (a person's `/new`): later messages open a new
    * session; the earlier one stays in the store. Returns the new session's id.
    */
@@ -157,6 +164,11 @@ export class Router {
   /** Retried replies being sent right now: a drain waits for them. */
   private readonly replySends = new Set<Promise<void>>();
   private draining = false;
+  /**
+   * Sessions of messages staged for the inbox whose turns have not started: opened together by
+   * the first turn that starts after their commit (`openAhead`).
+   */
+  private toOpen: SessionKey[] = [];
   /** The last group commit whose failure to mark messages done is logged (once per commit). */
   private watchedCommit: Promise<void> | undefined;
   private readonly counters: RouterStats = {
@@ -249,6 +261,9 @@ export class Router {
         work.inboxSeq = inboxSeq;
         work.committed = this.options.inbox.committed();
         this.inboxLive.add(inboxSeq);
+        // A command is answered without a turn (and `/new` makes its own session): not opened ahead.
+        if (this.options.sessions.openMany !== undefined && channelCommandOf(inbound.text) === undefined)
+          this.toOpen.push(key);
       }
     }
     queue.enqueue(work);
@@ -489,7 +504,10 @@ export class Router {
 
   private async run(work: Work): Promise<void> {
     try {
-      if (work.committed !== undefined) await this.rowWritten(work);
+      if (work.committed !== undefined) {
+        await this.rowWritten(work);
+        this.openAhead();
+      }
       await this.runTurn(work);
     } finally {
       if (work.inboxSeq !== undefined) this.inboxLive.delete(work.inboxSeq);
@@ -511,6 +529,27 @@ export class Router {
       );
       if (work.inboxSeq !== undefined) this.inboxLive.delete(work.inboxSeq);
       work.inboxSeq = undefined;
+    }
+  }
+
+  /**
+   * The messages of a group commit start their turns one after another in the same tick; the
+   * first opens the sessions of all of them (and of any staged since), so that a burst of new
+   * contacts creates its session records in one transaction instead of one commit each. A
+   * failure is logged and changes nothing: each turn opens its own session as before.
+   */
+  private openAhead(): void {
+    if (this.toOpen.length === 0) return;
+    const keys = this.toOpen;
+    this.toOpen = [];
+    if (keys.length < 2) return;
+    try {
+      this.options.sessions.openMany?.(keys);
+    } catch (error) {
+      this.options.logger.warn(
+        { sessions: keys.length, err: (error as Error).message },
+        "opening sessions ahead of their turns failed; each turn opens its own",
+      );
     }
   }
 
@@ -589,16 +628,15 @@ export class Router {
           ...(inbound.messageId === undefined ? {} : { messageId: inbound.messageId }),
         },
       };
+      // Looked up at the turn's first piece, not at each: its id is the turn's.
+      let pieces: ((text: string) => void) | undefined | null = null;
       for await (const event of session.runTurn(input, { signal: this.controller.signal })) {
         if (event.type === "lagged") continue;
         this.options.onEvent?.(key.agentId, event);
         if (event.type === "text_delta") {
           // A preview for channels that show replies growing; the whole reply is still sent below.
-          this.options.replies.delta(
-            { kind: inbound.kind, instance: inbound.instance, to: inbound.contact, sessionId: session.id },
-            event.turnId,
-            event.text,
-          );
+          if (pieces === null) pieces = this.options.replies.pieces(target(session.id), event.turnId);
+          pieces?.(event.text);
         } else if (event.type === "error") {
           logger.warn({ agentId: key.agentId, failure: event.failure, err: event.message }, "turn error");
         } else if (event.type === "turn_end") {

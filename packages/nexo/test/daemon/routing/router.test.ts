@@ -568,4 +568,144 @@ describe("router with the durable inbox (a real SQLite file)", () => {
     assert.equal(chat.sent.length, 3, "room again once the earlier turns are done");
     store.close();
   });
+
+  /** A router on a real inbox whose opener records the router's `openMany` calls. */
+  function openAheadSetup(
+    openMany: (keys: readonly SessionKey[], open: (key: SessionKey) => AgentSession) => void,
+  ) {
+    const store = storeFile();
+    const provider = new EchoProvider(5);
+    const chat = new RecordingChannel("chat");
+    const channels = new ChannelRegistry();
+    channels.register(chat);
+    const live = new Map<string, AgentSession>();
+    const open = (key: SessionKey) => {
+      let session = live.get(key.contact);
+      if (!session) {
+        session = createAgentSession({
+          agentId: key.agentId,
+          provider,
+          model: "m",
+          maxTokens: 100,
+          maxTurns: 2,
+          workspace: mkdtempSync(join(tmpdir(), "nexo-router-")),
+        });
+        live.set(key.contact, session);
+      }
+      return session;
+    };
+    const warnings: string[] = [];
+    const router = new Router({
+      bindings: new BindingTable([{ id: "ana", active: true, inbound_bindings: [{ plugin: "chat" }] }]),
+      sessions: { open, renew: () => "renewed", openMany: (keys) => openMany(keys, open) },
+      replies: new ReplySender(channels, new LocalBroker()),
+      logger: { ...quiet, warn: (_obj: object, msg?: string) => void warnings.push(msg ?? "") },
+      queueCap: () => 8,
+      inbox: store.inbox,
+    });
+    const post = (from: string, text: string) =>
+      router.handle(
+        "plugin.inbound.chat",
+        createEvent({ topic: "plugin.inbound.chat", source: "test", payload: { from, text } }),
+      );
+    return { store, router, chat, post, warnings };
+  }
+
+  test("the turns of one group commit open their sessions together; a command is not opened ahead", async () => {
+    const batches: string[][] = [];
+    const { store, router, chat, post } = openAheadSetup((keys, open) => {
+      batches.push(keys.map((k) => k.contact));
+      for (const key of keys) open(key);
+    });
+    for (const contact of ["c1", "c2", "c3"]) post(contact, "hi");
+    post("c4", "/help");
+    await router.drain(5000);
+    assert.deepEqual(batches, [["c1", "c2", "c3"]]);
+    assert.deepEqual(
+      bodies(chat).sort(),
+      [
+        ["c1", "echo: hi"],
+        ["c2", "echo: hi"],
+        ["c3", "echo: hi"],
+        ["c4", CHANNEL_HELP_REPLY],
+      ].sort(),
+    );
+    assert.equal(store.inbox.pending, 0);
+    store.close();
+  });
+
+  test("when opening ahead fails, it is logged and every turn opens its own session and answers", async () => {
+    const { store, router, chat, post, warnings } = openAheadSetup(() => {
+      throw new Error("the store is busy");
+    });
+    for (const contact of ["d1", "d2"]) post(contact, "hi");
+    await router.drain(5000);
+    assert.equal(chat.sent.length, 2);
+    assert.equal(router.stats().turnsFailed, 0);
+    assert.deepEqual(warnings, ["opening sessions ahead of their turns failed; each turn opens its own"]);
+    assert.equal(store.inbox.pending, 0);
+    store.close();
+  });
+
+  test("a channel that shows replies growing gets each piece of the turn, its features looked up once a turn", async () => {
+    const store = storeFile();
+    const pieces: Array<{ to: string; turn_id: string; text: string }> = [];
+    let lookups = 0;
+    const chat = new RecordingChannel("chat");
+    const streaming = Object.assign(chat, {
+      features: () => {
+        lookups++;
+        return {
+          replyStream: {
+            delta: (piece: { to: string; turn_id: string; text: string }) => void pieces.push(piece),
+          },
+        };
+      },
+    });
+    const channels = new ChannelRegistry();
+    channels.register(streaming);
+    const threePieces: LlmProvider = {
+      id: "three",
+      async *stream() {
+        for (const text of ["one ", "two ", "three"]) yield { type: "text_delta", text };
+        yield { type: "stop", reason: "end_turn" };
+      },
+    };
+    const router = new Router({
+      bindings: new BindingTable([{ id: "ana", active: true, inbound_bindings: [{ plugin: "chat" }] }]),
+      sessions: {
+        open: () =>
+          createAgentSession({
+            agentId: "ana",
+            provider: threePieces,
+            model: "m",
+            maxTokens: 100,
+            maxTurns: 2,
+            workspace: mkdtempSync(join(tmpdir(), "nexo-router-")),
+          }),
+        renew: () => "renewed",
+      },
+      replies: new ReplySender(channels, new LocalBroker()),
+      logger: quiet,
+      queueCap: () => 8,
+      inbox: store.inbox,
+    });
+    router.handle(
+      "plugin.inbound.chat",
+      createEvent({ topic: "plugin.inbound.chat", source: "test", payload: { from: "eve", text: "count" } }),
+    );
+    await router.drain(5000);
+    assert.deepEqual(
+      pieces.map((p) => [p.to, p.text]),
+      [
+        ["eve", "one "],
+        ["eve", "two "],
+        ["eve", "three"],
+      ],
+    );
+    assert.equal(new Set(pieces.map((p) => p.turn_id)).size, 1);
+    assert.equal(lookups, 1);
+    assert.deepEqual(bodies(chat), [["eve", "one two three"]]);
+    store.close();
+  });
 });
