@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { ApprovalPolicy, PendingApprovals } from "./approvals.js";
 import { messageChars } from "./compaction.js";
-import type { MessageOrigin, TurnEvent, TurnInput, TurnOutcome } from "./events.js";
+import type { MessageOrigin, TurnInput, TurnOutcome } from "./events.js";
 import { withToolResults } from "./history-repair.js";
 import type { HookRunner } from "./hooks.js";
 import type {
@@ -18,6 +18,7 @@ import type {
 } from "./session-types.js";
 import { type HubEvent, ThreadHub } from "./thread-hub.js";
 import { runTurn } from "./turn.js";
+import { TurnRun } from "./turn-run.js";
 import {
   type ApprovalScope,
   type ChatMessage,
@@ -51,6 +52,14 @@ export interface TurnHandle {
   done: Promise<TurnOutcome>;
 }
 
+/** The turn a session runs now: its id, how to stop it, and the caller's signal it follows. */
+interface RunningTurn {
+  turnId: string;
+  controller: AbortController;
+  done: Promise<TurnOutcome>;
+  outer: AbortSignal | undefined;
+}
+
 /** Thrown when a turn is started while another one runs in the same session. */
 export class SessionBusyError extends Error {
   constructor(sessionId: string) {
@@ -70,7 +79,7 @@ export class AgentSession implements SessionState {
   usage: Usage = emptyUsage();
   private messages: ChatMessage[];
   private charCount = 0;
-  private current: { turnId: string; controller: AbortController; done: Promise<TurnOutcome> } | undefined;
+  private current: RunningTurn | undefined;
   private refusal: string | undefined;
   private readonly readable: Set<string>;
   /** Appended messages the sink has not been given yet (see `flush`). */
@@ -137,35 +146,43 @@ export class AgentSession implements SessionState {
     if (this.current) throw new SessionBusyError(this.id);
     const controller = new AbortController();
     const outer = options.signal;
-    const forward = () => controller.abort(outer?.reason);
-    if (outer) {
-      if (outer.aborted) controller.abort(outer.reason);
-      else outer.addEventListener("abort", forward, { once: true });
-    }
     const turnId = options.turnId ?? randomUUID();
-    let ended = false;
-    const emit = (event: TurnEvent) => {
-      if (event.type === "turn_end") ended = true;
-      this.hub.publish(event);
-    };
-    const run = { turnId, session: this, emit, signal: controller.signal, items: 0, usage: emptyUsage() };
-    const done = runTurn(run, toTurnInput(input))
-      .catch((error: unknown): TurnOutcome => {
-        // runTurn reports its own failures; this is the last guard so readers always see an end.
-        this.logger?.error({ err: (error as Error)?.stack, turnId }, "turn loop failed");
-        if (!ended) {
-          const message = (error as Error)?.message ?? String(error);
-          emit({ type: "error", turnId, failure: "internal", message, retryable: false });
-          emit({ type: "turn_end", turnId, reason: "error", usage: run.usage });
-        }
-        return { turnId, reason: "error", usage: run.usage };
-      })
-      .finally(() => {
-        outer?.removeEventListener("abort", forward);
-        this.current = undefined;
-      });
-    this.current = { turnId, controller, done };
-    return { turnId, done };
+    const run = new TurnRun(turnId, this, this.hub, controller.signal);
+    const current = { turnId, controller, done: undefined as unknown as Promise<TurnOutcome>, outer };
+    if (outer !== undefined) {
+      if (outer.aborted) controller.abort(outer.reason);
+      else outer.addEventListener("abort", this, { once: true });
+    }
+    current.done = runTurn(run, toTurnInput(input)).then(
+      (outcome) => this.turnEnded(current, outcome),
+      (error: unknown) => this.turnEnded(current, this.turnFailed(run, error)),
+    );
+    this.current = current;
+    return { turnId, done: current.done };
+  }
+
+  /** The outer signal of the running turn aborted (the session listens as an EventListener object). */
+  handleEvent(): void {
+    const current = this.current;
+    if (current?.outer?.aborted) current.controller.abort(current.outer.reason);
+  }
+
+  /** runTurn reports its own failures; this is the last guard so readers always see an end. */
+  private turnFailed(run: TurnRun, error: unknown): TurnOutcome {
+    const { turnId } = run;
+    this.logger?.error({ err: (error as Error)?.stack, turnId }, "turn loop failed");
+    if (!run.ended) {
+      const message = (error as Error)?.message ?? String(error);
+      run.emit({ type: "error", turnId, failure: "internal", message, retryable: false });
+      run.emit({ type: "turn_end", turnId, reason: "error", usage: run.usage });
+    }
+    return { turnId, reason: "error", usage: run.usage };
+  }
+
+  private turnEnded(current: RunningTurn, outcome: TurnOutcome): TurnOutcome {
+    current.outer?.removeEventListener("abort", this);
+    if (this.current === current) this.current = undefined;
+    return outcome;
   }
 
   /**

@@ -89,11 +89,20 @@ function sizeOf(event: HubEvent): number {
   }
 }
 
+/** Raw events the log takes before it merges its tail: bounds its growth between merges. */
+const LOG_MERGE_EVERY = 256;
+
 export class ThreadHub {
   private readonly subscribers = new Set<Subscription>();
+  /**
+   * The running turn's events: merged up to `logMerged`, raw after it. Appending raw and merging
+   * in batches (or when a reader asks) keeps the per-event cost at one array push: most turns are
+   * never replayed.
+   */
   private log: TurnEvent[] = [];
+  private logMerged = 0;
   private logTurn: string | undefined;
-  /** The log's last entry is a merged copy only the log holds, so it can grow in place. */
+  /** The merged part's last entry is a merged copy only the log holds, so it can grow in place. */
   private logTailOwned = false;
 
   /** Hands `event` to every subscriber and to the running turn's log. Never waits. */
@@ -103,12 +112,13 @@ export class ThreadHub {
   }
 
   subscribe(options: SubscribeOptions = {}): Subscription {
-    const subscription = new Subscription(options, () => this.subscribers.delete(subscription));
+    const subscription = new Subscription(options, this);
     if (
       options.replay &&
       this.logTurn !== undefined &&
       (!options.turnId || options.turnId === this.logTurn)
     ) {
+      this.mergeLog();
       this.logTailOwned = false; // the log's objects are now shared with this subscriber
       for (const event of this.log) subscription.push(event);
     }
@@ -119,6 +129,7 @@ export class ThreadHub {
   /** The running turn's events so far (deltas merged), or undefined between turns. */
   current(): { turnId: string; events: readonly TurnEvent[] } | undefined {
     if (this.logTurn === undefined) return undefined;
+    this.mergeLog();
     this.logTailOwned = false;
     return { turnId: this.logTurn, events: [...this.log] };
   }
@@ -132,35 +143,60 @@ export class ThreadHub {
     for (const subscriber of [...this.subscribers]) subscriber.close();
   }
 
+  /** A subscription stops receiving (it ended, was closed or detached for lag). */
+  detach(subscription: Subscription): void {
+    this.subscribers.delete(subscription);
+  }
+
   private record(event: TurnEvent): void {
     if (event.type === "turn_start") {
       this.log = [];
+      this.logMerged = 0;
       this.logTurn = event.turnId;
       this.logTailOwned = false;
     }
     if (this.logTurn !== event.turnId) return;
     if (event.type === "turn_end") {
       this.log = [];
+      this.logMerged = 0;
       this.logTurn = undefined;
       return;
     }
-    const tail = this.log.length > 0 ? this.log[this.log.length - 1] : undefined;
-    if (tail !== undefined && continues(tail, event)) {
-      this.log[this.log.length - 1] = merge(tail, event, this.logTailOwned ? tail : undefined);
-      this.logTailOwned = true;
-      return;
-    }
     this.log.push(event);
-    this.logTailOwned = false;
+    if (this.log.length - this.logMerged >= LOG_MERGE_EVERY) this.mergeLog();
+  }
+
+  /** Merges the raw events at the log's end into its merged part (consecutive deltas of one item). */
+  private mergeLog(): void {
+    const log = this.log;
+    let out = this.logMerged;
+    for (let i = this.logMerged; i < log.length; i++) {
+      const event = log[i]!;
+      const tail = out > 0 ? log[out - 1] : undefined;
+      if (tail !== undefined && continues(tail, event)) {
+        log[out - 1] = merge(tail, event, this.logTailOwned ? tail : undefined);
+        this.logTailOwned = true;
+        continue;
+      }
+      log[out++] = event;
+      this.logTailOwned = false;
+    }
+    log.length = out;
+    this.logMerged = out;
   }
 }
 
-/** One reader of a hub: an async iterable of its events, with a bounded queue (see ThreadHub). */
-export class Subscription implements AsyncIterable<HubEvent> {
+/**
+ * One reader of a hub: an async iterable of its events, with a bounded queue (see ThreadHub). It
+ * is its own iterator: events go straight to a waiting read, and one object serves every read.
+ */
+export class Subscription implements AsyncIterable<HubEvent>, AsyncIterator<HubEvent> {
   private readonly turnId: string | undefined;
   private readonly maxEvents: number;
   private readonly maxBytes: number;
   private readonly queue: HubEvent[] = [];
+  /** The size (sizeOf) of each queued entry, so that taking one does not measure it again. */
+  private readonly sizes: number[] = [];
   private head = 0;
   private bytes = 0;
   private tailOwned = false;
@@ -171,7 +207,7 @@ export class Subscription implements AsyncIterable<HubEvent> {
 
   constructor(
     options: SubscribeOptions,
-    private readonly detach: () => void,
+    private readonly hub: ThreadHub,
   ) {
     this.turnId = options.turnId;
     this.maxEvents = options.maxQueuedEvents ?? DEFAULT_MAX_QUEUED_EVENTS;
@@ -199,7 +235,7 @@ export class Subscription implements AsyncIterable<HubEvent> {
     if (this.turnId !== undefined && event.turnId !== this.turnId) return;
     if (event.type === "turn_end" && this.turnId !== undefined) this.finish();
     const waiting = this.waiting;
-    if (waiting && this.queued === 0) {
+    if (waiting !== undefined && this.head === this.queue.length) {
       this.waiting = undefined;
       waiting({ value: event, done: false });
       return;
@@ -210,41 +246,68 @@ export class Subscription implements AsyncIterable<HubEvent> {
   /** Stops reading: nothing more is queued, and a pending read ends. */
   close(): void {
     this.finish();
-    this.queue.length = 0;
-    this.head = 0;
-    this.bytes = 0;
+    this.clear();
     this.settle();
   }
 
+  next(): Promise<IteratorResult<HubEvent>> {
+    if (this.head < this.queue.length) return Promise.resolve({ value: this.take(), done: false });
+    if (this.done) {
+      if (this.lag && !this.lagDelivered) {
+        this.lagDelivered = true;
+        return Promise.resolve({ value: this.lag, done: false });
+      }
+      return Promise.resolve({ value: undefined, done: true });
+    }
+    return new Promise((resolve) => {
+      this.waiting = resolve;
+    });
+  }
+
+  return(): Promise<IteratorResult<HubEvent>> {
+    this.close();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<HubEvent> {
+    return this;
+  }
+
   private enqueue(event: TurnEvent): void {
-    const tail = this.queued > 0 ? this.queue[this.queue.length - 1] : undefined;
+    const size = sizeOf(event);
+    const last = this.queue.length - 1;
+    const tail = last >= this.head ? this.queue[last] : undefined;
     if (tail !== undefined && continues(tail, event)) {
-      this.queue[this.queue.length - 1] = merge(
-        tail as TurnEvent,
-        event,
-        this.tailOwned ? (tail as TurnEvent) : undefined,
-      );
+      this.queue[last] = merge(tail as TurnEvent, event, this.tailOwned ? (tail as TurnEvent) : undefined);
+      this.sizes[last]! += size;
       this.tailOwned = true;
     } else {
       this.queue.push(event);
+      this.sizes.push(size);
       this.tailOwned = false;
     }
-    this.bytes += sizeOf(event);
+    this.bytes += size;
     if (this.queued > this.maxEvents || this.bytes > this.maxBytes) this.fallBehind();
   }
 
   private fallBehind(): void {
     this.lag = { type: "lagged", dropped: this.queued };
     this.finish();
+    this.clear();
+  }
+
+  private clear(): void {
     this.queue.length = 0;
+    this.sizes.length = 0;
     this.head = 0;
     this.bytes = 0;
+    this.tailOwned = false;
   }
 
   private finish(): void {
     if (this.done) return;
     this.done = true;
-    this.detach();
+    this.hub.detach(this);
   }
 
   /** A read that is waiting gets the end (only ever waiting on an empty queue). */
@@ -255,38 +318,12 @@ export class Subscription implements AsyncIterable<HubEvent> {
   }
 
   private take(): HubEvent {
-    const event = this.queue[this.head]!;
-    this.queue[this.head] = undefined as unknown as HubEvent;
-    this.head++;
-    this.bytes = Math.max(0, this.bytes - sizeOf(event));
-    if (this.head === this.queue.length) {
-      this.queue.length = 0;
-      this.head = 0;
-      this.bytes = 0;
-      this.tailOwned = false;
-    }
+    const head = this.head;
+    const event = this.queue[head]!;
+    this.bytes -= this.sizes[head]!;
+    this.head = head + 1;
+    if (this.head === this.queue.length) this.clear();
+    else this.queue[head] = undefined as unknown as HubEvent;
     return event;
-  }
-
-  [Symbol.asyncIterator](): AsyncIterator<HubEvent> {
-    return {
-      next: (): Promise<IteratorResult<HubEvent>> => {
-        if (this.queued > 0) return Promise.resolve({ value: this.take(), done: false });
-        if (this.done) {
-          if (this.lag && !this.lagDelivered) {
-            this.lagDelivered = true;
-            return Promise.resolve({ value: this.lag, done: false });
-          }
-          return Promise.resolve({ value: undefined, done: true });
-        }
-        return new Promise((resolve) => {
-          this.waiting = resolve;
-        });
-      },
-      return: (): Promise<IteratorResult<HubEvent>> => {
-        this.close();
-        return Promise.resolve({ value: undefined, done: true });
-      },
-    };
   }
 }

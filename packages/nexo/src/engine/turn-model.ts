@@ -8,7 +8,7 @@ import { LlmAuthenticationError, LlmModelNotFoundError, LlmRateLimitedError } fr
 import type { TurnEvent } from "./events.js";
 import { isRetryable } from "./providers/errors.js";
 import { nextItemId, type TurnRun, turnTools, uniqueCallId } from "./turn-run.js";
-import { addUsage, emptyUsage, type ToolUseBlock, type Usage } from "./types.js";
+import { addUsage, type ChatRequest, emptyUsage, type ToolUseBlock, type Usage } from "./types.js";
 
 /** What the model produced in one request. */
 export interface ModelReply {
@@ -68,7 +68,7 @@ class StepItems {
  * Streams one model response. Usage is added to the turn's and session's totals as it arrives, and
  * published as `step_usage` once the call ends.
  */
-export async function callModel(run: TurnRun, onUsage: (u: Partial<Usage>) => void): Promise<ModelReply> {
+export async function callModel(run: TurnRun): Promise<ModelReply> {
   const { session, turnId, signal } = run;
   const reply: ModelReply = { text: "", thinking: undefined, toolCalls: [] };
   const items = new StepItems(run, reply);
@@ -77,16 +77,7 @@ export async function callModel(run: TurnRun, onUsage: (u: Partial<Usage>) => vo
   let stepUsage: Usage | undefined;
   const config = session.config;
   try {
-    for await (const event of config.provider.stream({
-      model: config.model,
-      ...(config.system === undefined ? {} : { system: config.system }),
-      messages: session.history,
-      tools: turnTools(run).specs,
-      maxTokens: config.maxTokens,
-      ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
-      ...(config.thinkingBudget === undefined ? {} : { thinkingBudget: config.thinkingBudget }),
-      signal,
-    })) {
+    for await (const event of config.provider.stream(chatRequest(run))) {
       switch (event.type) {
         case "text_delta":
           reply.text += event.text;
@@ -127,7 +118,8 @@ export async function callModel(run: TurnRun, onUsage: (u: Partial<Usage>) => vo
         }
         case "usage":
           stepUsage = addUsage(stepUsage ?? emptyUsage(), event.usage);
-          onUsage(event.usage);
+          run.usage = addUsage(run.usage, event.usage);
+          session.usage = addUsage(session.usage, event.usage);
           break;
         case "retry":
           run.emit({
@@ -159,6 +151,22 @@ export async function callModel(run: TurnRun, onUsage: (u: Partial<Usage>) => vo
     reply.thinking = undefined;
   }
   return reply;
+}
+
+/** The request of one model call, built field by field (no throw-away objects of conditional spreads). */
+function chatRequest(run: TurnRun): ChatRequest {
+  const { config } = run.session;
+  const request: ChatRequest = {
+    model: config.model,
+    messages: run.session.history,
+    tools: turnTools(run).specs,
+    maxTokens: config.maxTokens,
+    signal: run.signal,
+  };
+  if (config.system !== undefined) request.system = config.system;
+  if (config.temperature !== undefined) request.temperature = config.temperature;
+  if (config.thinkingBudget !== undefined) request.thinkingBudget = config.thinkingBudget;
+  return request;
 }
 
 export function providerErrorEvent(turnId: string, error: unknown, during?: string): TurnEvent {

@@ -5,22 +5,41 @@
 import { toolSpecChars } from "./compaction.js";
 import type { TurnEvent } from "./events.js";
 import type { SessionState } from "./session-types.js";
-import type { ToolSpec, Usage } from "./types.js";
+import { emptyUsage, type ToolSpec, type Usage } from "./types.js";
 
-export interface TurnRun {
-  readonly turnId: string;
-  readonly session: SessionState;
-  /** Publishes an event; never waits (the session's hub fans it out). */
-  readonly emit: (event: TurnEvent) => void;
-  readonly signal: AbortSignal;
+/** Where a turn's events go: the session's hub. */
+export interface EventSink {
+  publish(event: TurnEvent): void;
+}
+
+/**
+ * A class, not an object of closures: a turn is built for every message, and its methods live
+ * once on the prototype instead of as fresh functions per turn.
+ */
+export class TurnRun {
   /** The tool definitions offered during this turn, and their size, computed once per turn. */
   tools?: { specs: ToolSpec[]; chars: number };
   /** Call ids given out in this turn: each call the user sees has an id of its own. */
   callIds?: Set<string>;
   /** Items (text, reasoning) numbered so far in this turn. */
-  items: number;
+  items = 0;
   /** The turn's usage so far. */
-  usage: Usage;
+  usage: Usage = emptyUsage();
+  /** Whether `turn_end` was published. */
+  ended = false;
+
+  constructor(
+    readonly turnId: string,
+    readonly session: SessionState,
+    private readonly sink: EventSink,
+    readonly signal: AbortSignal,
+  ) {}
+
+  /** Publishes an event; never waits (the session's hub fans it out). */
+  emit(event: TurnEvent): void {
+    if (event.type === "turn_end") this.ended = true;
+    this.sink.publish(event);
+  }
 }
 
 export function turnTools(run: TurnRun): { specs: ToolSpec[]; chars: number } {

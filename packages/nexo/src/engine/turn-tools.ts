@@ -5,6 +5,7 @@
  * with its duration. Whatever happens, the call gets a result for the history.
  */
 import { ApprovalCancelledError, grantFor } from "./approvals.js";
+import type { TurnEvent } from "./events.js";
 import type { TurnRun } from "./turn-run.js";
 import type {
   SubAgentProgress,
@@ -23,28 +24,75 @@ export function runToolCalls(run: TurnRun, calls: ToolUseBlock[]): Promise<ToolR
   return Promise.all(calls.map((call) => runToolCall(run, call)));
 }
 
-async function runToolCall(run: TurnRun, call: ToolUseBlock): Promise<ToolResultBlock> {
-  const { session, emit, turnId, signal } = run;
-  const tool = session.findTool(call.name);
-  const category: ToolCategory = tool?.category ?? "exec";
-  let args = call.input;
-  let started: number | undefined;
-  const cancelled = (why: string): ToolResultBlock => {
-    emit({
+/**
+ * One call's publishing state. A class rather than closures made per call: the listeners a tool
+ * gets are bound once, and the rest are methods.
+ */
+class CallEvents {
+  /** When the tool started running (its duration is measured from here). */
+  started: number | undefined;
+  /** Output a tool streams after its call is over (it ignored a stop, say) is not published. */
+  streaming = false;
+  readonly onOutput: (text: string) => void;
+  readonly onSubAgent: (child: SubAgentStarted) => void;
+  readonly onSubAgentProgress: (progress: SubAgentProgress) => void;
+
+  constructor(
+    private readonly run: TurnRun,
+    readonly call: ToolUseBlock,
+  ) {
+    this.onOutput = this.output.bind(this);
+    this.onSubAgent = this.subAgent.bind(this);
+    this.onSubAgentProgress = this.subAgentProgress.bind(this);
+  }
+
+  /** Publishes the call's cancellation and returns the result the history gets. */
+  cancelled(why: string): ToolResultBlock {
+    const { run, call } = this;
+    const event: TurnEvent & { type: "tool_cancelled" } = {
       type: "tool_cancelled",
-      turnId,
+      turnId: run.turnId,
       callId: call.id,
       name: call.name,
       reason: why,
-      ...(started === undefined ? {} : { durationMs: performance.now() - started }),
-    });
+    };
+    if (this.started !== undefined) event.durationMs = performance.now() - this.started;
+    run.emit(event);
     return { type: "tool_result", toolUseId: call.id, content: why, isError: true };
-  };
+  }
+
+  private output(text: string): void {
+    if (this.streaming && text)
+      this.run.emit({ type: "tool_output_delta", turnId: this.run.turnId, callId: this.call.id, text });
+  }
+
+  private subAgent(child: SubAgentStarted): void {
+    if (this.streaming)
+      this.run.emit({ type: "subagent_started", turnId: this.run.turnId, callId: this.call.id, ...child });
+  }
+
+  private subAgentProgress(progress: SubAgentProgress): void {
+    if (this.streaming)
+      this.run.emit({
+        type: "subagent_progress",
+        turnId: this.run.turnId,
+        callId: this.call.id,
+        ...progress,
+      });
+  }
+}
+
+async function runToolCall(run: TurnRun, call: ToolUseBlock): Promise<ToolResultBlock> {
+  const { session, turnId, signal } = run;
+  const tool = session.findTool(call.name);
+  const category: ToolCategory = tool?.category ?? "exec";
+  let args = call.input;
+  const events = new CallEvents(run, call);
 
   if (session.hooks?.has("before_tool")) {
     const outcome = await session.hooks.run("before_tool", { tool: call.name, args }, session.hookContext);
     if (outcome.decision === "block") {
-      return cancelled(`blocked by ${outcome.by}: ${outcome.reason}`);
+      return events.cancelled(`blocked by ${outcome.by}: ${outcome.reason}`);
     }
     if (outcome.payload.args && typeof outcome.payload.args === "object") {
       args = outcome.payload.args as Record<string, unknown>;
@@ -55,40 +103,40 @@ async function runToolCall(run: TurnRun, call: ToolUseBlock): Promise<ToolResult
   // An exempt tool (escalate) runs at once: an agent asking for a human must not wait on one.
   const needsApproval =
     tool !== undefined && tool.approvalExempt !== true && session.policy.needsApproval(subject);
-  emit({
+  // Built field by field: conditional spreads cost a throw-away object each, per call.
+  const requested: TurnEvent & { type: "tool_requested" } = {
     type: "tool_requested",
     turnId,
     callId: call.id,
     name: call.name,
-    ...(tool === undefined
-      ? {}
-      : {
-          source: tool.origin === undefined ? { kind: tool.source } : { kind: tool.source, id: tool.origin },
-        }),
     category,
     args,
     description: describeCall(tool, call.name, args),
     needsApproval,
-    ...(needsApproval ? { grant: grantFor(subject) } : {}),
-  });
+  };
+  if (tool !== undefined)
+    requested.source =
+      tool.origin === undefined ? { kind: tool.source } : { kind: tool.source, id: tool.origin };
+  if (needsApproval) requested.grant = grantFor(subject);
+  run.emit(requested);
 
   if (needsApproval) {
     const refusal = session.approvalRefusal;
     if (refusal) {
-      emit({
+      run.emit({
         type: "approval_resolved",
         turnId,
         callId: call.id,
         decision: { approved: false, reason: refusal },
       });
-      return cancelled(refusal);
+      return events.cancelled(refusal);
     }
     try {
       const decision = await session.approvals.wait(call.id, subject, signal);
-      emit({ type: "approval_resolved", turnId, callId: call.id, decision });
+      run.emit({ type: "approval_resolved", turnId, callId: call.id, decision });
       if (!decision.approved) {
         const reason = decision.reason || "denied by the user";
-        cancelled(reason);
+        events.cancelled(reason);
         return {
           type: "tool_result",
           toolUseId: call.id,
@@ -97,38 +145,29 @@ async function runToolCall(run: TurnRun, call: ToolUseBlock): Promise<ToolResult
         };
       }
     } catch (error) {
-      if (error instanceof ApprovalCancelledError) return cancelled(STOPPED);
+      if (error instanceof ApprovalCancelledError) return events.cancelled(STOPPED);
       throw error;
     }
   }
-  if (signal.aborted) return cancelled(STOPPED);
+  if (signal.aborted) return events.cancelled(STOPPED);
 
-  emit({ type: "tool_running", turnId, callId: call.id, name: call.name });
-  started = performance.now();
-  // Output a tool streams after its call is over (it ignored a stop, say) is not published.
-  let streaming = true;
-  const onOutput = (text: string) => {
-    if (streaming && text) emit({ type: "tool_output_delta", turnId, callId: call.id, text });
-  };
-  const onSubAgent = (child: SubAgentStarted) => {
-    if (streaming) emit({ type: "subagent_started", turnId, callId: call.id, ...child });
-  };
-  const onSubAgentProgress = (progress: SubAgentProgress) => {
-    if (streaming) emit({ type: "subagent_progress", turnId, callId: call.id, ...progress });
-  };
+  run.emit({ type: "tool_running", turnId, callId: call.id, name: call.name });
+  const started = performance.now();
+  events.started = started;
+  events.streaming = true;
   const output = await raceAbort(
     session.invokeTool(call.name, args, {
       callId: call.id,
       turnId,
       signal,
-      onOutput,
-      onSubAgent,
-      onSubAgentProgress,
+      onOutput: events.onOutput,
+      onSubAgent: events.onSubAgent,
+      onSubAgentProgress: events.onSubAgentProgress,
     }),
     signal,
   );
-  streaming = false;
-  if (output === ABORTED) return cancelled(STOPPED);
+  events.streaming = false;
+  if (output === ABORTED) return events.cancelled(STOPPED);
   const durationMs = performance.now() - started;
 
   let result: ToolOutput = output;
@@ -145,7 +184,7 @@ async function runToolCall(run: TurnRun, call: ToolUseBlock): Promise<ToolResult
     }
   }
 
-  emit({
+  const done: TurnEvent & { type: "tool_result" } = {
     type: "tool_result",
     turnId,
     callId: call.id,
@@ -154,15 +193,17 @@ async function runToolCall(run: TurnRun, call: ToolUseBlock): Promise<ToolResult
     output: result.output,
     outputType: result.outputType ?? "text",
     durationMs,
-    ...(result.detail === undefined ? {} : { detail: result.detail }),
-    ...(result.metadata === undefined ? {} : { metadata: result.metadata }),
-  });
-  return {
+  };
+  if (result.detail !== undefined) done.detail = result.detail;
+  if (result.metadata !== undefined) done.metadata = result.metadata;
+  run.emit(done);
+  const block: ToolResultBlock = {
     type: "tool_result",
     toolUseId: call.id,
     content: result.outputType === "image" ? "[image]" : result.output,
-    ...(result.isError ? { isError: true } : {}),
   };
+  if (result.isError) block.isError = true;
+  return block;
 }
 
 /** The command line a call runs, for tools that say (a throwing tool says nothing). */

@@ -14,153 +14,29 @@ import type { TurnEndReason, TurnEvent, TurnInput, TurnOutcome } from "./events.
 import { callModel, type ModelReply, providerErrorEvent } from "./turn-model.js";
 import { estimateRequestTokens, type TurnRun } from "./turn-run.js";
 import { runToolCalls } from "./turn-tools.js";
-import { addUsage, type ContentBlock } from "./types.js";
+import type { ContentBlock } from "./types.js";
+
+/** How the turn's work ended, before `before_reply` hooks had their say. */
+interface WorkOutcome {
+  reason: TurnEndReason;
+  /** The model's last text, when the turn completed. */
+  reply?: string;
+}
 
 /** Runs the turn to its end; resolves with how it ended (after `turn_end` was published). */
 export async function runTurn(run: TurnRun, turnInput: TurnInput): Promise<TurnOutcome> {
-  const { session, emit, turnId, signal } = run;
-  let input = turnInput.content;
-  let reason: TurnEndReason = "completed";
+  const { session, turnId, signal } = run;
+  let reason: TurnEndReason = "error";
   let reply: string | undefined;
-  const texts: string[] = [];
-
-  /** The turn's work; it sets `reason` and `reply` and may return early. */
-  const work = async (): Promise<void> => {
-    // Hook: before the message is handled.
-    if (!turnInput.alreadyStored && session.hooks?.has("before_message")) {
-      const textIn = input
-        .filter((b) => b.type === "text")
-        .map((b) => (b as { text: string }).text)
-        .join("\n");
-      const outcome = await session.hooks.run("before_message", { text: textIn }, session.hookContext);
-      if (outcome.decision === "block") {
-        emit({ type: "info", turnId, message: `message blocked by ${outcome.by}: ${outcome.reason}` });
-        reason = "blocked";
-        return;
-      }
-      if (typeof outcome.payload.text === "string" && outcome.payload.text !== textIn) {
-        input = [{ type: "text", text: outcome.payload.text }, ...input.filter((b) => b.type !== "text")];
-      }
-    }
-    if (!turnInput.alreadyStored) {
-      session.append({ role: "user", content: input }, turnId, turnInput.origin);
-      // Kept before the model is asked, unless the caller keeps it until the turn ends anyway.
-      if (!turnInput.durable) await session.flush();
-    }
-
-    let step = 0;
-    let compactedThisStep = false;
-    while (true) {
-      if (signal.aborted) {
-        reason = "cancelled";
-        break;
-      }
-      if (step >= session.config.maxTurns) {
-        reason = "max_turns";
-        emit({
-          type: "info",
-          turnId,
-          message: `stopped after ${session.config.maxTurns} model calls (max_turns); send another message to continue`,
-        });
-        break;
-      }
-      step++;
-      // Most steps are far from the window: decided here without a promise.
-      const compaction = compactionDue(run) ? await compactSafely(run, false) : "skipped";
-      if (compaction === "cancelled") {
-        reason = "cancelled";
-        break;
-      }
-      if (compaction !== "done" && compaction !== "skipped") {
-        emit(compaction);
-        reason = "error";
-        break;
-      }
-
-      let modelReply: ModelReply;
-      try {
-        modelReply = await callModel(run, (u) => {
-          run.usage = addUsage(run.usage, u);
-          session.usage = addUsage(session.usage, u);
-        });
-        compactedThisStep = false;
-      } catch (error) {
-        if (signal.aborted) {
-          reason = "cancelled";
-          break;
-        }
-        if (error instanceof LlmContextOverflowError && !compactedThisStep) {
-          compactedThisStep = true;
-          const compaction = await compactSafely(run, true);
-          if (compaction === "done") {
-            step--;
-            continue;
-          }
-          if (compaction === "cancelled") {
-            reason = "cancelled";
-            break;
-          }
-          if (compaction !== "skipped") {
-            emit(compaction);
-            reason = "error";
-            break;
-          }
-        }
-        emit(providerErrorEvent(turnId, error));
-        reason = "error";
-        break;
-      }
-
-      const assistant: ContentBlock[] = [];
-      if (modelReply.thinking?.text) assistant.push({ type: "thinking", ...modelReply.thinking });
-      if (modelReply.text) assistant.push({ type: "text", text: modelReply.text });
-      assistant.push(...modelReply.toolCalls);
-      if (assistant.length > 0) session.append({ role: "assistant", content: assistant }, turnId);
-      if (modelReply.text) texts.push(modelReply.text);
-
-      if (signal.aborted && modelReply.toolCalls.length === 0) {
-        reason = "cancelled";
-        break;
-      }
-      if (modelReply.toolCalls.length === 0) break;
-
-      // The calls are kept before they run: a tool's effects outlive the process, so a restart must
-      // find them asked for (and not run them again); their results are kept before the model is
-      // asked again, so a kill during that call leaves every call with its result.
-      await session.flush();
-      const results = await runToolCalls(run, modelReply.toolCalls);
-      session.append({ role: "user", content: results }, turnId);
-      await session.flush();
-      if (signal.aborted) {
-        reason = "cancelled";
-        break;
-      }
-    }
-
-    if (reason === "completed") {
-      reply = texts.at(-1) ?? "";
-      if (session.hooks?.has("before_reply")) {
-        const outcome = await session.hooks.run("before_reply", { text: reply }, session.hookContext);
-        if (outcome.decision === "block") {
-          emit({ type: "info", turnId, message: `reply blocked by ${outcome.by}: ${outcome.reason}` });
-          reply = undefined;
-          reason = "blocked";
-        } else if (typeof outcome.payload.text === "string") {
-          reply = outcome.payload.text;
-        }
-      }
-    }
-  };
-
-  emit({ type: "turn_start", turnId, input: turnInput });
+  run.emit({ type: "turn_start", turnId, input: turnInput });
   try {
-    await work();
+    ({ reason, reply } = await work(run, turnInput));
     // Whatever the turn appended since its last write is kept before anyone hears it ended.
     await session.flush();
   } catch (error) {
     // A bug or an unexpected failure: report it, keep the session usable.
     session.logger?.error({ err: (error as Error).stack, turnId }, "turn failed unexpectedly");
-    emit({
+    run.emit({
       type: "error",
       turnId,
       failure: "internal",
@@ -171,10 +47,141 @@ export async function runTurn(run: TurnRun, turnInput: TurnInput): Promise<TurnO
     reply = undefined;
     await flushAfterFailure(run);
   } finally {
-    emit({ type: "usage", turnId, turn: run.usage, session: session.usage });
-    emit({ type: "turn_end", turnId, reason, usage: run.usage, ...(reply === undefined ? {} : { reply }) });
+    run.emit({ type: "usage", turnId, turn: run.usage, session: session.usage });
+    // Built without a conditional spread (a throw-away object and V8's slow copy path per turn).
+    const end: TurnEvent & { type: "turn_end" } = { type: "turn_end", turnId, reason, usage: run.usage };
+    if (reply !== undefined) end.reply = reply;
+    run.emit(end);
   }
-  return { turnId, reason, usage: run.usage, ...(reply === undefined ? {} : { reply }) };
+  const outcome: TurnOutcome = { turnId, reason, usage: run.usage };
+  if (reply !== undefined) outcome.reply = reply;
+  return outcome;
+}
+
+/** The turn's work: hooks on the input, then model calls and tool calls until the model is done. */
+async function work(run: TurnRun, turnInput: TurnInput): Promise<WorkOutcome> {
+  const { session, turnId, signal } = run;
+  let input = turnInput.content;
+  let reason: TurnEndReason = "completed";
+  let lastText: string | undefined;
+  // Hook: before the message is handled.
+  if (!turnInput.alreadyStored && session.hooks?.has("before_message")) {
+    const textIn = input
+      .filter((b) => b.type === "text")
+      .map((b) => (b as { text: string }).text)
+      .join("\n");
+    const outcome = await session.hooks.run("before_message", { text: textIn }, session.hookContext);
+    if (outcome.decision === "block") {
+      run.emit({ type: "info", turnId, message: `message blocked by ${outcome.by}: ${outcome.reason}` });
+      return { reason: "blocked" };
+    }
+    if (typeof outcome.payload.text === "string" && outcome.payload.text !== textIn) {
+      input = [{ type: "text", text: outcome.payload.text }, ...input.filter((b) => b.type !== "text")];
+    }
+  }
+  if (!turnInput.alreadyStored) {
+    session.append({ role: "user", content: input }, turnId, turnInput.origin);
+    // Kept before the model is asked, unless the caller keeps it until the turn ends anyway.
+    if (!turnInput.durable) await session.flush();
+  }
+
+  let step = 0;
+  let compactedThisStep = false;
+  while (true) {
+    if (signal.aborted) {
+      reason = "cancelled";
+      break;
+    }
+    if (step >= session.config.maxTurns) {
+      reason = "max_turns";
+      run.emit({
+        type: "info",
+        turnId,
+        message: `stopped after ${session.config.maxTurns} model calls (max_turns); send another message to continue`,
+      });
+      break;
+    }
+    step++;
+    // Most steps are far from the window: decided here without a promise.
+    const compaction = compactionDue(run) ? await compactSafely(run, false) : "skipped";
+    if (compaction === "cancelled") {
+      reason = "cancelled";
+      break;
+    }
+    if (compaction !== "done" && compaction !== "skipped") {
+      run.emit(compaction);
+      reason = "error";
+      break;
+    }
+
+    let modelReply: ModelReply;
+    try {
+      modelReply = await callModel(run);
+      compactedThisStep = false;
+    } catch (error) {
+      if (signal.aborted) {
+        reason = "cancelled";
+        break;
+      }
+      if (error instanceof LlmContextOverflowError && !compactedThisStep) {
+        compactedThisStep = true;
+        const compaction = await compactSafely(run, true);
+        if (compaction === "done") {
+          step--;
+          continue;
+        }
+        if (compaction === "cancelled") {
+          reason = "cancelled";
+          break;
+        }
+        if (compaction !== "skipped") {
+          run.emit(compaction);
+          reason = "error";
+          break;
+        }
+      }
+      run.emit(providerErrorEvent(turnId, error));
+      reason = "error";
+      break;
+    }
+
+    const assistant: ContentBlock[] = [];
+    if (modelReply.thinking?.text) assistant.push({ type: "thinking", ...modelReply.thinking });
+    if (modelReply.text) assistant.push({ type: "text", text: modelReply.text });
+    assistant.push(...modelReply.toolCalls);
+    if (assistant.length > 0) session.append({ role: "assistant", content: assistant }, turnId);
+    if (modelReply.text) lastText = modelReply.text;
+
+    if (signal.aborted && modelReply.toolCalls.length === 0) {
+      reason = "cancelled";
+      break;
+    }
+    if (modelReply.toolCalls.length === 0) break;
+
+    // The calls are kept before they run: a tool's effects outlive the process, so a restart must
+    // find them asked for (and not run them again); their results are kept before the model is
+    // asked again, so a kill during that call leaves every call with its result.
+    await session.flush();
+    const results = await runToolCalls(run, modelReply.toolCalls);
+    session.append({ role: "user", content: results }, turnId);
+    await session.flush();
+    if (signal.aborted) {
+      reason = "cancelled";
+      break;
+    }
+  }
+
+  if (reason !== "completed") return { reason };
+  let reply = lastText ?? "";
+  if (session.hooks?.has("before_reply")) {
+    const outcome = await session.hooks.run("before_reply", { text: reply }, session.hookContext);
+    if (outcome.decision === "block") {
+      run.emit({ type: "info", turnId, message: `reply blocked by ${outcome.by}: ${outcome.reason}` });
+      return { reason: "blocked" };
+    }
+    if (typeof outcome.payload.text === "string") reply = outcome.payload.text;
+  }
+  return { reason, reply };
 }
 
 /** Keeps what a failed turn had appended (its partial answer); a second failure is reported. */
