@@ -55,7 +55,7 @@ export interface TurnHandle {
 /** The turn a session runs now: its id, how to stop it, and the caller's signal it follows. */
 interface RunningTurn {
   turnId: string;
-  controller: AbortController;
+  run: TurnRun;
   done: Promise<TurnOutcome>;
   outer: AbortSignal | undefined;
 }
@@ -144,13 +144,12 @@ export class AgentSession implements SessionState {
    */
   startTurn(input: TurnInputLike, options: StartTurnOptions = {}): TurnHandle {
     if (this.current) throw new SessionBusyError(this.id);
-    const controller = new AbortController();
     const outer = options.signal;
     const turnId = options.turnId ?? randomUUID();
-    const run = new TurnRun(turnId, this, this.hub, controller.signal);
-    const current = { turnId, controller, done: undefined as unknown as Promise<TurnOutcome>, outer };
+    const run = new TurnRun(turnId, this, this.hub);
+    const current: RunningTurn = { turnId, run, done: undefined as unknown as Promise<TurnOutcome>, outer };
     if (outer !== undefined) {
-      if (outer.aborted) controller.abort(outer.reason);
+      if (outer.aborted) run.stop(outer.reason);
       else outer.addEventListener("abort", this, { once: true });
     }
     current.done = runTurn(run, toTurnInput(input)).then(
@@ -164,7 +163,7 @@ export class AgentSession implements SessionState {
   /** The outer signal of the running turn aborted (the session listens as an EventListener object). */
   handleEvent(): void {
     const current = this.current;
-    if (current?.outer?.aborted) current.controller.abort(current.outer.reason);
+    if (current?.outer?.aborted) current.run.stop(current.outer.reason);
   }
 
   /** runTurn reports its own failures; this is the last guard so readers always see an end. */
@@ -207,7 +206,7 @@ export class AgentSession implements SessionState {
   /** Cancels the running turn (LLM request, running tools, pending approvals). */
   cancel(reason = "stopped by the user"): boolean {
     if (!this.current) return false;
-    this.current.controller.abort(new Error(reason));
+    this.current.run.stop(new Error(reason));
     return true;
   }
 

@@ -131,7 +131,7 @@ export async function callModel(run: TurnRun): Promise<ModelReply> {
         case "stop":
           break;
       }
-      if (signal.aborted) break;
+      if (run.isStopped) break;
     }
   } catch (error) {
     if (!signal.aborted && reply.text === "" && reply.toolCalls.length === 0) throw error;

@@ -164,7 +164,7 @@ async function runToolCall(run: TurnRun, call: ToolUseBlock): Promise<ToolResult
       onSubAgent: events.onSubAgent,
       onSubAgentProgress: events.onSubAgentProgress,
     }),
-    signal,
+    run,
   );
   events.streaming = false;
   if (output === ABORTED) return events.cancelled(STOPPED);
@@ -229,21 +229,12 @@ function describeCall(tool: Tool | undefined, name: string, args: Record<string,
 
 const ABORTED = Symbol("aborted");
 
-/** Resolves with ABORTED as soon as the signal fires: a tool that ignores its signal cannot hold the turn. */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | typeof ABORTED> {
-  if (signal.aborted) return Promise.resolve(ABORTED);
-  return new Promise((resolve, reject) => {
-    const onAbort = () => resolve(ABORTED);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e);
-      },
-    );
-  });
+/** Resolves with ABORTED as soon as the turn is stopped: a tool that ignores its signal cannot hold the turn. */
+function raceAbort<T>(promise: Promise<T>, run: TurnRun): Promise<T | typeof ABORTED> {
+  if (run.signal.aborted) return Promise.resolve(ABORTED);
+  return Promise.race([promise, run.stopped().then(aborted)]);
+}
+
+function aborted(): typeof ABORTED {
+  return ABORTED;
 }
