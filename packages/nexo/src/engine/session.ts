@@ -181,6 +181,8 @@ export class AgentSession implements SessionState {
   private turnEnded(current: RunningTurn, outcome: TurnOutcome): TurnOutcome {
     current.outer?.removeEventListener("abort", this);
     if (this.current === current) this.current = undefined;
+    // Neither `cancel` nor the caller's signal can reach the turn now.
+    current.run.release();
     return outcome;
   }
 

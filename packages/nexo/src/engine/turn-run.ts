@@ -2,6 +2,7 @@
  * The state one turn carries while it runs, shared by the loop (turn.ts), the model call
  * (turn-model.ts) and the tool calls (turn-tools.ts).
  */
+import { releaseController, takeController } from "./abort-pool.js";
 import { toolSpecChars } from "./compaction.js";
 import type { TurnEvent } from "./events.js";
 import type { SessionState } from "./session-types.js";
@@ -34,7 +35,9 @@ export class TurnRun {
   isStopped = false;
   /** Aborts when the turn is stopped; tools and the provider get it. */
   readonly signal: AbortSignal;
-  private readonly controller = new AbortController();
+  private readonly controller = takeController();
+  /** The controller went back to the pool: this run can no longer stop anything. */
+  private released = false;
   /** Resolves when the turn is stopped: made on first use (most turns are never stopped). */
   private stopPromise: Promise<void> | undefined;
   private resolveStop: (() => void) | undefined;
@@ -49,10 +52,20 @@ export class TurnRun {
 
   /** Stops the turn: its signal aborts with `reason` (the only way it aborts). */
   stop(reason: unknown): void {
-    if (this.isStopped) return;
+    if (this.isStopped || this.released) return;
     this.isStopped = true;
     this.controller.abort(reason);
     this.resolveStop?.();
+  }
+
+  /**
+   * The turn has ended and nothing can stop it any more (its session forgot it): its controller
+   * may serve another turn (see abort-pool.ts).
+   */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    if (!this.isStopped) releaseController(this.controller);
   }
 
   /**
