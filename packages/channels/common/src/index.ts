@@ -55,3 +55,4 @@ export {
   wrongKind,
 } from "./serve.js";
 export { splitText } from "./text.js";
+export { TypingIndicator, type TypingOptions } from "./typing.js";

@@ -34,6 +34,7 @@ import {
   sendableAttachments,
   settingsForStart,
   settingsOrDefaults,
+  TypingIndicator,
   textWithAttachments,
 } from "@nexo/channels-common";
 import {
@@ -73,7 +74,6 @@ type OutboundMessage = Parameters<ChannelSendOutboundHandler>[0]["msg"];
 const READY_TIMEOUT_MS = 60_000;
 /** Discord shows "typing…" for 10 s after each call; it is renewed until the reply goes out. */
 const TYPING_EVERY_MS = 8_000;
-const TYPING_FOR_AT_MOST_MS = 120_000;
 /** An interaction's token answers for 15 minutes; a little less, to be safe. */
 const INTERACTION_TTL_MS = 14 * 60_000;
 
@@ -116,7 +116,7 @@ export class DiscordChannel {
   private readonly contacts: KnownContacts;
   private readonly sender: DiscordSender;
   private readonly interactions = new Map<string, PendingInteraction>();
-  private readonly typing = new Map<string, NodeJS.Timeout>();
+  private readonly typing: TypingIndicator;
   private inboundLimiter: RateLimiter;
   readonly credentials: CredentialFiles<string>;
 
@@ -126,6 +126,11 @@ export class DiscordChannel {
     this.credentials = credentialStore(this.stateDir);
     this.contacts = new KnownContacts(join(this.stateDir, "known-conversations.json"));
     mkdirSync(join(this.stateDir, "media", "out"), { recursive: true, mode: 0o700 });
+    this.typing = new TypingIndicator({
+      show: (contact) => this.running?.client.rest.post(Routes.channelTyping(contact)),
+      everyMs: TYPING_EVERY_MS,
+      log: (line) => options.log(line),
+    });
     this.sender = new DiscordSender(
       () => this.running?.client.rest,
       new MediaRoots(config.mediaDirs),
@@ -136,7 +141,7 @@ export class DiscordChannel {
       dir: join(this.stateDir, "outbox"),
       deliver: async (record) => {
         const ids = await this.sender.deliver(record);
-        this.stopTyping(record.to);
+        this.typing.stop(record.to);
         return ids;
       },
       limiter: RateLimiter.perMinute(config.sendPerMinute),
@@ -332,7 +337,7 @@ export class DiscordChannel {
     const running = this.running;
     if (running === undefined) return;
     this.running = undefined;
-    for (const contact of [...this.typing.keys()]) this.stopTyping(contact);
+    this.typing.stopAll();
     await this.outbox.stop();
     await running.client
       .destroy()
@@ -461,7 +466,7 @@ export class DiscordChannel {
     }
     // The conversation becomes known: replies may go to it, and a thread is answered without a mention.
     this.contacts.add(contact);
-    if (showTyping) this.startTyping(running, contact);
+    if (showTyping) this.typing.start(contact);
     const { attachments, problems } =
       inbound.attachments.length === 0
         ? { attachments: [], problems: [] }
@@ -483,31 +488,6 @@ export class DiscordChannel {
       attachments,
     };
     await this.options.publish(topic, Event.new(topic, this.options.kind, payload));
-  }
-
-  /** "typing…" in the conversation until its reply is delivered (or two minutes pass). */
-  private startTyping(running: Running, contact: string): void {
-    this.stopTyping(contact);
-    const until = Date.now() + TYPING_FOR_AT_MOST_MS;
-    const type = () => {
-      if (this.running !== running || Date.now() > until) {
-        this.stopTyping(contact);
-        return;
-      }
-      running.client.rest
-        .post(Routes.channelTyping(contact))
-        .catch((error: Error) => this.options.log(`typing indicator in ${contact}: ${error.message}`));
-    };
-    type();
-    const timer = setInterval(type, TYPING_EVERY_MS);
-    timer.unref();
-    this.typing.set(contact, timer);
-  }
-
-  private stopTyping(contact: string): void {
-    const timer = this.typing.get(contact);
-    if (timer !== undefined) clearInterval(timer);
-    this.typing.delete(contact);
   }
 }
 

@@ -34,6 +34,7 @@ import {
   sendableAttachments,
   settingsForStart,
   settingsOrDefaults,
+  TypingIndicator,
   textWithAttachments,
 } from "@nexo/channels-common";
 import { Api, Bot, GrammyError } from "grammy";
@@ -51,7 +52,6 @@ import { credentialStore } from "./credentials.js";
 import { decideInbound } from "./inbound.js";
 import { downloadFiles } from "./media.js";
 import { type OutboundItem, TelegramSender } from "./outbound.js";
-import { TypingIndicator } from "./typing.js";
 import { WebhookListener } from "./webhook.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -105,7 +105,12 @@ export class TelegramChannel {
     this.stateDir = config.stateDir;
     this.credentials = credentialStore(this.stateDir);
     this.contacts = new KnownContacts(join(this.stateDir, "known-chats.json"));
-    this.typing = new TypingIndicator(() => this.running?.bot.api);
+    // Telegram shows a chat action for about five seconds.
+    this.typing = new TypingIndicator({
+      show: (chatId) => this.running?.bot.api.sendChatAction(chatId, "typing"),
+      everyMs: 4_000,
+      log: (line) => options.log(line),
+    });
     mkdirSync(join(this.stateDir, "media", "out"), { recursive: true, mode: 0o700 });
     this.sender = new TelegramSender(() => this.running?.bot.api, new MediaRoots(config.mediaDirs));
     this.inboundLimiter = RateLimiter.perMinute(config.ratePerMinute);

@@ -33,6 +33,7 @@ import {
   sendableAttachments,
   settingsForStart,
   settingsOrDefaults,
+  TypingIndicator,
   textWithAttachments,
 } from "@nexo/channels-common";
 import type { WAMessage } from "baileys";
@@ -103,17 +104,33 @@ export class WhatsAppChannel {
   private readonly outbox: Outbox<OutboundItem>;
   private readonly contacts: KnownContacts;
   private inboundLimiter: RateLimiter;
+  /**
+   * "typing…" (WhatsApp's composing chat state) in a chat while the agent works on its message;
+   * paused when the reply went out. It is per chat: the device still does not mark itself online.
+   */
+  private readonly typing: TypingIndicator;
 
   constructor(private readonly options: WhatsAppChannelOptions) {
     const config = this.configOrDefaults();
     this.stateDir = config.stateDir;
     this.contacts = new KnownContacts(join(this.stateDir, "known-chats.json"));
+    // WhatsApp lets a composing state lapse after some seconds without a renewal.
+    this.typing = new TypingIndicator({
+      show: (chat) => this.session?.link.open?.sendPresenceUpdate("composing", chat),
+      hide: (chat) => this.session?.link.open?.sendPresenceUpdate("paused", chat),
+      everyMs: 10_000,
+      log: (line) => options.log(line),
+    });
     mkdirSync(join(this.stateDir, "media", "out"), { recursive: true, mode: 0o700 });
     const sender = new WhatsAppSender(() => this.session?.link.open, new MediaRoots(config.mediaDirs));
     this.inboundLimiter = RateLimiter.perMinute(config.ratePerMinute);
     this.outbox = new Outbox<OutboundItem>({
       dir: join(this.stateDir, "outbox"),
-      deliver: (record) => sender.deliver(record),
+      deliver: async (record) => {
+        const ids = await sender.deliver(record);
+        this.typing.stop(record.to);
+        return ids;
+      },
       limiter: RateLimiter.perMinute(config.sendPerMinute),
       log: (line) => options.log(line),
     });
@@ -318,6 +335,7 @@ export class WhatsAppChannel {
     if (session === undefined) return;
     if (this.pairing !== undefined) this.endPairing("cancelled", "the channel stopped");
     this.session = undefined;
+    this.typing.stopAll();
     await this.outbox.stop();
     await session.link.close().catch((error: Error) => this.options.log(`disconnecting: ${error.message}`));
     if (session.account !== undefined) this.options.log(`disconnected ${session.account}`);
@@ -431,6 +449,7 @@ export class WhatsAppChannel {
         .readMessages([message.key])
         .catch((error: Error) => this.options.log(`read receipt: ${error.message}`));
     }
+    if (session.config.typing) this.typing.start(inbound.chat);
     const { attachments, problems } = await this.download(session, message, inbound);
     const topic = `plugin.inbound.${this.options.kind}${session.instance === null ? "" : `.${session.instance}`}`;
     const payload: Record<string, unknown> = {

@@ -11,6 +11,7 @@
  *   WHATSAPP_OUTBOUND_ALLOWED  chats the account may send to: known (that wrote to it) | * | numbers
  *                                                                               default known
  *   WHATSAPP_READ_RECEIPTS     on | off: mark accepted messages read (blue ticks) default on
+ *   WHATSAPP_TYPING            on | off: "typing…" while the agent works on a message  default on
  *   WHATSAPP_RATE_PER_MINUTE   inbound messages per person per minute            default 20
  *   WHATSAPP_SEND_PER_MINUTE   outbound messages per chat per minute             default 20
  *   WHATSAPP_MEDIA_MAX_BYTES   largest inbound media downloaded                  default 20971520
@@ -34,6 +35,7 @@ export interface WhatsAppConfig {
   groups: "off" | "all";
   outboundAllowed: string | undefined;
   readReceipts: boolean;
+  typing: boolean;
   ratePerMinute: number;
   sendPerMinute: number;
   mediaMaxBytes: number;
@@ -62,6 +64,7 @@ export function readWhatsAppConfig(env: Env): WhatsAppConfig {
         ? outbound
         : normalisePhoneList(outbound),
     readReceipts: envOneOf(env, "WHATSAPP_READ_RECEIPTS", ["on", "off"] as const, "on") === "on",
+    typing: envOneOf(env, "WHATSAPP_TYPING", ["on", "off"] as const, "on") === "on",
     ratePerMinute: envInteger(env, "WHATSAPP_RATE_PER_MINUTE", 20, 1, 10_000),
     sendPerMinute: envInteger(env, "WHATSAPP_SEND_PER_MINUTE", 20, 1, 10_000),
     mediaMaxBytes: envInteger(env, "WHATSAPP_MEDIA_MAX_BYTES", 20 * 1024 * 1024, 0, 1024 * 1024 * 1024),

@@ -18,7 +18,14 @@ export type ILogger = SocketConfig["logger"];
 /** The part of Baileys' socket the channel uses. */
 export type WhatsAppSocket = Pick<
   WASocket,
-  "ev" | "sendMessage" | "readMessages" | "end" | "logout" | "getBotListV2" | "updateMediaMessage"
+  | "ev"
+  | "sendMessage"
+  | "readMessages"
+  | "sendPresenceUpdate"
+  | "end"
+  | "logout"
+  | "getBotListV2"
+  | "updateMediaMessage"
 > & { readonly user: WASocket["user"] };
 
 export interface SocketOptions {

@@ -126,6 +126,9 @@ export function makeSocket({ auth, logger }: SocketOptions): WhatsAppSocket {
     readMessages: async (keys) => {
       await call("readMessages", keys);
     },
+    sendPresenceUpdate: async (type, jid) => {
+      await call("sendPresenceUpdate", type, jid ?? null);
+    },
     getBotListV2: async () => (await call("getBotListV2")) as Array<{ jid: string; personaId: string }>,
     updateMediaMessage: async (message) => message,
     logout: async () => {

@@ -168,12 +168,22 @@ describe("whatsapp plugin: pairing, messages, media, restart, logout", () => {
       fake.calls.find((c) => c.method === "readMessages"),
     );
     assert.deepEqual(read.args[0], [hello.key]);
+    // "typing…" in Alice's chat while the agent works, none for the stranger.
+    const presence = () => fake.calls.filter((c) => c.method === "sendPresenceUpdate").map((c) => c.args);
+    await fake.until("typing in Alice's chat", () => presence().length > 0 || undefined);
+    // (Renewed every 10 s: a slow machine may see it more than once.)
+    assert.deepEqual(new Set(presence().map((args) => args.join(" "))), new Set([`composing ${ALICE}`]));
     await plugin.stderrMatch(/15550000000@s\.whatsapp\.net is not in WHATSAPP_ALLOWED_NUMBERS/);
     assert.equal(plugin.published.length, before + 1);
 
     const sent = await send({ kind: "text", to: ALICE, body: "Hi Alice, from the agent." });
     assert.match(sent.message_id, /^SENT\d+$/);
     await fake.nextSent(ALICE, (c) => c.text === "Hi Alice, from the agent.");
+    // The reply went out: typing stops there.
+    await fake.until("typing paused", () => presence().find(([type]) => type === "paused"));
+    const shown = presence();
+    assert.deepEqual(shown.at(-1), ["paused", ALICE]);
+    assert.ok(shown.slice(0, -1).every((args) => args[0] === "composing" && args[1] === ALICE));
     await assert.rejects(
       send({ kind: "text", to: MALLORY, body: "hi" }),
       rejectsWith(ChannelRecipientError, /never written/),
