@@ -3,7 +3,8 @@
  * Anthropic-format one (Messages SSE), both reading the same answer from `nexo dev mock-llm` run
  * in its own process, so this process's CPU time is the providers' alone.
  *   1. events per second of a 20,000-word answer (its 10,000 deltas' worth of text per second, from
- *      the request to the last delta), with the CPU time per delta; the same stream of each format
+ *      the request to the last delta), with the CPU time per delta of this process and of the mock
+ *      (which writes the stream inside that window); the same stream of each format
  *      read with fetch, a line split and a JSON.parse per delta is the
  *      floor (the mock's OpenAI events are about twice the bytes of Anthropic's, so the floors
  *      differ too).
@@ -12,7 +13,7 @@
  * Goals (issue 15 table): OpenAI events/s >= 0.9 x Anthropic's; first delta <= 1.2 x Anthropic's.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -29,7 +30,9 @@ const ANSWER_DELTAS = WORDS / 2;
 const FIRST_DELTA_SAMPLES = 15;
 
 /** `nexo dev mock-llm` in a child process; resolves with its URL and a stop function. */
-async function startMock(scriptFile: string): Promise<{ url: string; stop: () => Promise<void> }> {
+async function startMock(
+  scriptFile: string,
+): Promise<{ url: string; stop: () => Promise<void>; cpuMicros: () => number | undefined }> {
   const child = spawn(process.execPath, [NEXO, "dev", "mock-llm", "--script", scriptFile], {
     stdio: ["ignore", "pipe", "inherit"],
     env: { PATH: process.env.PATH, NEXO_LOG: "warn" },
@@ -46,7 +49,18 @@ async function startMock(scriptFile: string): Promise<{ url: string; stop: () =>
       child.once("exit", () => resolve());
       child.kill("SIGTERM");
     });
-  return { url, stop };
+  /**
+   * The mock's CPU time so far (Linux's /proc schedstat, in µs): it runs inside the timed window,
+   * so its share of each delta is recorded beside the provider's. Undefined where /proc is not.
+   */
+  const cpuMicros = () => {
+    try {
+      return Number(readFileSync(`/proc/${child.pid}/schedstat`, "utf8").split(" ")[0]) / 1000;
+    } catch {
+      return undefined;
+    }
+  };
+  return { url, stop, cpuMicros };
 }
 
 export default async function providers(ctx: BenchContext): Promise<void> {
@@ -81,13 +95,19 @@ export default async function providers(ctx: BenchContext): Promise<void> {
       });
 
     const cpuPerEvent = { anthropic: [] as number[], openai: [] as number[] };
+    const mockCpuPerEvent = { anthropic: [] as number[], openai: [] as number[] };
     /**
      * The answer's deltas' worth of text per second, from the request to the last delta, and this
      * process's CPU per delta. Counted in text, not events: deltas that arrive in one read leave
      * the provider as one (attempt.ts).
      */
-    const longAnswer = async (provider: LlmProvider, cpuInto: number[]): Promise<number> => {
+    const longAnswer = async (
+      provider: LlmProvider,
+      cpuInto: number[],
+      mockInto: number[],
+    ): Promise<number> => {
       await rewind();
+      const mock0 = mock.cpuMicros();
       const cpu0 = process.cpuUsage();
       const t0 = performance.now();
       let chars = 0;
@@ -95,6 +115,8 @@ export default async function providers(ctx: BenchContext): Promise<void> {
         if (event.type === "text_delta") chars += event.text.length;
       const seconds = (performance.now() - t0) / 1000;
       const cpu = process.cpuUsage(cpu0);
+      const mock1 = mock.cpuMicros();
+      if (mock0 !== undefined && mock1 !== undefined) mockInto.push((mock1 - mock0) / ANSWER_DELTAS);
       if (chars !== long.length)
         throw new Error(`the answer arrived incomplete: ${chars} of ${long.length} characters`);
       cpuInto.push((cpu.user + cpu.system) / ANSWER_DELTAS);
@@ -154,13 +176,13 @@ export default async function providers(ctx: BenchContext): Promise<void> {
     };
 
     // Warm-up: the first request of each provider loads its SDK, which is start-up, not streaming.
-    await longAnswer(anthropic, []);
-    await longAnswer(openai, []);
+    await longAnswer(anthropic, [], []);
+    await longAnswer(openai, [], []);
     await firstDelta(anthropic);
     await firstDelta(openai);
     const samples = await interleave(ctx.reps, {
-      anthropic: () => longAnswer(anthropic, cpuPerEvent.anthropic),
-      openai: () => longAnswer(openai, cpuPerEvent.openai),
+      anthropic: () => longAnswer(anthropic, cpuPerEvent.anthropic, mockCpuPerEvent.anthropic),
+      openai: () => longAnswer(openai, cpuPerEvent.openai, mockCpuPerEvent.openai),
       anthropicFloor: () => direct("anthropic"),
       openaiFloor: () => direct("openai"),
       anthropicFirst: () => firstDelta(anthropic),
@@ -170,12 +192,17 @@ export default async function providers(ctx: BenchContext): Promise<void> {
       Object.entries(samples).map(([k, v]) => [k, median(v as number[])]),
     ) as Record<keyof typeof samples, number>;
     const cpu = { anthropic: median(cpuPerEvent.anthropic), openai: median(cpuPerEvent.openai) };
+    /** The mock's CPU per delta, when it could be read (a ratio field of each provider row). */
+    const mockCpu = (format: "anthropic" | "openai"): Record<string, number> =>
+      mockCpuPerEvent[format].length > 0
+        ? { mock_cpu_us_per_event: round(median(mockCpuPerEvent[format])) }
+        : {};
     const rateRatio = round(m.openai / m.anthropic);
     const floorRatio = round(m.openaiFloor / m.anthropicFloor);
     const cpuRatio = round(cpu.openai / cpu.anthropic);
     const firstRatio = round(m.openaiFirst / m.anthropicFirst);
     ctx.log(
-      `long answer: openai ${Math.round(m.openai)} events/s (${cpu.openai.toFixed(2)} us CPU each), anthropic ${Math.round(m.anthropic)} (${cpu.anthropic.toFixed(2)} us); openai/anthropic ${rateRatio} (floors ${Math.round(m.openaiFloor)} / ${Math.round(m.anthropicFloor)} = ${floorRatio}); first delta ${m.openaiFirst.toFixed(1)} vs ${m.anthropicFirst.toFixed(1)} ms (${firstRatio})`,
+      `long answer: openai ${Math.round(m.openai)} events/s (${cpu.openai.toFixed(2)} us CPU each, mock ${mockCpu("openai").mock_cpu_us_per_event ?? "?"}), anthropic ${Math.round(m.anthropic)} (${cpu.anthropic.toFixed(2)} us, mock ${mockCpu("anthropic").mock_cpu_us_per_event ?? "?"}); openai/anthropic ${rateRatio} (floors ${Math.round(m.openaiFloor)} / ${Math.round(m.anthropicFloor)} = ${floorRatio}); first delta ${m.openaiFirst.toFixed(1)} vs ${m.anthropicFirst.toFixed(1)} ms (${firstRatio})`,
     );
     const rows: Array<[string, keyof typeof samples, string, string]> = [
       ["long answer, Anthropic-format provider", "anthropic", "events per second", "events/s"],
@@ -202,7 +229,9 @@ export default async function providers(ctx: BenchContext): Promise<void> {
         value: round(m[key], digits),
         unit,
         samples: samples[key].map((v) => round(v, digits)),
-        ...(key === "anthropic" ? { ratios: { cpu_us_per_event: round(cpu.anthropic) } } : {}),
+        ...(key === "anthropic"
+          ? { ratios: { cpu_us_per_event: round(cpu.anthropic), ...mockCpu("anthropic") } }
+          : {}),
       });
     }
     ctx.record({
@@ -217,6 +246,7 @@ export default async function providers(ctx: BenchContext): Promise<void> {
         "floor openai/anthropic": floorRatio,
         "cpu openai/anthropic": cpuRatio,
         cpu_us_per_event: round(cpu.openai),
+        ...mockCpu("openai"),
       },
       goal: { ratio: "openai/anthropic", min: 0.9, met: rateRatio >= 0.9 },
     });
