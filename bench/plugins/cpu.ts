@@ -66,7 +66,9 @@ async function main(): Promise<void> {
   const args = { text: "hello", n: 1 };
   const seen: Record<string, CpuPerCall[]> = { nexo: [], mcp: [], floor: [] };
   try {
-    for (const c of Object.values(contenders)) await cpuPerCall(c, args, concurrency, calls); // warm-up
+    // Warm-up: V8 keeps compiling the nexo and MCP paths for the first ~6,000 calls (block-by-block
+    // CPU in docs/performance.md); fewer counted the compiler threads into the first round.
+    for (const c of Object.values(contenders)) await cpuPerCall(c, args, concurrency, Math.max(calls, 8000));
     for (let r = 0; r < rounds; r++) {
       for (const [who, c] of Object.entries(contenders)) {
         seen[who]!.push(await cpuPerCall(c, args, concurrency, calls));
