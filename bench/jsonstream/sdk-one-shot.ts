@@ -8,6 +8,11 @@
  * the same clean environment as nexo, so the two differ only in what nexo does beyond this.
  */
 import { setFlagsFromString } from "node:v8";
+// The lightest client the SDK offers, as nexo's provider loads it (engine/providers/anthropic-sdk.ts):
+// the SDK's default export would also build every API it has. Static imports, so the bundler keeps
+// only these; the program is idle nowhere, so loading them before stdin is read costs the same.
+import { BaseAnthropic } from "@anthropic-ai/sdk";
+import { Messages } from "@anthropic-ai/sdk/resources/messages";
 
 // The CLI sets the same flag (cli/main.ts) so that an exiting process does not wait for V8 to
 // optimise fetch's WebAssembly HTTP parser; without it this floor's exit would be the slower one.
@@ -16,13 +21,12 @@ setFlagsFromString("--wasm-tiering-budget=18000000");
 let input = "";
 for await (const chunk of process.stdin) input += chunk;
 const message = JSON.parse(input.slice(0, input.indexOf("\n"))) as { msg_id: string; input: string };
-const { default: Anthropic } = await import("@anthropic-ai/sdk");
-const client = new Anthropic({
+const client = new BaseAnthropic({
   apiKey: process.env.ANTHROPIC_API_KEY,
   baseURL: process.env.ANTHROPIC_BASE_URL,
   maxRetries: 0,
 });
-const stream = await client.messages.create({
+const stream = await new Messages(client).create({
   model: "bench",
   max_tokens: 1024,
   stream: true,
