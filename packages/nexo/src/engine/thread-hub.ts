@@ -12,6 +12,7 @@
  * merged the same way and dropped when the turn ends.
  */
 import type { TurnEvent } from "./events.js";
+import type { ContentBlock } from "./types.js";
 
 /** The last event a subscriber gets when it fell too far behind and was detached. */
 export interface LaggedEvent {
@@ -63,6 +64,14 @@ function merge(earlier: TurnEvent, later: TurnEvent, into?: TurnEvent): TurnEven
   return target;
 }
 
+/** About how many bytes a message's content holds: text as its length, other blocks as JSON. */
+function contentSize(blocks: readonly ContentBlock[]): number {
+  let size = 0;
+  for (const block of blocks)
+    size += block.type === "text" ? block.text.length : JSON.stringify(block).length;
+  return size;
+}
+
 /** About how many bytes an event holds, for the queue's budget. */
 function sizeOf(event: HubEvent): number {
   switch (event.type) {
@@ -83,7 +92,7 @@ function sizeOf(event: HubEvent): number {
     case "tool_requested":
       return (JSON.stringify(event.args)?.length ?? 0) + event.description.length + 256;
     case "turn_start":
-      return (JSON.stringify(event.input)?.length ?? 0) + 64;
+      return contentSize(event.input.content) + 64;
     default:
       return 128;
   }
@@ -194,10 +203,16 @@ export class Subscription implements AsyncIterable<HubEvent>, AsyncIterator<HubE
   private readonly turnId: string | undefined;
   private readonly maxEvents: number;
   private readonly maxBytes: number;
-  private readonly queue: HubEvent[] = [];
+  /**
+   * Queued events are `queue[head..end)`. The arrays are written by index and rewound when they
+   * drain rather than truncated: a reader that keeps up drains them after nearly every event, and
+   * setting an array's length is a runtime call each time.
+   */
+  private readonly queue: (HubEvent | undefined)[] = [];
   /** The size (sizeOf) of each queued entry, so that taking one does not measure it again. */
   private readonly sizes: number[] = [];
   private head = 0;
+  private end = 0;
   private bytes = 0;
   private tailOwned = false;
   private done = false;
@@ -226,7 +241,7 @@ export class Subscription implements AsyncIterable<HubEvent>, AsyncIterator<HubE
 
   /** Events waiting to be read. */
   get queued(): number {
-    return this.queue.length - this.head;
+    return this.end - this.head;
   }
 
   /** Called by the hub for every event. */
@@ -235,7 +250,7 @@ export class Subscription implements AsyncIterable<HubEvent>, AsyncIterator<HubE
     if (this.turnId !== undefined && event.turnId !== this.turnId) return;
     if (event.type === "turn_end" && this.turnId !== undefined) this.finish();
     const waiting = this.waiting;
-    if (waiting !== undefined && this.head === this.queue.length) {
+    if (waiting !== undefined && this.head === this.end) {
       this.waiting = undefined;
       waiting({ value: event, done: false });
       return;
@@ -251,7 +266,7 @@ export class Subscription implements AsyncIterable<HubEvent>, AsyncIterator<HubE
   }
 
   next(): Promise<IteratorResult<HubEvent>> {
-    if (this.head < this.queue.length) return Promise.resolve({ value: this.take(), done: false });
+    if (this.head < this.end) return Promise.resolve({ value: this.take(), done: false });
     if (this.done) {
       if (this.lag && !this.lagDelivered) {
         this.lagDelivered = true;
@@ -259,10 +274,13 @@ export class Subscription implements AsyncIterable<HubEvent>, AsyncIterator<HubE
       }
       return Promise.resolve({ value: undefined, done: true });
     }
-    return new Promise((resolve) => {
-      this.waiting = resolve;
-    });
+    return new Promise(this.wait);
   }
+
+  /** The executor of a pending read, made once rather than per read. */
+  private readonly wait = (resolve: (result: IteratorResult<HubEvent>) => void): void => {
+    this.waiting = resolve;
+  };
 
   return(): Promise<IteratorResult<HubEvent>> {
     this.close();
@@ -275,15 +293,16 @@ export class Subscription implements AsyncIterable<HubEvent>, AsyncIterator<HubE
 
   private enqueue(event: TurnEvent): void {
     const size = sizeOf(event);
-    const last = this.queue.length - 1;
+    const last = this.end - 1;
     const tail = last >= this.head ? this.queue[last] : undefined;
     if (tail !== undefined && continues(tail, event)) {
       this.queue[last] = merge(tail as TurnEvent, event, this.tailOwned ? (tail as TurnEvent) : undefined);
       this.sizes[last]! += size;
       this.tailOwned = true;
     } else {
-      this.queue.push(event);
-      this.sizes.push(size);
+      this.queue[this.end] = event;
+      this.sizes[this.end] = size;
+      this.end++;
       this.tailOwned = false;
     }
     this.bytes += size;
@@ -296,10 +315,12 @@ export class Subscription implements AsyncIterable<HubEvent>, AsyncIterator<HubE
     this.clear();
   }
 
+  /** Drops what is queued and the arrays' memory (the reader is done with them). */
   private clear(): void {
     this.queue.length = 0;
     this.sizes.length = 0;
     this.head = 0;
+    this.end = 0;
     this.bytes = 0;
     this.tailOwned = false;
   }
@@ -320,10 +341,16 @@ export class Subscription implements AsyncIterable<HubEvent>, AsyncIterator<HubE
   private take(): HubEvent {
     const head = this.head;
     const event = this.queue[head]!;
+    this.queue[head] = undefined;
     this.bytes -= this.sizes[head]!;
     this.head = head + 1;
-    if (this.head === this.queue.length) this.clear();
-    else this.queue[head] = undefined as unknown as HubEvent;
+    if (this.head === this.end) {
+      // Drained: rewind (the arrays keep their length, holding nothing).
+      this.head = 0;
+      this.end = 0;
+      this.bytes = 0;
+      this.tailOwned = false;
+    }
     return event;
   }
 }
