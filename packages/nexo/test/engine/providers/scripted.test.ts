@@ -3,6 +3,7 @@
  * only the tools it is offered.
  */
 import assert from "node:assert/strict";
+import { getEventListeners } from "node:events";
 import { describe, it } from "node:test";
 import { chunkText, ScriptedProvider } from "../../../src/engine/providers/scripted.js";
 import type { ChatMessage, ChatRequest, ProviderEvent, ToolSpec } from "../../../src/engine/types.js";
@@ -292,6 +293,31 @@ describe("scripted provider", () => {
       }
     }, /abort/i);
     assert.equal(seen.length, 1);
+  });
+
+  it("an abort during a pause ends it at once; the signal keeps no listener after a reply", async () => {
+    // A minute's pause per delta: only the abort can end this reply in time.
+    const provider = new ScriptedProvider({ chunkDelayMs: 60_000 });
+    const controller = new AbortController();
+    const request = {
+      model: "scripted",
+      messages: [user("hello")],
+      maxTokens: 100,
+      signal: controller.signal,
+    };
+    setImmediate(() => controller.abort(new Error("stopped by the user")));
+    await assert.rejects(async () => {
+      for await (const _ of provider.stream(request)) assert.fail("no delta before the pause ends");
+    }, /stopped by the user/);
+    assert.equal(getEventListeners(controller.signal, "abort").length, 0);
+
+    const quick = new ScriptedProvider({ chunkDelayMs: 1 });
+    const live = new AbortController();
+    let listening = 0;
+    for await (const _ of quick.stream({ ...request, signal: live.signal }))
+      listening = Math.max(listening, getEventListeners(live.signal, "abort").length);
+    assert.equal(listening, 1, "one listener for the whole reply");
+    assert.equal(getEventListeners(live.signal, "abort").length, 0);
   });
 
   it("keeps every character when chunking", () => {
