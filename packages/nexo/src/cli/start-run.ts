@@ -29,10 +29,26 @@ export interface StartFlags {
   appserverAgent?: string;
 }
 
-/** `startupEnv` is the CLI's start-up view of the environment (secrets included, see secrets/capture.ts). */
+/**
+ * `startupEnv` is the CLI's start-up view of the environment (secrets included, see
+ * secrets/capture.ts). `onReady` runs once the daemon and its doors serve (or start-up has failed).
+ */
 export async function runStart(
   options: StartFlags & { config: string },
   startupEnv: NodeJS.ProcessEnv,
+  onReady: () => void = () => {},
+): Promise<number> {
+  try {
+    return await serve(options, startupEnv, onReady);
+  } finally {
+    onReady();
+  }
+}
+
+async function serve(
+  options: StartFlags & { config: string },
+  startupEnv: NodeJS.ProcessEnv,
+  onReady: () => void,
 ): Promise<number> {
   const logger = createLogger({ base: { component: "daemon" } });
   const env = options.stateDir ? { ...startupEnv, NEXO_STATE_DIR: options.stateDir } : startupEnv;
@@ -92,6 +108,7 @@ export async function runStart(
       return 1;
     }
   }
+  onReady();
   const signal = await signals.first;
   signals.remove();
   await stopAll(doors, daemon, `received ${signal}`, logger).catch((error: Error) => {

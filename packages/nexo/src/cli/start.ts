@@ -21,7 +21,10 @@ export function registerStart(program: Command, env: NodeJS.ProcessEnv): void {
           code: "commander.missingMandatoryOptionValue",
         });
       }
+      // Before the daemon's modules load: start-up is where the young generation would grow.
+      const { holdYoungGeneration } = await import("./start-heap.js");
+      const ready = holdYoungGeneration(process.execArgv, env.NODE_OPTIONS);
       const { runStart } = await import("./start-run.js");
-      process.exitCode = await runStart({ ...options, config: options.config }, env);
+      process.exitCode = await runStart({ ...options, config: options.config }, env, ready);
     });
 }
