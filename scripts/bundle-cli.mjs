@@ -11,7 +11,7 @@
 // zod's namespace re-exports every message locale (about half of zod's bytes); the bundle
 // keeps English, the one zod configures and the only one nexo uses, since every command compiles
 // zod before its first answer (`nexo app-server`'s first `initialize`).
-import { rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
@@ -46,3 +46,26 @@ await build({
   plugins: [englishZodMessages],
   logLevel: "warning",
 });
+asciiComments(outdir);
+
+/**
+ * Makes every chunk ASCII. esbuild escapes non-ASCII characters in strings, template literals,
+ * regular expressions and identifiers (its default `charset: "ascii"`), but keeps the JSDoc
+ * comments of class members as written, so one em dash in one of them made V8 hold that whole
+ * chunk's source as two-byte text, twice its size, for the process's life (issue 15, the idle
+ * daemon's memory: ~1.4 MB of the chunks `nexo start` loads). What is left outside ASCII is
+ * therefore comment text; each UTF-16 unit of it becomes one ASCII character, so every column
+ * of the source map stays right (the map's sourcesContent keeps the original text).
+ */
+function asciiComments(dir) {
+  const ascii = { "\u2014": "-", "\u2013": "-", "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"' };
+  for (const name of readdirSync(dir)) {
+    if (!name.endsWith(".js")) continue;
+    const text = readFileSync(`${dir}/${name}`, "utf8");
+    if (!/[\u0080-\uffff]/.test(text)) continue;
+    writeFileSync(
+      `${dir}/${name}`,
+      text.replace(/[\u0080-\uffff]/g, (unit) => ascii[unit] ?? "?"),
+    );
+  }
+}
