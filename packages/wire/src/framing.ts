@@ -8,6 +8,7 @@
 import { isUtf8 } from "node:buffer";
 import type { Writable } from "node:stream";
 import { ConnectionClosedError, FrameTooLargeError } from "./errors.js";
+import { encodeLongStringFrame, hasLongString } from "./long-strings.js";
 
 /** 1 MiB: the cap every nexo SDK and the host apply to an inbound line (its newline excluded). */
 export const DEFAULT_MAX_FRAME_BYTES = 1 << 20;
@@ -193,7 +194,8 @@ export interface FrameWriterOptions extends JsonEncoderOptions {
 }
 
 interface QueuedWrite {
-  line: string;
+  /** The frame with its newline: text, or bytes when long-strings.ts assembled it. */
+  line: string | Buffer;
   resolve: () => void;
   reject: (error: Error) => void;
 }
@@ -236,6 +238,9 @@ export class FrameWriter {
   write(value: unknown): Promise<void> {
     let line: string;
     try {
+      // A frame carrying a long string is assembled as bytes (long-strings.ts), the same bytes.
+      const bytes = hasLongString(value) ? encodeLongStringFrame(value) : undefined;
+      if (bytes !== undefined) return this.writeBytes(bytes);
       line = this.serialize(value);
     } catch (error) {
       return Promise.reject(error);
@@ -248,7 +253,20 @@ export class FrameWriter {
     if (this.closedError) return Promise.reject(this.closedError);
     const tooLarge = this.encoder.checkSize(json);
     if (tooLarge) return Promise.reject(tooLarge);
-    const line = `${json}\n`;
+    return this.enqueue(`${json}\n`);
+  }
+
+  /** Sends a frame given as UTF-8 bytes ending in its newline. */
+  private writeBytes(frame: Buffer): Promise<void> {
+    if (this.closedError) return Promise.reject(this.closedError);
+    const bytes = frame.length - 1;
+    if (bytes > this.encoder.maxFrameBytes) {
+      return Promise.reject(new FrameTooLargeError(bytes, this.encoder.maxFrameBytes));
+    }
+    return this.enqueue(frame);
+  }
+
+  private enqueue(line: string | Buffer): Promise<void> {
     if (!this.blocked) {
       this.put(line);
       return RESOLVED;
@@ -272,7 +290,7 @@ export class FrameWriter {
     return this.encoder.serialize(value);
   }
 
-  private put(line: string): void {
+  private put(line: string | Buffer): void {
     if (this.coalesce) {
       if (!this.corked) {
         this.corked = true;

@@ -1,0 +1,218 @@
+/**
+ * Frames that carry long strings, assembled as bytes.
+ *
+ * On Node 20, JSON.stringify escapes a string at about 3 ns a character: a 64 KiB tool result,
+ * file or base64 blob costs ~190 µs to serialize, ten times what copying its bytes costs, and
+ * the JSON text then is encoded to UTF-8 once more by the write. A long string that is ASCII and
+ * holds nothing JSON would escape (`"`, `\`, U+0000–U+001F) is written into the frame's bytes as
+ * it is; everything around it is JSON.stringify's own text. Whatever this encoder is not sure
+ * of (a `toJSON`, a class instance, a non-finite number, a BigInt, a deep or wide value, a long
+ * string that needs escaping) makes it give up, and the caller serializes the whole value with
+ * JSON.stringify as before, so the bytes and errors are always JSON.stringify's (a property test
+ * pins it).
+ */
+import { isAscii } from "node:buffer";
+
+/** Strings this long or longer are copied as bytes; shorter ones cost less through JSON.stringify. */
+export const LONG_STRING_CHARS = 1024;
+
+/** Values with more nodes than this are left to JSON.stringify: the walk would cost too much. */
+const MAX_NODES = 256;
+const MAX_DEPTH = 32;
+
+/**
+ * True when `value` holds a string of at least LONG_STRING_CHARS within the first MAX_NODES nodes.
+ * A cheap pre-check (no allocation): a frame without one never pays for the assembler.
+ */
+export function hasLongString(value: unknown): boolean {
+  budget = MAX_NODES;
+  return findLong(value, 0);
+}
+
+let budget = 0;
+
+function findLong(value: unknown, depth: number): boolean {
+  if (typeof value === "string") return value.length >= LONG_STRING_CHARS;
+  if (typeof value !== "object" || value === null || depth >= MAX_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      if (--budget < 0) return false;
+      if (findLong(value[i], depth + 1)) return true;
+    }
+    return false;
+  }
+  for (const key in value) {
+    if (--budget < 0) return false;
+    if (findLong((value as Record<string, unknown>)[key], depth + 1)) return true;
+  }
+  return false;
+}
+
+/** Marks "give up": the caller serializes with JSON.stringify instead. */
+class GiveUp {
+  static readonly instance = new GiveUp();
+}
+
+/**
+ * The frame for `value` as UTF-8 bytes ending in `\n`, byte for byte `JSON.stringify(value)` +
+ * `\n`, or undefined when this encoder gives up (see the file comment) and the caller must use
+ * JSON.stringify. It gives up on non-finite numbers and BigInts too, so the plain and the strict
+ * path each answer them their own way (null, or a TypeError).
+ */
+export function encodeLongStringFrame(value: unknown): Buffer | undefined {
+  const assembler = new Assembler();
+  try {
+    if (!assembler.value(value, 0, true)) return undefined;
+  } catch (error) {
+    if (error === GiveUp.instance) return undefined;
+    throw error;
+  }
+  return assembler.finish();
+}
+
+/**
+ * Builds the frame's JSON text with each long string cut out: `texts[i]` is followed by
+ * `longs[i]`, the last text by nothing.
+ */
+class Assembler {
+  private text = "";
+  private readonly texts: string[] = [];
+  private readonly longs: string[] = [];
+  private nodes = MAX_NODES;
+
+  /** Appends `value`'s JSON; false when it has none (undefined, a function, a symbol). */
+  value(value: unknown, depth: number, inArray: boolean): boolean {
+    if (--this.nodes < 0 || depth > MAX_DEPTH) throw GiveUp.instance;
+    switch (typeof value) {
+      case "string":
+        // Quotes, backslashes and line breaks (code, prose, JSON in a string) are found by the
+        // engine's single-character search and leave the string to JSON.stringify early.
+        if (value.length >= LONG_STRING_CHARS && !hasCommonEscape(value)) {
+          this.texts.push(`${this.text}"`);
+          this.longs.push(value);
+          this.text = '"';
+        } else {
+          this.text += JSON.stringify(value);
+        }
+        return true;
+      case "number":
+        // NaN and ±Infinity: the plain and the strict path differ (null or a TypeError); theirs.
+        if (!Number.isFinite(value)) throw GiveUp.instance;
+        this.text += JSON.stringify(value);
+        return true;
+      case "boolean":
+        this.text += value ? "true" : "false";
+        return true;
+      case "undefined":
+      case "function":
+      case "symbol":
+        if (inArray) this.text += "null";
+        return inArray;
+      case "object":
+        if (value === null) {
+          this.text += "null";
+          return true;
+        }
+        if (typeof (value as { toJSON?: unknown }).toJSON === "function") throw GiveUp.instance;
+        if (Array.isArray(value)) {
+          if (Object.getPrototypeOf(value) !== Array.prototype) throw GiveUp.instance;
+          this.array(value, depth);
+          return true;
+        }
+        {
+          const proto = Object.getPrototypeOf(value);
+          if (proto !== Object.prototype && proto !== null) throw GiveUp.instance;
+        }
+        this.object(value as Record<string, unknown>, depth);
+        return true;
+      default:
+        throw GiveUp.instance; // bigint: JSON.stringify's own TypeError
+    }
+  }
+
+  private array(items: unknown[], depth: number): void {
+    this.text += "[";
+    for (let i = 0; i < items.length; i++) {
+      if (i > 0) this.text += ",";
+      this.value(items[i], depth + 1, true);
+    }
+    this.text += "]";
+  }
+
+  private object(record: Record<string, unknown>, depth: number): void {
+    this.text += "{";
+    let first = true;
+    // Object.keys: own enumerable string keys in JSON.stringify's order (integer keys first).
+    for (const key of Object.keys(record)) {
+      const before = this.text;
+      this.text += `${first ? "" : ","}${JSON.stringify(key)}:`;
+      // undefined, a function or a symbol: JSON.stringify leaves the key out.
+      if (this.value(record[key], depth + 1, false)) first = false;
+      else this.text = before;
+    }
+    this.text += "}";
+  }
+
+  /** The frame's bytes, or undefined when a long string needs escaping or is not ASCII. */
+  finish(): Buffer | undefined {
+    const { texts, longs } = this;
+    if (longs.length === 0) return undefined;
+    let bytes = Buffer.byteLength(this.text) + 1;
+    for (let i = 0; i < longs.length; i++) bytes += Buffer.byteLength(texts[i]!) + longs[i]!.length;
+    const frame = Buffer.allocUnsafe(bytes);
+    let at = 0;
+    for (let i = 0; i < longs.length; i++) {
+      at += frame.write(texts[i]!, at, "utf8");
+      const long = longs[i]!;
+      const end = at + long.length;
+      // At most long.length bytes: an ASCII string fills them exactly; any other is cut short or
+      // leaves a byte >= 0x80 behind (the first non-ASCII character takes two bytes or more).
+      if (frame.write(long, at, long.length, "utf8") !== long.length) return undefined;
+      if (!isAscii(frame.subarray(at, end)) || needsEscape(frame, at, end)) return undefined;
+      at = end;
+    }
+    at += frame.write(this.text, at, "utf8");
+    frame[at] = 0x0a;
+    return frame;
+  }
+}
+
+function hasCommonEscape(text: string): boolean {
+  return text.includes('"') || text.includes("\\") || text.includes("\n");
+}
+
+/**
+ * True when bytes [start, end) (all ASCII, and without `"` or `\`: hasCommonEscape) hold a
+ * control character below 0x20.
+ */
+function needsEscape(buf: Buffer, start: number, end: number): boolean {
+  // Control characters, four bytes a word: for bytes below 0x80, (w - 0x20202020) & ~w has a
+  // byte's top bit set iff that byte is below 0x20 (the classic "has a byte less than n" test).
+  const absolute = buf.byteOffset + start;
+  const alignedStart = start + ((4 - (absolute & 3)) & 3);
+  if (alignedStart >= end) return hasControlByte(buf, start, end);
+  const words = (end - alignedStart) >> 2;
+  const alignedEnd = alignedStart + words * 4;
+  if (hasControlByte(buf, start, alignedStart) || hasControlByte(buf, alignedEnd, end)) return true;
+  const view = new Int32Array(buf.buffer, buf.byteOffset + alignedStart, words);
+  let acc = 0;
+  let i = 0;
+  for (const n = words & ~3; i < n; i += 4) {
+    const a = view[i]!;
+    const b = view[i + 1]!;
+    const c = view[i + 2]!;
+    const d = view[i + 3]!;
+    acc |=
+      ((a - 0x20202020) & ~a) | ((b - 0x20202020) & ~b) | ((c - 0x20202020) & ~c) | ((d - 0x20202020) & ~d);
+  }
+  for (; i < words; i++) {
+    const w = view[i]!;
+    acc |= (w - 0x20202020) & ~w;
+  }
+  return (acc & 0x80808080) !== 0;
+}
+
+function hasControlByte(buf: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if (buf[i]! < 0x20) return true;
+  return false;
+}
