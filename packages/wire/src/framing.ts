@@ -54,22 +54,24 @@ export class LineDecoder {
   push(chunk: Buffer): void {
     let start = 0;
     const length = chunk.length;
-    while (start < length) {
-      const newline = chunk.indexOf(LF, start);
+    if (this.pendingBytes > 0 || this.discarding) {
+      // The chunk first completes the line already begun.
+      const newline = chunk.indexOf(LF);
       if (newline === -1) {
-        this.keep(chunk, start, length);
+        this.keep(chunk, 0, length);
         return;
       }
-      if (this.pendingBytes === 0 && !this.discarding) {
-        this.emitSlice(chunk, start, newline); // fast path: the whole line is inside this chunk
-      } else {
-        this.keep(chunk, start, newline);
-        this.finishLine();
-      }
+      this.keep(chunk, 0, newline);
+      this.finishLine();
       start = newline + 1;
     }
+    const last = start < length ? chunk.lastIndexOf(LF) : -1;
+    if (last >= start) {
+      this.emitLines(chunk, start, last + 1);
+      start = last + 1;
+    }
+    if (start < length) this.keep(chunk, start, length);
   }
-
   /** The stream ended: a last line without a newline is still delivered (or reported). */
   end(): void {
     if (this.pendingBytes > 0 || this.discarding) this.finishLine();
@@ -113,6 +115,34 @@ export class LineDecoder {
     this.emitSlice(line, 0, line.length);
   }
 
+  /**
+   * Delivers the whole lines in bytes [start, end), which ends with a newline. When the region is
+   * valid UTF-8 and no longer than the cap (so no line in it can be over), it is decoded once and
+   * split as text: the chunks of a busy connection hold many small lines, and checking and decoding
+   * each on its own cost two native calls and a Buffer view per line. A newline byte never occurs
+   * inside a multi-byte character, so the region is valid exactly when each of its lines is.
+   */
+  private emitLines(buf: Buffer, start: number, end: number): void {
+    if (end - start > this.maxFrameBytes || !isUtf8(buf.subarray(start, end))) {
+      while (start < end) {
+        const newline = buf.indexOf(LF, start);
+        this.emitSlice(buf, start, newline);
+        start = newline + 1;
+      }
+      return;
+    }
+    const text = buf.toString("utf8", start, end);
+    let from = 0;
+    const stop = text.length;
+    while (from < stop) {
+      const newline = text.indexOf("\n", from);
+      let to = newline;
+      if (to > from && text.charCodeAt(to - 1) === CR) to -= 1;
+      if (!isBlankText(text, from, to)) this.sink.frame(text.slice(from, to));
+      from = newline + 1;
+    }
+  }
+
   private emitSlice(buf: Buffer, start: number, end: number): void {
     if (end > start && buf[end - 1] === CR) end -= 1;
     if (isBlank(buf, start, end)) return;
@@ -133,6 +163,15 @@ function isBlank(buf: Buffer, start: number, end: number): boolean {
   for (let i = start; i < end; i++) {
     const b = buf[i];
     if (b !== 0x20 && b !== 0x09 && b !== CR) return false;
+  }
+  return true;
+}
+
+/** isBlank for text: only spaces, tabs and carriage returns (or nothing). */
+function isBlankText(text: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x09 && c !== CR) return false;
   }
   return true;
 }
@@ -200,7 +239,12 @@ interface QueuedWrite {
   reject: (error: Error) => void;
 }
 
-const RESOLVED = Promise.resolve();
+/**
+ * What FrameWriter (and so LineTransport's `send`) returns for a frame the stream took at once.
+ * It never rejects: a caller that sees it can skip attaching a rejection handler, which would
+ * otherwise cost a promise and a microtask per message.
+ */
+export const ACCEPTED: Promise<void> = Promise.resolve();
 
 /**
  * Serializes frames onto a writable stream. Each frame is one `write` call, so frames never
@@ -269,7 +313,7 @@ export class FrameWriter {
   private enqueue(line: string | Buffer): Promise<void> {
     if (!this.blocked) {
       this.put(line);
-      return RESOLVED;
+      return ACCEPTED;
     }
     return new Promise<void>((resolve, reject) => this.queue.push({ line, resolve, reject }));
   }

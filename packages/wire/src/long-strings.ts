@@ -48,10 +48,8 @@ function findLong(value: unknown, depth: number): boolean {
   return false;
 }
 
-/** Marks "give up": the caller serializes with JSON.stringify instead. */
-class GiveUp {
-  static readonly instance = new GiveUp();
-}
+/** Thrown (and caught below) to give up: the caller serializes with JSON.stringify instead. */
+const GIVE_UP = Symbol("give up");
 
 /**
  * The frame for `value` as UTF-8 bytes ending in `\n`, byte for byte `JSON.stringify(value)` +
@@ -64,7 +62,7 @@ export function encodeLongStringFrame(value: unknown): Buffer | undefined {
   try {
     if (!assembler.value(value, 0, true)) return undefined;
   } catch (error) {
-    if (error === GiveUp.instance) return undefined;
+    if (error === GIVE_UP) return undefined;
     throw error;
   }
   return assembler.finish();
@@ -82,7 +80,7 @@ class Assembler {
 
   /** Appends `value`'s JSON; false when it has none (undefined, a function, a symbol). */
   value(value: unknown, depth: number, inArray: boolean): boolean {
-    if (--this.nodes < 0 || depth > MAX_DEPTH) throw GiveUp.instance;
+    if (--this.nodes < 0 || depth > MAX_DEPTH) throw GIVE_UP;
     switch (typeof value) {
       case "string":
         // Quotes, backslashes and line breaks (code, prose, JSON in a string) are found by the
@@ -97,7 +95,7 @@ class Assembler {
         return true;
       case "number":
         // NaN and ±Infinity: the plain and the strict path differ (null or a TypeError); theirs.
-        if (!Number.isFinite(value)) throw GiveUp.instance;
+        if (!Number.isFinite(value)) throw GIVE_UP;
         this.text += JSON.stringify(value);
         return true;
       case "boolean":
@@ -113,20 +111,20 @@ class Assembler {
           this.text += "null";
           return true;
         }
-        if (typeof (value as { toJSON?: unknown }).toJSON === "function") throw GiveUp.instance;
+        if (typeof (value as { toJSON?: unknown }).toJSON === "function") throw GIVE_UP;
         if (Array.isArray(value)) {
-          if (Object.getPrototypeOf(value) !== Array.prototype) throw GiveUp.instance;
+          if (Object.getPrototypeOf(value) !== Array.prototype) throw GIVE_UP;
           this.array(value, depth);
           return true;
         }
         {
           const proto = Object.getPrototypeOf(value);
-          if (proto !== Object.prototype && proto !== null) throw GiveUp.instance;
+          if (proto !== Object.prototype && proto !== null) throw GIVE_UP;
         }
         this.object(value as Record<string, unknown>, depth);
         return true;
       default:
-        throw GiveUp.instance; // bigint: JSON.stringify's own TypeError
+        throw GIVE_UP; // bigint: JSON.stringify's own TypeError
     }
   }
 

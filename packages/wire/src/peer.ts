@@ -23,6 +23,7 @@ import {
   TimeoutError,
   toRpcError,
 } from "./errors.js";
+import { ACCEPTED } from "./framing.js";
 import { IncomingRequest, problemError } from "./incoming-request.js";
 import { JsonText } from "./json-text.js";
 import { LineTransport } from "./line-transport.js";
@@ -256,7 +257,9 @@ export class JsonRpcPeer {
         signal.addEventListener("abort", entry.onAbort, { once: true });
       }
       this.pending.set(id, entry);
-      this.transport.send(frame).catch((error: Error) => {
+      const sent = this.transport.send(frame);
+      if (sent === ACCEPTED) return;
+      sent.catch((error: Error) => {
         if (this.pending.get(id) !== entry) return;
         this.pending.delete(id);
         this.settle(entry);
@@ -434,7 +437,9 @@ export class JsonRpcPeer {
 
   private replyResult(id: JsonRpcId | null, result: unknown): void {
     if (this.closeInfo) return;
-    this.sendResult(id, result).catch((error: Error) => {
+    const sent = this.sendResult(id, result);
+    if (sent === ACCEPTED) return;
+    sent.catch((error: Error) => {
       this.logger.error({ peer: this.name, id, err: error.message }, "could not send a result");
       // The result could not be serialized or is too large: the caller must still get an answer.
       if (!(error instanceof ConnectionClosedError)) this.replyError(id, new InternalError(error.message));

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { isUtf8 } from "node:buffer";
 import { PassThrough, Writable } from "node:stream";
 import { describe, test } from "node:test";
 import { type FrameProblem, FrameTooLargeError, FrameWriter, LineDecoder, stringifyStrict } from "@nexo/wire";
@@ -134,6 +135,47 @@ describe("LineDecoder", () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+
+  test("property: a mix of good, blank, invalid and oversize lines gives the same frames and problems whatever the chunking", () => {
+    // Lines as bytes: text (may hold multi-byte characters), blanks, invalid UTF-8, long text.
+    const line = fc.oneof(
+      fc.string({ unit: "grapheme", maxLength: 30 }).filter((t) => !/[\n\r]/.test(t) && t.trim() !== ""),
+      fc.constantFrom("", " ", "\t ", " \r"),
+      fc.constantFrom(Buffer.from([0x61, 0xff, 0x62]), Buffer.from([0xe2, 0x82]), Buffer.from([0xc3, 0x28])),
+      fc.integer({ min: 65, max: 200 }).map((n) => "y".repeat(n)),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(line, fc.boolean()), { maxLength: 20 }),
+        fc.array(fc.nat(), { maxLength: 30 }),
+        fc.integer({ min: 16, max: 64 }),
+        (lines, cuts, limit) => {
+          const parts = lines.map(([l, crlf]) =>
+            Buffer.concat([Buffer.from(l), Buffer.from(crlf ? "\r\n" : "\n")]),
+          );
+          const wire = Buffer.concat(parts);
+          // The model: each line on its own, as the decoder's rules say.
+          const want: { frames: string[]; kinds: string[] } = { frames: [], kinds: [] };
+          for (const [l] of lines) {
+            const bytes = Buffer.from(l);
+            if (/^[ \t\r]*$/.test(bytes.toString("latin1"))) continue;
+            if (bytes.length > limit) want.kinds.push("oversize");
+            else if (!isUtf8(bytes)) want.kinds.push("invalid_utf8");
+            else want.frames.push(bytes.toString("utf8"));
+          }
+          const { frames, problems, decoder } = collect(limit);
+          for (const chunk of splitAt(wire, cuts)) decoder.push(chunk);
+          decoder.end();
+          assert.deepEqual(frames, want.frames);
+          assert.deepEqual(
+            problems.map((p) => p.kind),
+            want.kinds,
+          );
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 
