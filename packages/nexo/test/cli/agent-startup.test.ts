@@ -4,8 +4,8 @@
  * static imports from main.js to it are read, and none may bring zod, pino, commander, the engine
  * or the store. When the door writes `ready` itself (here: a launch with `--session-id`, which the
  * fast start leaves to it), the bundled chunks are recorded by a module hook, and none may carry what only a later
- * turn or another command uses — YAML/TOML parsing (config files this door never reads) and ajv
- * (built-in tool schemas compile on their first call). The same process then runs a tool call
+ * turn or another command uses — YAML/TOML parsing (config files this door never reads), ajv
+ * (built-in tool schemas compile on their first call) and the diff library (the first file change). The same process then runs a tool call
  * whose arguments break the schema and one whose arguments fit it: the schema compiled late, from
  * the bundle, still refuses and accepts as registration would have.
  */
@@ -108,7 +108,12 @@ test("nexo agent is ready without YAML, TOML or ajv, and validates a built-in to
     assert.ok(chunks.length > 0, `no bundle chunk recorded: ${loadedAtReady.join(" ")}`);
     const sources = chunks.map((f) => readFileSync(f, "utf8")).join("\n");
     assert.ok(sources.includes("engine/tools/registry.js"), "the tool registry is loaded");
-    for (const absent of ["node_modules/yaml/", "node_modules/smol-toml/", "node_modules/ajv/"]) {
+    for (const absent of [
+      "node_modules/yaml/",
+      "node_modules/smol-toml/",
+      "node_modules/ajv/",
+      "node_modules/diff/",
+    ]) {
       assert.ok(!sources.includes(absent), `${absent} is loaded before ready`);
     }
 

@@ -4,7 +4,6 @@
  * The string must occur exactly once unless `replace_all` is set: an ambiguous match is refused
  * rather than guessed, so the model adds context until it names one place.
  */
-import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
 import { writeFileAtomicIn } from "../../config/atomic-write.js";
 import type { Tool, ToolContext, ToolOutput } from "../types.js";
 import { displayPath, isInside, locateInWorkspace, readLocatedFile } from "./confine.js";
@@ -89,7 +88,7 @@ async function editFile(args: EditArgs, ctx: ToolContext, maxFileBytes: number):
     await writeFileAtomicIn(location.dir.self(), location.name, after);
 
     const inside = isInside(workspace, path);
-    const diff = unifiedDiff(inside ? shown : path, inside, before, after);
+    const diff = await unifiedDiff(inside ? shown : path, inside, before, after);
     return {
       output: diff,
       outputType: "diff",
@@ -103,9 +102,16 @@ async function editFile(args: EditArgs, ctx: ToolContext, maxFileBytes: number):
 
 /**
  * The change as a unified diff with `a/` and `b/` prefixes (git's convention) for workspace
- * files; a file outside the workspace (unconfined mode) is named by its absolute path.
+ * files; a file outside the workspace (unconfined mode) is named by its absolute path. The diff
+ * library (115 KB) loads with the first change made, off the start-up path of `nexo agent`.
  */
-export function unifiedDiff(name: string, relative: boolean, before: string, after: string): string {
+export async function unifiedDiff(
+  name: string,
+  relative: boolean,
+  before: string,
+  after: string,
+): Promise<string> {
+  const { createTwoFilesPatch, FILE_HEADERS_ONLY } = await import("diff");
   const oldName = relative ? `a/${name}` : name;
   const newName = relative ? `b/${name}` : name;
   return createTwoFilesPatch(oldName, newName, before, after, undefined, undefined, {

@@ -83,7 +83,7 @@ async function writeWholeFile(args: WriteArgs, ctx: ToolContext): Promise<ToolOu
     const inside = isInside(location.workspace, location.path);
     const diff =
       before !== undefined && bytes <= MAX_DIFF_SOURCE_BYTES
-        ? unifiedDiff(inside ? shown : location.path, inside, before, args.content)
+        ? await unifiedDiff(inside ? shown : location.path, inside, before, args.content)
         : undefined;
     return {
       output: `${existing === undefined ? "Created" : "Overwrote"} ${shown} (${bytes} bytes)`,
