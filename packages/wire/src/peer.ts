@@ -50,7 +50,9 @@ interface Pending {
   method: string;
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
-  timer: NodeJS.Timeout | undefined;
+  /** performance.now() past which the request times out; Infinity without a timeout. */
+  deadline: number;
+  timeoutMs: number;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
   onDelta: ((params: unknown) => void) | undefined;
@@ -75,6 +77,15 @@ export class JsonRpcPeer {
   private readonly deltaMethods = new Map<string, number>();
   private fallbackRequest: FallbackRequestHandler | undefined;
   private fallbackNotification: NotificationHandler | undefined;
+
+  /**
+   * One timer for every pending request's timeout, set for the earliest deadline: a request in
+   * flight costs a deadline, not a timer of its own (creating and clearing one per request was
+   * ~5% of the echo benchmark's client CPU at 16 in flight). Cleared when none is pending.
+   */
+  private timeoutTimer: NodeJS.Timeout | undefined;
+  private timeoutTimerAt = Number.POSITIVE_INFINITY;
+  private timedRequests = 0;
 
   private closeInfo: CloseInfo | undefined;
   private resolveClosed!: (info: CloseInfo) => void;
@@ -229,23 +240,21 @@ export class JsonRpcPeer {
       params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params };
 
     return new Promise<R>((resolve, reject) => {
+      const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
+      const timed = timeoutMs > 0 && Number.isFinite(timeoutMs);
       const entry: Pending = {
         method,
         resolve: resolve as (v: unknown) => void,
         reject,
-        timer: undefined,
+        deadline: timed ? performance.now() + timeoutMs : Number.POSITIVE_INFINITY,
+        timeoutMs,
         signal,
         onAbort: undefined,
         onDelta,
       };
-      const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
-      if (timeoutMs > 0 && Number.isFinite(timeoutMs)) {
-        entry.timer = setTimeout(() => {
-          if (this.pending.get(id) !== entry) return;
-          this.pending.delete(id);
-          this.settle(entry);
-          reject(new TimeoutError(method, timeoutMs));
-        }, timeoutMs);
+      if (timed) {
+        this.timedRequests++;
+        if (entry.deadline < this.timeoutTimerAt) this.armTimeouts(entry.deadline);
       }
       if (signal) {
         entry.onAbort = () => {
@@ -269,9 +278,39 @@ export class JsonRpcPeer {
   }
 
   private settle(entry: Pending): void {
-    if (entry.timer) clearTimeout(entry.timer);
+    if (entry.deadline !== Number.POSITIVE_INFINITY && --this.timedRequests === 0) this.disarmTimeouts();
     if (entry.signal && entry.onAbort) entry.signal.removeEventListener("abort", entry.onAbort);
   }
+
+  private armTimeouts(at: number): void {
+    if (this.timeoutTimer) clearTimeout(this.timeoutTimer);
+    this.timeoutTimerAt = at;
+    this.timeoutTimer = setTimeout(this.expireRequests, Math.max(1, Math.ceil(at - performance.now())));
+  }
+
+  private disarmTimeouts(): void {
+    if (this.timeoutTimer) clearTimeout(this.timeoutTimer);
+    this.timeoutTimer = undefined;
+    this.timeoutTimerAt = Number.POSITIVE_INFINITY;
+  }
+
+  /** Fails every request past its deadline, then sets the timer for the next deadline. */
+  private readonly expireRequests = (): void => {
+    this.timeoutTimer = undefined;
+    this.timeoutTimerAt = Number.POSITIVE_INFINITY;
+    const now = performance.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const [id, entry] of this.pending) {
+      if (entry.deadline <= now) {
+        this.pending.delete(id);
+        this.settle(entry);
+        entry.reject(new TimeoutError(entry.method, entry.timeoutMs));
+      } else if (entry.deadline < next) {
+        next = entry.deadline;
+      }
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.armTimeouts(next);
+  };
 
   // --- incoming -------------------------------------------------------------------------------
 

@@ -107,6 +107,30 @@ describe("JsonRpcPeer", () => {
     assert.equal(await a.request("quick", undefined, { timeoutMs: 0 }), 1);
   });
 
+  test("requests with different timeouts expire in deadline order, each with its own", async () => {
+    const { a, b } = pair({ requestTimeoutMs: 10_000 });
+    b.onRequest("never", () => new Promise(() => {}));
+    b.onRequest("quick", () => 1);
+    const order: number[] = [];
+    const expire = (timeoutMs: number) =>
+      a.request("never", undefined, { timeoutMs }).catch((e: unknown) => {
+        assert.ok(e instanceof TimeoutError && e.timeoutMs === timeoutMs);
+        order.push(timeoutMs);
+      });
+    const started = performance.now();
+    const long = expire(300); // sent first, expires last: the shared timer is moved earlier for the others
+    const short = expire(40);
+    const middle = expire(120);
+    const untimed = a.request("never", undefined, { timeoutMs: 0 });
+    assert.equal(await a.request("quick"), 1);
+    await Promise.all([long, short, middle]);
+    assert.deepEqual(order, [40, 120, 300]);
+    assert.ok(performance.now() - started >= 299, "none expires before its deadline");
+    assert.equal(a.pendingRequests, 1); // the untimed one
+    a.close();
+    await assert.rejects(untimed, ConnectionClosedError);
+  });
+
   test("a late reply after a timeout is reported as an unknown id, not delivered", async () => {
     const { peer, toPeer, fromPeer, problems } = rawPeer({ requestTimeoutMs: 20 });
     const frames: string[] = [];
