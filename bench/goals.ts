@@ -157,7 +157,7 @@ export const GOALS: Goal[] = [
     id: "peer-vs-vscode-64k",
     measure: "JSON-RPC peer / vscode-jsonrpc, round trips/s, 64 KiB",
     goal: "≥ 1.0×",
-    rows: [{ benchmark: "wire", name: /^roundtrip 64KiB c=\d+ nexo$/ }],
+    rows: [{ benchmark: "wire", name: /^roundtrip 64KiB( text)? c=\d+ nexo$/ }],
     accepts: (g) => /nexo\/vscode >= 1(\.0)?$/.test(g.ratio) || g.ratio.includes("nexo/vscode >= 1 "),
     ratio: "nexo/vscode",
   },

@@ -21,8 +21,10 @@ const MAX_NODES = 256;
 const MAX_DEPTH = 32;
 
 /**
- * True when `value` holds a string of at least LONG_STRING_CHARS within the first MAX_NODES nodes.
- * A cheap pre-check (no allocation): a frame without one never pays for the assembler.
+ * True when `value` holds a string of at least LONG_STRING_CHARS without a quote, backslash or
+ * line break within the first MAX_NODES nodes. A cheap pre-check (no allocation): a frame without
+ * one never pays for the assembler — in particular a frame whose long strings are source text or
+ * prose, which the assembler would stringify and then give up on, serialized twice.
  */
 export function hasLongString(value: unknown): boolean {
   budget = MAX_NODES;
@@ -32,7 +34,7 @@ export function hasLongString(value: unknown): boolean {
 let budget = 0;
 
 function findLong(value: unknown, depth: number): boolean {
-  if (typeof value === "string") return value.length >= LONG_STRING_CHARS;
+  if (typeof value === "string") return value.length >= LONG_STRING_CHARS && !hasCommonEscape(value);
   if (typeof value !== "object" || value === null || depth >= MAX_DEPTH) return false;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
