@@ -17,9 +17,10 @@
  *   the bundle before running anything), which would flatter nexo against the floor.
  *   3. events per second of a long streamed answer — 20,000 words from the mock LLM server in
  *      Anthropic's SSE format, through the real CLI (provider → engine → door → stdout), vs the
- *      same stream read straight from the mock with fetch (the floor: HTTP + SSE parsing only).
- *      Measured on the session's second answer, as the AppServer benchmark does: the first pays
- *      the first model call's one-time loading, which is start-up rather than streaming. nexo's
+ *      same stream read straight from the mock with fetch (the floor: HTTP + SSE parsing only,
+ *      jsonstream/direct-read.mjs), each in a process of its own, each measured on its second
+ *      answer, as the AppServer benchmark does: the first pays the first model call's one-time
+ *      loading, which is start-up rather than streaming. nexo's
  *      rate counts text, not lines: the door merges the deltas that wait while stdout pushes back
  *      (one longer `text_delta` line instead of many), so its rate is the answer's deltas' worth of
  *      text received per second, and a run that lost text is refused.
@@ -305,35 +306,29 @@ function streamThroughCli(
 }
 
 /** The floor: the same SSE stream read with fetch, one event per `data:` line that carries text. */
-async function streamDirect(mock: MockLlmServer): Promise<number> {
-  const t0 = performance.now();
-  const res = await fetch(`${mock.url}/v1/messages`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-api-key": "bench", "anthropic-version": "2023-06-01" },
-    body: JSON.stringify({
-      model: "bench",
-      max_tokens: 10,
-      stream: true,
-      messages: [{ role: "user", content: "talk" }],
-    }),
+/**
+ * The floor's rate (jsonstream/direct-read.mjs): in a fresh process, warmed by one answer as nexo
+ * is. Read in the bench's own process it ran warmer with every round (its code compiled once for
+ * all rounds) while each nexo round is a new process, and it shared its event loop with the mock.
+ */
+function streamDirect(mock: MockLlmServer): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const script = fileURLToPath(new URL("./jsonstream/direct-read.mjs", import.meta.url));
+    const child = spawn(process.execPath, [script, mock.url], {
+      env: { PATH: process.env.PATH },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.setEncoding("utf8").on("data", (data: string) => {
+      out += data;
+    });
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      const rate = Number(out.trim());
+      if (code === 0 && rate > 0) resolve(rate);
+      else reject(new Error(`the direct read failed (exit ${code}): ${out}`));
+    });
   });
-  let events = 0;
-  let rest = "";
-  const decoder = new TextDecoder();
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    rest += decoder.decode(chunk, { stream: true });
-    let nl = rest.indexOf("\n");
-    while (nl !== -1) {
-      const line = rest.slice(0, nl);
-      rest = rest.slice(nl + 1);
-      nl = rest.indexOf("\n");
-      if (line.startsWith("data:") && line.includes('"text_delta"')) {
-        JSON.parse(line.slice(5));
-        events++;
-      }
-    }
-  }
-  return events / ((performance.now() - t0) / 1000);
 }
 
 export default async function jsonStream(ctx: BenchContext): Promise<void> {
