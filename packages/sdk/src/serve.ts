@@ -11,6 +11,7 @@ import {
   type Dispatcher,
   formatIssues,
   InternalError,
+  isThenable,
   type JsonRpcPeer,
   type ParamsOf,
   type RequestContext,
@@ -95,10 +96,6 @@ export function serve<M extends MethodName>(env: DispatchEnv, spec: ServeSpec<M>
     }
     return isThenable(outcome) ? outcome.catch((error: unknown) => failed(error, params)) : outcome;
   });
-}
-
-function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
-  return value !== null && typeof value === "object" && typeof (value as Promise<T>).then === "function";
 }
 
 /** The context of a nexo-specific handler; the signal is created only if the handler reads it. */

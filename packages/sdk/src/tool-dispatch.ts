@@ -5,7 +5,7 @@
  * the outbound cap — is answered -33403 too, so the host gets an error instead of `null` or a
  * dropped frame followed by a timeout.
  */
-import { type JsonRpcId, JsonText } from "@nexo/wire";
+import { isThenable, type JsonRpcId, JsonText } from "@nexo/wire";
 import type { TaskHandle } from "./inflight.js";
 import { type DispatchEnv, serve } from "./serve.js";
 import {
@@ -62,12 +62,6 @@ class InvocationContext implements ToolContext {
   get signal(): AbortSignal {
     return this.task.signal;
   }
-}
-
-function isThenable(value: unknown): value is Promise<unknown> {
-  return (
-    value !== null && typeof value === "object" && typeof (value as Promise<unknown>).then === "function"
-  );
 }
 
 // Serialized once, here: the check that it can be sent and the reply frame share the text.

@@ -38,6 +38,7 @@ import {
   type SchemaFailure,
 } from "./method-table.js";
 import type { JsonRpcPeer, NotificationHandler, RequestContext, RequestHandler } from "./peer.js";
+import { isThenable } from "./thenable.js";
 
 export type TypedRequestHandler<T extends RequestTable, M extends MethodOf<T>> = (
   params: ParamsOf<T, M>,
@@ -141,7 +142,7 @@ export class Dispatcher<T extends RequestTable, N extends NotificationTable = No
       }
       const outcome = handler(params, ctx);
       if (resultSchema === undefined) return outcome;
-      return isPromise(outcome) ? outcome.then(checkResult) : checkResult(outcome);
+      return isThenable(outcome) ? outcome.then(checkResult) : checkResult(outcome);
     };
     const { around } = this.options;
     const served: RequestHandler =
@@ -176,10 +177,4 @@ export class Dispatcher<T extends RequestTable, N extends NotificationTable = No
     this.peer.onNotification(method, received);
     return () => this.peer.removeNotificationHandler(method, received);
   }
-}
-
-function isPromise(value: unknown): value is Promise<unknown> {
-  return (
-    value !== null && typeof value === "object" && typeof (value as Promise<unknown>).then === "function"
-  );
 }

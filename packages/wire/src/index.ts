@@ -7,5 +7,6 @@ export * from "./json-text.js";
 export * from "./line-transport.js";
 export * from "./method-table.js";
 export * from "./peer.js";
+export * from "./thenable.js";
 export * from "./transport.js";
 export * from "./websocket-transport.js";

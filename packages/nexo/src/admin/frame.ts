@@ -19,6 +19,7 @@ import {
   AdminCode,
   CapabilityNotGrantedError,
   Dispatcher,
+  isThenable,
   type JsonRpcPeer,
   MethodNotFoundError,
   type RequestContext,
@@ -176,7 +177,7 @@ export class AdminFrame {
       finish(failureOf(error));
       throw error;
     }
-    if (!isPromise(out)) {
+    if (!isThenable(out)) {
       finish(OK);
       return out;
     }
@@ -263,10 +264,4 @@ function notServed(method: OutboundMethodName): AnyHandler {
       `method not found: ${method} (the ${domainOf(method)} domain is not available on this daemon)`,
     );
   };
-}
-
-function isPromise(value: unknown): value is Promise<unknown> {
-  return (
-    value !== null && typeof value === "object" && typeof (value as Promise<unknown>).then === "function"
-  );
 }
