@@ -4,6 +4,7 @@
  * shutdown ack hostage until the host's SIGKILL; here the wait ends at the bound, the stragglers
  * are abandoned (their requests answered with an error, their signals aborted) and named in the log.
  */
+import { isThenable } from "@nexo/wire";
 
 /** What a running handler can observe of its own lifecycle. */
 export interface TaskHandle {
@@ -72,16 +73,7 @@ export class InflightTasks {
         resolve(outcome);
         return;
       }
-      outcome.then(
-        (value) => {
-          this.remove(task);
-          resolve(value);
-        },
-        (error: unknown) => {
-          this.remove(task);
-          reject(error);
-        },
-      );
+      this.follow(task, outcome, resolve, reject);
     });
   }
 
@@ -111,17 +103,27 @@ export class InflightTasks {
   private track<T>(task: Task, outcome: Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       task.settle = reject;
-      outcome.then(
-        (value) => {
-          this.remove(task);
-          resolve(value);
-        },
-        (error: unknown) => {
-          this.remove(task);
-          reject(error);
-        },
-      );
+      this.follow(task, outcome, resolve, reject);
     });
+  }
+
+  /** Settles a task's promise with its work's, the task untracked first. */
+  private follow<T>(
+    task: Task,
+    outcome: Promise<T>,
+    resolve: (value: T) => void,
+    reject: (error: unknown) => void,
+  ): void {
+    outcome.then(
+      (value) => {
+        this.remove(task);
+        resolve(value);
+      },
+      (error: unknown) => {
+        this.remove(task);
+        reject(error);
+      },
+    );
   }
 
   /** Aborts every task's signal (the host is gone) but keeps waiting for them. */
@@ -163,10 +165,6 @@ export class InflightTasks {
     if (!this.tasks.delete(task)) return;
     if (this.tasks.size === 0) for (const wake of this.idleWaiters.splice(0)) wake();
   }
-}
-
-function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
-  return value !== null && typeof value === "object" && typeof (value as Promise<T>).then === "function";
 }
 
 function abortTask(task: Task, reason: Error): void {
