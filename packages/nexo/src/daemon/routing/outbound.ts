@@ -47,18 +47,12 @@ export class ReplySender {
   }
 
   /**
-   * A piece of the reply being written, to a channel that shows replies growing (a plugin that
-   * advertised `reply_stream`); other channels, and the broker route, get only the whole reply.
-   */
-  delta(target: ReplyTarget, turnId: string, text: string): void {
-    this.pieces(target, turnId)?.(text);
-  }
-
-  /**
-   * `delta` for one turn, the channel's features looked up once for all its pieces (a plugin
-   * channel builds its feature objects at each lookup, and a turn has dozens of pieces):
-   * undefined when the channel shows only whole replies. A plugin that restarts during the turn
-   * and changes what it advertises is seen from the next turn on.
+   * Where one turn's pieces of the reply go as it is written, to a channel that shows replies
+   * growing (a plugin that advertised `reply_stream`): undefined for other channels, and the
+   * broker route, which get only the whole reply. The channel's features are looked up once for
+   * all of the turn's pieces (a plugin channel builds its feature objects at each lookup, and a
+   * turn has dozens of pieces); a plugin that restarts during the turn and changes what it
+   * advertises is seen from the next turn on.
    */
   pieces(target: ReplyTarget, turnId: string): ((text: string) => void) | undefined {
     const stream = this.channels.get(target.kind)?.features?.().replyStream;
