@@ -109,6 +109,17 @@ interface OneShot {
   exit: number;
 }
 
+/** The clean environment of a child that asks the mock in Anthropic's format (nexo, the SDK floor). */
+function mockedAgentEnv(stateDir: string, mock: MockLlmServer): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    NEXO_STATE_DIR: stateDir,
+    NEXO_LOG: "warn",
+    ANTHROPIC_API_KEY: "bench",
+    ANTHROPIC_BASE_URL: mock.url,
+  };
+}
+
 /** The time the child's exit is seen, from `t0`. */
 function exitTime(child: ReturnType<typeof spawn>, t0: number): Promise<number> {
   return new Promise((resolve) => child.once("exit", () => resolve(performance.now() - t0)));
@@ -122,13 +133,7 @@ function pipedOneShot(what: string, args: string[], mock: MockLlmServer, stateDi
   mock.reset([{ text: ANSWER }]);
   const t0 = performance.now();
   const child = spawn(process.execPath, args, {
-    env: {
-      PATH: process.env.PATH,
-      NEXO_STATE_DIR: stateDir,
-      NEXO_LOG: "warn",
-      ANTHROPIC_API_KEY: "bench",
-      ANTHROPIC_BASE_URL: mock.url,
-    },
+    env: mockedAgentEnv(stateDir, mock),
     stdio: ["pipe", "pipe", "inherit"],
   });
   const exited = exitTime(child, t0);
@@ -251,13 +256,7 @@ function streamThroughCli(
         workspace,
       ],
       {
-        env: {
-          PATH: process.env.PATH,
-          NEXO_STATE_DIR: stateDir,
-          NEXO_LOG: "warn",
-          ANTHROPIC_API_KEY: "bench",
-          ANTHROPIC_BASE_URL: mock.url,
-        },
+        env: mockedAgentEnv(stateDir, mock),
         stdio: ["pipe", "pipe", "inherit"],
       },
     );
