@@ -210,7 +210,8 @@ describe("FrameWriter", () => {
     await assert.rejects(writer.write(undefined), /cannot be represented/);
   });
 
-  test("coalesce: the frames of one tick leave in one write, a lone frame without waiting for more", async () => {
+  /** A stream that records what each of its writes (a writev's chunks together) carried. */
+  function recordingSink(): { sink: Writable; writes: string[] } {
     const writes: string[] = [];
     const sink = new Writable({
       write(chunk, _enc, cb) {
@@ -222,6 +223,11 @@ describe("FrameWriter", () => {
         cb();
       },
     });
+    return { sink, writes };
+  }
+
+  test("coalesce: the frames of one tick leave in one write, a lone frame without waiting for more", async () => {
+    const { sink, writes } = recordingSink();
     const writer = new FrameWriter(sink, { coalesce: true });
     await Promise.all(Array.from({ length: 16 }, (_, i) => writer.write({ i })));
     await new Promise((r) => setImmediate(r));
@@ -232,17 +238,7 @@ describe("FrameWriter", () => {
   });
 
   test("coalesceMaxFrames: a tick's frames leave in writes of at most that many, in order", async () => {
-    const writes: string[] = [];
-    const sink = new Writable({
-      write(chunk, _enc, cb) {
-        writes.push(String(chunk));
-        cb();
-      },
-      writev(chunks, cb) {
-        writes.push(chunks.map(({ chunk }) => String(chunk)).join(""));
-        cb();
-      },
-    });
+    const { sink, writes } = recordingSink();
     const writer = new FrameWriter(sink, { coalesce: true, coalesceMaxFrames: 8 });
     await Promise.all(Array.from({ length: 20 }, (_, i) => writer.write({ i })));
     await new Promise((r) => setImmediate(r));
