@@ -12,7 +12,7 @@ import type { HookRunner } from "../engine/hooks.js";
 import type { TenantProviders } from "../engine/providers/llm-config.js";
 import type { AgentSession } from "../engine/session.js";
 import type { MinimalLogger, ToolHost } from "../engine/session-types.js";
-import { SessionService } from "../engine/sessions/service.js";
+import { type SessionPlace, SessionService } from "../engine/sessions/service.js";
 import { LayeredTools } from "../engine/tools/layered.js";
 import type { ToolRegistry } from "../engine/tools/registry.js";
 import type { ApprovalMode, LlmProvider } from "../engine/types.js";
@@ -120,14 +120,7 @@ export class DaemonSessions implements SessionOpener {
   renew(key: SessionKey): string {
     const agent = this.options.agents().get(key.agentId);
     if (!agent) throw new Error(`agent ${key.agentId} is not configured`);
-    const record = this.options.store.sessions.create({
-      agentId: key.agentId,
-      channel: key.channel,
-      account: key.account ?? null,
-      contact: key.contact,
-      ...(agent.tenantId ? { tenantId: agent.tenantId } : {}),
-      approvalMode: agent.mode,
-    });
+    const record = this.createRecord(placeOf(key), agent);
     const id = liveId(key);
     this.live.delete(id);
     this.live.set(id, this.build(agent, record, true, undefined, []));
@@ -169,22 +162,22 @@ export class DaemonSessions implements SessionOpener {
   }
 
   private load(key: SessionKey, agent: AgentRuntimeSettings): AgentSession {
-    const place = {
-      agentId: key.agentId,
-      channel: key.channel,
-      account: key.account ?? null,
-      contact: key.contact,
-    };
+    const place = placeOf(key);
     const found = this.options.store.sessions.findByKey(place);
     if (found !== undefined) return this.build(agent, found, true);
-    const record = this.service.create({
+    const record = this.createRecord(place, agent);
+    // Created just now, so its transcript is empty: not read back (a burst of new contacts would
+    // otherwise query the store once more per contact for nothing).
+    return this.build(agent, record, true, undefined, []);
+  }
+
+  /** A new record for a place, with the agent's tenant and approval mode. */
+  private createRecord(place: SessionPlace, agent: AgentRuntimeSettings): Session {
+    return this.service.create({
       ...place,
       ...(agent.tenantId ? { tenantId: agent.tenantId } : {}),
       approvalMode: agent.mode,
     });
-    // Created just now, so its transcript is empty: not read back (a burst of new contacts would
-    // otherwise query the store once more per contact for nothing).
-    return this.build(agent, record, true, undefined, []);
   }
 
   private build(
@@ -245,6 +238,11 @@ export class DaemonSessions implements SessionOpener {
       if (!session.busy) this.live.delete(id);
     }
   }
+}
+
+/** The store's place of a router key (no account is `null` there). */
+function placeOf(key: SessionKey): SessionPlace {
+  return { agentId: key.agentId, channel: key.channel, account: key.account ?? null, contact: key.contact };
 }
 
 /** The live-session cache's key for a place. */
