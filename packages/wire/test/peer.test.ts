@@ -131,6 +131,27 @@ describe("JsonRpcPeer", () => {
     await assert.rejects(untimed, ConnectionClosedError);
   });
 
+  test("between requests the shared timer holds no process open; a later request still times out", async () => {
+    const { a, b } = pair();
+    b.onRequest("quick", () => 1);
+    b.onRequest("never", () => new Promise(() => {}));
+    const refTimers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+    const idle = refTimers();
+    assert.equal(await a.request("quick", undefined, { timeoutMs: 30 }), 1);
+    assert.equal(refTimers(), idle, "no request pending: the timer left set for 30 ms is unref'd");
+    const started = performance.now();
+    const late = a.request("never", undefined, { timeoutMs: 150 });
+    assert.equal(refTimers(), idle + 1, "a pending request keeps the process alive until its deadline");
+    // The timer first fires at the settled request's deadline, finds nothing due and moves on.
+    await assert.rejects(late, (e: unknown) => e instanceof TimeoutError && e.timeoutMs === 150);
+    assert.ok(performance.now() - started >= 149, "not before its own deadline");
+    assert.equal(refTimers(), idle);
+    assert.equal(await a.request("quick", undefined, { timeoutMs: 30 }), 1);
+    a.close();
+    assert.equal(refTimers(), idle);
+    await assert.rejects(a.request("quick"), ConnectionClosedError);
+  });
+
   test("a late reply after a timeout is reported as an unknown id, not delivered", async () => {
     const { peer, toPeer, fromPeer, problems } = rawPeer({ requestTimeoutMs: 20 });
     const frames: string[] = [];
