@@ -218,9 +218,10 @@ export class JsonEncoder {
 export interface FrameWriterOptions extends JsonEncoderOptions {
   /**
    * Coalesce the frames written in one tick into one system call (cork, then uncork on the next
-   * tick). A lone frame leaves as soon as the current tick's work is done, so one request at a
-   * time loses nothing; many frames in one tick wake the reader once instead of once each. The
-   * json-stream door's event stream, the plugin host and the plugin SDK use it. Default false.
+   * tick): many frames in one tick wake the reader once instead of once each. A writer whose last
+   * tick sent one frame sends its next tick's first frame at once, uncorked (one request at a
+   * time loses nothing, not even the cork's cost); the frames after it in that tick are corked.
+   * The json-stream door's event stream, the plugin host and the plugin SDK use it. Default false.
    */
   coalesce?: boolean;
   /**
@@ -263,6 +264,10 @@ export class FrameWriter {
   private readonly queue: QueuedWrite[] = [];
   private blocked = false;
   private readonly coalesce: boolean;
+  /** With coalesce: a frame was written in this tick, how many, and how many in the last one. */
+  private inTick = false;
+  private tickFrames = 0;
+  private lastTickFrames = 0;
   private corked = false;
   private corkedFrames = 0;
   private readonly maxBatch: number;
@@ -336,18 +341,28 @@ export class FrameWriter {
 
   private put(line: string | Buffer): void {
     if (this.coalesce) {
-      if (!this.corked) {
-        this.corked = true;
-        this.corkedFrames = 0;
-        this.stream.cork();
-        process.nextTick(this.uncork);
-      } else if (this.corkedFrames >= this.maxBatch) {
-        // Enough for one write: send them now, so the reader starts on them while this side goes on.
-        this.stream.uncork();
-        this.stream.cork();
-        this.corkedFrames = 0;
+      if (!this.inTick) {
+        this.inTick = true;
+        this.tickFrames = 0;
+        process.nextTick(this.endTick);
       }
-      this.corkedFrames++;
+      // After a tick that sent one frame alone, the next tick's first frame leaves at once: at one
+      // request in flight every tick sends one frame, which then pays no cork, buffering and later
+      // uncork, and the reader starts on it while this side finishes its tick. After a tick of
+      // several frames the first one waits for the others, as do the frames after it.
+      if (this.tickFrames++ > 0 || this.lastTickFrames > 1) {
+        if (!this.corked) {
+          this.corked = true;
+          this.corkedFrames = 0;
+          this.stream.cork();
+        } else if (this.corkedFrames >= this.maxBatch) {
+          // Enough for one write: send them now, so the reader starts on them while this side goes on.
+          this.stream.uncork();
+          this.stream.cork();
+          this.corkedFrames = 0;
+        }
+        this.corkedFrames++;
+      }
     }
     if (!this.stream.write(line)) {
       this.blocked = true;
@@ -355,7 +370,10 @@ export class FrameWriter {
     }
   }
 
-  private readonly uncork = (): void => {
+  private readonly endTick = (): void => {
+    this.inTick = false;
+    this.lastTickFrames = this.tickFrames;
+    if (!this.corked) return;
     this.corked = false;
     this.stream.uncork();
   };

@@ -226,25 +226,42 @@ describe("FrameWriter", () => {
     return { sink, writes };
   }
 
-  test("coalesce: the frames of one tick leave in one write, a lone frame without waiting for more", async () => {
+  test("coalesce: the frames of one tick leave in one write; after a lone frame the next leaves at once", async () => {
     const { sink, writes } = recordingSink();
     const writer = new FrameWriter(sink, { coalesce: true });
+    const lines = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i) => `{"i":${from + i}}\n`).join("");
+    const afterTick = () => new Promise((r) => setImmediate(r));
+    // A fresh writer has sent nothing alone before: its first frame goes out at once, the rest wait.
     await Promise.all(Array.from({ length: 16 }, (_, i) => writer.write({ i })));
-    await new Promise((r) => setImmediate(r));
-    assert.deepEqual(writes, [Array.from({ length: 16 }, (_, i) => `{"i":${i}}\n`).join("")]);
-    await writer.write({ alone: true });
-    await new Promise((r) => setImmediate(r));
-    assert.deepEqual(writes.slice(1), ['{"alone":true}\n']);
+    await afterTick();
+    assert.deepEqual(writes, [lines(0, 1), lines(1, 16)]);
+    // After a tick of 16 frames, a tick's first frame waits for the tick's end, then leaves alone.
+    await writer.write({ alone: 1 });
+    assert.equal(writes.length, 2, "corked until the tick ends");
+    await afterTick();
+    assert.deepEqual(writes.slice(2), ['{"alone":1}\n']);
+    // After a lone frame the next one is written before write() returns, without waiting for the tick.
+    void writer.write({ alone: 2 });
+    assert.deepEqual(writes.slice(3), ['{"alone":2}\n']);
+    void writer.write({ i: 0 });
+    void writer.write({ i: 1 });
+    assert.equal(writes.length, 4, "later frames of the same tick are corked");
+    await afterTick();
+    assert.deepEqual(writes.slice(4), [lines(0, 2)]);
   });
 
   test("coalesceMaxFrames: a tick's frames leave in writes of at most that many, in order", async () => {
     const { sink, writes } = recordingSink();
     const writer = new FrameWriter(sink, { coalesce: true, coalesceMaxFrames: 8 });
-    await Promise.all(Array.from({ length: 20 }, (_, i) => writer.write({ i })));
-    await new Promise((r) => setImmediate(r));
     const lines = (from: number, to: number) =>
       Array.from({ length: to - from }, (_, i) => `{"i":${from + i}}\n`).join("");
-    assert.deepEqual(writes, [lines(0, 8), lines(8, 16), lines(16, 20)]);
+    await Promise.all(Array.from({ length: 20 }, (_, i) => writer.write({ i })));
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(writes, [lines(0, 1), lines(1, 9), lines(9, 17), lines(17, 20)]);
+    await Promise.all(Array.from({ length: 20 }, (_, i) => writer.write({ i })));
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(writes.slice(4), [lines(0, 8), lines(8, 16), lines(16, 20)]);
     assert.throws(() => new FrameWriter(sink, { coalesce: true, coalesceMaxFrames: 0 }), RangeError);
   });
 
