@@ -10,6 +10,7 @@ import { AnthropicStreamDecoder, anthropicEventReader } from "./anthropic-stream
 import { runAttempt } from "./attempt.js";
 import { DEFAULT_TIMEOUT_MS } from "./attempt-guard.js";
 import { contextWindow } from "./context-windows.js";
+import { nodeFetch } from "./node-fetch.js";
 import {
   DEFAULT_RETRY_POLICY,
   type RetryClock,
@@ -79,6 +80,7 @@ export class AnthropicProvider implements LlmProvider {
         timeout: timeoutMs ?? DEFAULT_TIMEOUT_MS,
         defaultHeaders: headers,
         logLevel: "off",
+        fetch: nodeFetch,
       });
     });
     return this.client;

@@ -17,6 +17,7 @@ import { LlmAuthenticationError, LlmConnectionError, LlmModelNotFoundError } fro
 import type { ChatRequest, ProviderEvent } from "../types.js";
 import { AttemptGuard, DEFAULT_IDLE_TIMEOUT_MS } from "./attempt-guard.js";
 import { type SdkErrorClasses, toLlmError } from "./errors.js";
+import { responseBytes } from "./node-fetch.js";
 import type { RetryClock } from "./retry.js";
 import { type SseMessage, SseParser } from "./sse.js";
 import { Utf8Stream } from "./utf8-stream.js";
@@ -104,7 +105,7 @@ export async function* runAttempt<Client, Chunk>(
   try {
     const client = await spec.client;
     const response = await spec.open(client, model, guard.signal);
-    const body = response.body;
+    const body = responseBytes(response);
     if (!body) throw new LlmConnectionError(`${provider}: ${baseUrl} answered without a body`, { provider });
     const toChunk = spec.messages(response.headers);
     const decoder = spec.decoder();
@@ -124,7 +125,7 @@ export async function* runAttempt<Client, Chunk>(
         failure = { error };
       }
     };
-    for await (const bytes of body as unknown as AsyncIterable<Uint8Array>) {
+    for await (const bytes of body) {
       guard.touch();
       take(sse.push(text.decode(bytes)));
       for (const event of events) yield event;

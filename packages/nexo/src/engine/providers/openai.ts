@@ -3,6 +3,7 @@ import type { ChatRequest, LlmProvider, ProviderEvent } from "../types.js";
 import { runAttempt } from "./attempt.js";
 import { DEFAULT_TIMEOUT_MS } from "./attempt-guard.js";
 import { contextWindow } from "./context-windows.js";
+import { nodeFetch } from "./node-fetch.js";
 import { type OpenAiRequestOptions, toOpenAiParams } from "./openai-request.js";
 import { OpenAiStreamDecoder, openAiChunkReader } from "./openai-stream.js";
 import {
@@ -83,6 +84,7 @@ export class OpenAiProvider implements LlmProvider {
         timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
         defaultHeaders: { ...options.headers, ...(keyless ? { Authorization: null } : {}) },
         logLevel: "off",
+        fetch: nodeFetch,
       });
     });
     return this.client;
