@@ -25,7 +25,7 @@ import {
   type RequestContext,
   RpcError,
 } from "@nexo/wire";
-import { admin } from "@nexo/wire/schemas";
+import * as admin from "@nexo/wire/schemas/admin";
 import type { MicroappIdentity } from "../extensions/microapps/manager.js";
 import type { SupervisorLogger } from "../extensions/supervisor.js";
 import { type AuditOutcome, argsHash, tenantOf, UNKNOWN_METHOD_CAPABILITY } from "./audit.js";

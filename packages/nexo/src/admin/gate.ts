@@ -15,7 +15,7 @@ import {
   type JsonRpcId,
   MethodNotFoundError,
 } from "@nexo/wire";
-import { admin } from "@nexo/wire/schemas";
+import * as admin from "@nexo/wire/schemas/admin";
 import type { MicroappIdentity } from "../extensions/microapps/manager.js";
 import { domainOf, type OutboundDomain, type OutboundMethodName, outboundMethods } from "./methods.js";
 

@@ -4,7 +4,8 @@
  * Both come from the wire schemas; this only joins them.
  */
 import type { MethodOf, ParamsOf, ResultIn } from "@nexo/wire";
-import { admin, microapp } from "@nexo/wire/schemas";
+import * as admin from "@nexo/wire/schemas/admin";
+import * as microapp from "@nexo/wire/schemas/microapp";
 
 /** `nexo/dispatch` is not an admin method, but it is gated and audited the same way. */
 export const DISPATCH_DOMAIN = "dispatch";

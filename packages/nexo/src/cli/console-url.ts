@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { microapp } from "@nexo/wire/schemas";
+import * as microapp from "@nexo/wire/schemas/microapp";
 import { ConfigError } from "../config/index.js";
 import { probePid } from "../process/identity.js";
 import { stateDirOf } from "./microapp-audit.js";

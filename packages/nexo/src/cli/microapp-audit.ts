@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { admin } from "@nexo/wire/schemas";
+import * as admin from "@nexo/wire/schemas/admin";
 import { ConfigError, loadConfigFile } from "../config/index.js";
 import { DaemonFileSchema, resolveDaemonSettings } from "../daemon/config/daemon.js";
 import { DATABASE_FILE, defaultStateDir } from "../paths.js";

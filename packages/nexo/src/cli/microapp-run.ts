@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { microapp } from "@nexo/wire/schemas";
+import * as microapp from "@nexo/wire/schemas/microapp";
 import { AdminFrame } from "../admin/index.js";
 import { ScriptedProvider } from "../engine/providers/scripted.js";
 import { checkMicroapp, type SeenAdminCall } from "../extensions/microapps/check.js";

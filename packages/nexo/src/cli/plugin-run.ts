@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RpcError } from "@nexo/wire";
-import { plugin } from "@nexo/wire/schemas";
+import * as plugin from "@nexo/wire/schemas/plugin";
 import { ConfigError } from "../config/errors.js";
 import { checkPlugin } from "../extensions/plugins/check.js";
 import { PluginHost } from "../extensions/plugins/host.js";

@@ -12,7 +12,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { chmod, mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { admin } from "@nexo/wire/schemas";
+import * as admin from "@nexo/wire/schemas/admin";
 import { writeFileAtomic } from "./write.js";
 
 export const SECRETS_DIR_NAME = "secrets";

@@ -12,7 +12,7 @@
  * 4. the operator's explicit extra variables (they win over the manifest: the operator decides);
  * 5. the `NEXO_*` variables the daemon itself hands to children, which nobody else may set.
  */
-import { plugin } from "@nexo/wire/schemas";
+import * as plugin from "@nexo/wire/schemas/plugin";
 
 const RESERVED_ENV_PREFIX = plugin.RESERVED_ENV_PREFIX;
 

@@ -7,7 +7,7 @@
  * fall inside the window the child is crash-looping and the supervisor marks it failed. A child
  * that stays up longer than the window starts again from the initial delay.
  */
-import { plugin } from "@nexo/wire/schemas";
+import * as plugin from "@nexo/wire/schemas/plugin";
 
 export interface RestartPolicy {
   /** Restart after a crash at all. When false, the first crash is final. */

@@ -14,7 +14,7 @@
  */
 import { mkdirSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, posix } from "node:path";
-import { plugin } from "@nexo/wire/schemas";
+import * as plugin from "@nexo/wire/schemas/plugin";
 import { CommandNotFoundError, resolveCommand } from "./command.js";
 import {
   SandboxConfigError,

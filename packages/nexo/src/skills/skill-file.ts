@@ -5,7 +5,7 @@
  * `requires` (binaries and variables the skill expects) — and may carry other keys, which are
  * kept out of the way (skills written for other tools often have a `name:` or `license:`).
  */
-import { admin } from "@nexo/wire/schemas";
+import * as admin from "@nexo/wire/schemas/admin";
 import { parseDocument, stringify } from "yaml";
 import { z } from "zod";
 

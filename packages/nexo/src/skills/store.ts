@@ -17,7 +17,7 @@
  */
 import { lstat, mkdir, readdir, readFile, rm, rmdir, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { admin } from "@nexo/wire/schemas";
+import * as admin from "@nexo/wire/schemas/admin";
 import { writeFileAtomicIn } from "../config/index.js";
 import { withPathLock } from "../config/path-lock.js";
 import { parseSkillFile, renderSkillFile, type SkillContent, SkillFileError } from "./skill-file.js";

@@ -2,7 +2,9 @@
  * What `nexo start` loads before its ready line on the local broker (issue 15, the idle daemon's
  * memory): the bundled chunks are recorded by a module hook, and none may carry the NATS client —
  * it loads only when broker.yaml asks for NATS (test/broker/nats.test.ts builds that broker through
- * the same createBroker, against a real nats-server). Every chunk loaded is ASCII: V8 holds a
+ * the same createBroker, against a real nats-server) — nor the AppServer's wire schemas, which only
+ * the AppServer door needs (the daemon imports the schema groups it uses by their own subpath, not
+ * through the `@nexo/wire/schemas` index, which builds every group). Every chunk loaded is ASCII: V8 holds a
  * module's source for the process's life, as two-byte text (twice the bytes) when one character
  * of it is not ASCII (scripts/bundle-cli.mjs, asciiComments).
  */
@@ -21,7 +23,7 @@ const HOOKS = `export async function load(url, context, next) {
 }`;
 const REGISTER = `import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOKS)}`)});`;
 
-test("nexo start on the local broker is ready without loading the NATS client, from ASCII chunks", async () => {
+test("nexo start on the local broker is ready without the NATS client or the AppServer schemas, from ASCII chunks", async () => {
   const dir = mkdtempSync(join(tmpdir(), "nexo-start-startup-"));
   const log = join(dir, "loaded.txt");
   writeFileSync(
@@ -58,6 +60,11 @@ test("nexo start on the local broker is ready without loading the NATS client, f
     const sources = chunks.map((f) => readFileSync(f, "utf8")).join("\n");
     assert.ok(sources.includes("broker/local.js"), `the local broker is not among ${chunks.join(" ")}`);
     assert.ok(!sources.includes("node_modules/nats/"), "the NATS client is loaded before ready");
+    assert.ok(sources.includes("wire/dist/schemas/plugin/"), "the plugin schemas are not among the chunks");
+    assert.ok(
+      !sources.includes("wire/dist/schemas/appserver/"),
+      "the AppServer's schemas are loaded before ready",
+    );
     const twoByte = chunks.filter((file) => /[\u0080-\uffff]/.test(readFileSync(file, "utf8")));
     assert.deepEqual(twoByte, [], "chunks with non-ASCII text");
   } finally {

@@ -5,7 +5,7 @@
  * lines (`search`, the transcripts' own index; narrowed by channel, role and time before ranking and
  * paged with `offset` — nexo additions to the spec's params).
  */
-import { admin } from "@nexo/wire/schemas";
+import * as admin from "@nexo/wire/schemas/admin";
 import type { StoredAgentEvent } from "../../store/index.js";
 import { DEFAULT_AGENT_EVENTS_READ_LIMIT, MAX_AGENT_EVENTS_LIMIT } from "../../store/index.js";
 import { defineAdminDomain } from "../domain.js";

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { InternalError, InvalidParamsError } from "@nexo/wire";
-import { admin } from "@nexo/wire/schemas";
+import * as admin from "@nexo/wire/schemas/admin";
 import { defineAdminDomain } from "../domain.js";
 
 export const authDomain = defineAdminDomain({

@@ -4,7 +4,7 @@
  * that tenant's agents' escalations. `resolve` (escalations_resolve) dismisses one (with a reason)
  * or records an operator takeover; `changed` false when nothing was pending on the scope.
  */
-import { admin } from "@nexo/wire/schemas";
+import * as admin from "@nexo/wire/schemas/admin";
 import { v7 as uuidv7 } from "uuid";
 import { defineAdminDomain } from "../domain.js";
 import { viaTakeover } from "./processing.js";

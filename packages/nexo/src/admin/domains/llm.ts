@@ -4,7 +4,7 @@
  * path as a plugin's `llm.complete` (engine/providers/one-shot.ts); bounded at 300 s.
  */
 import { InternalError, InvalidParamsError } from "@nexo/wire";
-import { plugin } from "@nexo/wire/schemas";
+import * as plugin from "@nexo/wire/schemas/plugin";
 import { oneShotRequest, runOneShot } from "../../engine/providers/one-shot.js";
 import { defineAdminDomain } from "../domain.js";
 

@@ -13,7 +13,7 @@
  * (setImmediate), and the `shutdown` request that starts the stop goes down the same pipe after it.
  */
 import { InvalidParamsError } from "@nexo/wire";
-import { admin } from "@nexo/wire/schemas";
+import * as admin from "@nexo/wire/schemas/admin";
 import type { MicroappStatus } from "../../extensions/microapps/manager.js";
 import { scrubSecrets } from "../../store/index.js";
 import { defineAdminDomain } from "../domain.js";

@@ -8,7 +8,8 @@
  * llm.yaml for the agent's tenant, the tenant exists) are made by the loader.
  */
 import { join, resolve } from "node:path";
-import { admin, plugin } from "@nexo/wire/schemas";
+import * as admin from "@nexo/wire/schemas/admin";
+import * as plugin from "@nexo/wire/schemas/plugin";
 import { z } from "zod";
 import { isValidTopic } from "../../broker/topic.js";
 import { toolPatternMatcher } from "../../engine/tools/allow-list.js";

@@ -8,7 +8,7 @@
  * What the capability grants mean at boot (a microapp missing a required grant is refused, the
  * rest run) is not a config error: the microapp manager decides it when it starts them.
  */
-import { microapp } from "@nexo/wire/schemas";
+import * as microapp from "@nexo/wire/schemas/microapp";
 import { ConfigError, type ConfigIssue } from "../../config/index.js";
 import type { Locator } from "../../config/locate.js";
 import {

@@ -9,7 +9,7 @@
  * handed to the PluginManager keyed by plugin id, as it expects.
  */
 import { resolve } from "node:path";
-import { plugin } from "@nexo/wire/schemas";
+import * as plugin from "@nexo/wire/schemas/plugin";
 import { z } from "zod";
 import type { Env } from "../../config/index.js";
 import { ScalarTextSchema } from "../../config/scalar-text.js";

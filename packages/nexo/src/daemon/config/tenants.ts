@@ -6,7 +6,7 @@
  * Without the file nexo is single-tenant and any well-formed tenant id may be used; with it, every
  * tenant id used elsewhere in the config dir must be listed here.
  */
-import { admin } from "@nexo/wire/schemas";
+import * as admin from "@nexo/wire/schemas/admin";
 import { z } from "zod";
 
 /** A tenant id as agents.yaml and tenants.yaml spell it (the admin RPC's rule). */

@@ -4,7 +4,7 @@
  * happened, so it can tell the person a human will follow up. The recording itself is the
  * daemon's (injected here), which knows the conversation behind the session.
  */
-import { admin } from "@nexo/wire/schemas";
+import * as admin from "@nexo/wire/schemas/admin";
 import type { Tool, ToolContext } from "../types.js";
 import { oneLine, stringArg } from "./tool-output.js";
 

@@ -10,7 +10,8 @@
  *
  * The grant list is what the runtime gate checks, whatever the declaration says.
  */
-import { admin, type microapp } from "@nexo/wire/schemas";
+import type { microapp } from "@nexo/wire/schemas";
+import * as admin from "@nexo/wire/schemas/admin";
 
 export interface CapabilityReport {
   /** Required by the manifest, not granted: the microapp must not run. */

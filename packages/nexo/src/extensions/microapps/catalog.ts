@@ -6,7 +6,7 @@
  * the model never sees a tool that could collide with another extension's.
  */
 import { formatIssues } from "@nexo/wire";
-import { microapp } from "@nexo/wire/schemas";
+import * as microapp from "@nexo/wire/schemas/microapp";
 import { z } from "zod";
 import { HOOK_NAME_TO_POINT } from "../plugins/hook.js";
 

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { JsonRpcCode, type JsonRpcPeer, MalformedReplyError, RpcError, TimeoutError } from "@nexo/wire";
-import { microapp } from "@nexo/wire/schemas";
+import * as microapp from "@nexo/wire/schemas/microapp";
 import { ConfigError } from "../../config/errors.js";
 import type { CheckReport, CheckStep as GenericCheckStep } from "../check-report.js";
 import { errorCodeOf } from "../plugins/errors.js";

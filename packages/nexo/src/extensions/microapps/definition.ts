@@ -15,7 +15,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { microapp } from "@nexo/wire/schemas";
+import * as microapp from "@nexo/wire/schemas/microapp";
 import { ConfigError, type ConfigIssue } from "../../config/errors.js";
 import { locatedError, schemaIssue } from "../../config/locate.js";
 import { validateWithSchema } from "../../config/schema-issues.js";

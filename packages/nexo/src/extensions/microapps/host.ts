@@ -25,7 +25,7 @@ import {
   RpcError,
   TimeoutError,
 } from "@nexo/wire";
-import { microapp } from "@nexo/wire/schemas";
+import * as microapp from "@nexo/wire/schemas/microapp";
 import { createLogger } from "../../log.js";
 import { NEXO_VERSION } from "../../version.js";
 import { settlesWithin } from "../bounded-wait.js";

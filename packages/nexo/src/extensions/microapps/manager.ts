@@ -13,7 +13,7 @@
  */
 import { join } from "node:path";
 import type { JsonRpcPeer } from "@nexo/wire";
-import { microapp } from "@nexo/wire/schemas";
+import * as microapp from "@nexo/wire/schemas/microapp";
 import type { HookRunner } from "../../engine/hooks.js";
 import type { ToolRegistry } from "../../engine/tools/registry.js";
 import { createLogger } from "../../log.js";

@@ -5,7 +5,7 @@
  */
 import { accessSync, constants, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { microapp } from "@nexo/wire/schemas";
+import * as microapp from "@nexo/wire/schemas/microapp";
 import { parseTomlSource } from "../../config/toml-source.js";
 
 export interface MicroappTarget {

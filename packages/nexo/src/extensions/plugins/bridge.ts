@@ -29,7 +29,7 @@ import {
   PluginHostCode,
   RpcError,
 } from "@nexo/wire";
-import { plugin } from "@nexo/wire/schemas";
+import * as plugin from "@nexo/wire/schemas/plugin";
 import { BrokerError } from "../../broker/errors.js";
 import { createEvent } from "../../broker/event.js";
 import { DeliveryQueue } from "../../broker/queue.js";

@@ -5,7 +5,7 @@
  * (`plugin_protocol_error`), naming the method and the offending fields.
  */
 import { Caller, type CallerOptions, type RequestSender } from "@nexo/wire";
-import { plugin } from "@nexo/wire/schemas";
+import * as plugin from "@nexo/wire/schemas/plugin";
 import { PluginProtocolError } from "./errors.js";
 
 export type PluginCalls = Caller<typeof plugin.pluginMethods, typeof plugin.pluginNotifications>;

@@ -9,7 +9,7 @@
  * - a schema ajv cannot compile → hard failure naming the tool (the host could not validate calls).
  */
 import { ToolArgumentInvalidError, ToolNotFoundError } from "@nexo/wire";
-import { plugin } from "@nexo/wire/schemas";
+import * as plugin from "@nexo/wire/schemas/plugin";
 import { describeArgumentIssues } from "../../engine/tools/errors.js";
 import type { ArgumentValidator, SchemaValidators } from "../../engine/tools/schema-validator.js";
 import { PluginCatalogError } from "./errors.js";

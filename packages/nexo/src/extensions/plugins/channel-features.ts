@@ -20,7 +20,7 @@ import {
   type ParamsIn,
   type ResultOf,
 } from "@nexo/wire";
-import { plugin } from "@nexo/wire/schemas";
+import * as plugin from "@nexo/wire/schemas/plugin";
 import type {
   ChannelBots,
   ChannelCredential,

@@ -4,7 +4,7 @@
  * refusal is a typed error; the fatal ones make the supervisor kill the child and give up.
  */
 import { Caller, type JsonRpcPeer, RpcError, TimeoutError } from "@nexo/wire";
-import { plugin } from "@nexo/wire/schemas";
+import * as plugin from "@nexo/wire/schemas/plugin";
 import type { SchemaValidators } from "../../engine/tools/schema-validator.js";
 import { buildToolCatalog, type ToolCatalog } from "./catalog.js";
 import { PluginHandshakeError, PluginIdentityError, PluginInitTimeoutError } from "./errors.js";

@@ -19,7 +19,7 @@ import {
   type StreamRequestOptions,
   TimeoutError,
 } from "@nexo/wire";
-import { plugin } from "@nexo/wire/schemas";
+import * as plugin from "@nexo/wire/schemas/plugin";
 import { SchemaValidators } from "../../engine/tools/schema-validator.js";
 import { createLogger } from "../../log.js";
 import { NEXO_VERSION } from "../../version.js";

@@ -11,7 +11,7 @@
  * The final `llm.chat` result fills in what the deltas did not carry (usage, the stop reason,
  * tool calls only listed there, text when nothing was streamed) and adds `cache_usage`.
  */
-import { plugin } from "@nexo/wire/schemas";
+import * as plugin from "@nexo/wire/schemas/plugin";
 import { parseToolArguments } from "../../engine/providers/tool-arguments.js";
 import type { ChatRequest, ProviderEvent, StopReason } from "../../engine/types.js";
 import { PluginProtocolError } from "./errors.js";

@@ -10,7 +10,7 @@
  * the per-plugin namespace, no duplicates within the list, and no id shared with another
  * `[plugin.extends]` list.
  */
-import { plugin } from "@nexo/wire/schemas";
+import * as plugin from "@nexo/wire/schemas/plugin";
 import type { PathSegment } from "../../config/errors.js";
 
 export const TOOL_NAME_MAX_LENGTH = 64;

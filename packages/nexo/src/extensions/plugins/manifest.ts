@@ -13,7 +13,7 @@
  */
 import { readFile, stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { plugin } from "@nexo/wire/schemas";
+import * as plugin from "@nexo/wire/schemas/plugin";
 import { ConfigError, type ConfigIssue } from "../../config/errors.js";
 import { locatedError as located, schemaIssue } from "../../config/locate.js";
 import { validateWithSchema } from "../../config/schema-issues.js";

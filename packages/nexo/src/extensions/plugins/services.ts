@@ -19,7 +19,7 @@ import {
   type RequestContext,
   RpcError,
 } from "@nexo/wire";
-import { plugin } from "@nexo/wire/schemas";
+import * as plugin from "@nexo/wire/schemas/plugin";
 import { type OneShotResult, oneShotRequest, runOneShot } from "../../engine/providers/one-shot.js";
 import type { AgentMemory, LlmProvider, StopReason } from "../../engine/types.js";
 import { checkMemoryGrant, checkProviderGrant, NO_GRANTS, type PluginGrants } from "./grants.js";

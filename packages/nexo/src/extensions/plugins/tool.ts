@@ -17,7 +17,7 @@ import {
   ToolCode,
   ToolUnavailableError,
 } from "@nexo/wire";
-import { plugin } from "@nexo/wire/schemas";
+import * as plugin from "@nexo/wire/schemas/plugin";
 import type { ToolRegistry } from "../../engine/tools/registry.js";
 import type { Tool, ToolContext, ToolOutput } from "../../engine/types.js";
 import { keepCatalogToolsRegistered } from "../catalog-tools.js";
