@@ -6,6 +6,7 @@
  * Bodies are redacted before the event exists; nothing here ever carries a raw transcript line.
  */
 import { z } from "zod";
+import { lazySchema } from "../lazy.js";
 import {
   CountSchema,
   EpochMsSchema,
@@ -18,7 +19,7 @@ import { openDiscriminatedUnion } from "./open-union.js";
 import { ProcessingControlStateSchema, ProcessingScopeSchema } from "./processing-shapes.js";
 
 /** Owning tenant; `null` on single-tenant deployments. */
-const EventTenantSchema = z.string().nullable().optional();
+const EventTenantSchema = lazySchema("admin.agent-events", () => z.string().nullable().optional());
 
 /**
  * Where a scope event (pause, drop, escalation) sits in the log: its stream is the scope's
@@ -31,69 +32,79 @@ const ScopeStreamFields = {
 };
 
 /** One transcript line appended; `seq` counts per session, live and backfill agree on it. */
-export const TranscriptAppendedEventSchema = z.looseObject({
-  kind: z.literal("transcript_appended"),
-  agent_id: NonEmptyStringSchema,
-  session_id: NonEmptyStringSchema,
-  seq: CountSchema,
-  role: TranscriptRoleSchema,
-  body: z.string(),
-  sent_at_ms: EpochMsSchema,
-  sender_id: z.string().optional(),
-  /** The channel that produced or received the line (`whatsapp`, `internal`, `intervention:<channel>`…). */
-  source_plugin: NonEmptyStringSchema,
-  tenant_id: EventTenantSchema,
-});
+export const TranscriptAppendedEventSchema = lazySchema("admin.agent-events", () =>
+  z.looseObject({
+    kind: z.literal("transcript_appended"),
+    agent_id: NonEmptyStringSchema,
+    session_id: NonEmptyStringSchema,
+    seq: CountSchema,
+    role: TranscriptRoleSchema,
+    body: z.string(),
+    sent_at_ms: EpochMsSchema,
+    sender_id: z.string().optional(),
+    /** The channel that produced or received the line (`whatsapp`, `internal`, `intervention:<channel>`…). */
+    source_plugin: NonEmptyStringSchema,
+    tenant_id: EventTenantSchema,
+  }),
+);
 export type TranscriptAppendedEvent = z.infer<typeof TranscriptAppendedEventSchema>;
 
 /** A scope was paused or resumed (idempotent retries emit nothing). */
-export const ProcessingStateChangedEventSchema = z.looseObject({
-  kind: z.literal("processing_state_changed"),
-  agent_id: NonEmptyStringSchema,
-  ...ScopeStreamFields,
-  scope: ProcessingScopeSchema,
-  prev_state: ProcessingControlStateSchema,
-  new_state: ProcessingControlStateSchema,
-  at_ms: EpochMsSchema,
-  tenant_id: EventTenantSchema,
-});
+export const ProcessingStateChangedEventSchema = lazySchema("admin.agent-events", () =>
+  z.looseObject({
+    kind: z.literal("processing_state_changed"),
+    agent_id: NonEmptyStringSchema,
+    ...ScopeStreamFields,
+    scope: ProcessingScopeSchema,
+    prev_state: ProcessingControlStateSchema,
+    new_state: ProcessingControlStateSchema,
+    at_ms: EpochMsSchema,
+    tenant_id: EventTenantSchema,
+  }),
+);
 export type ProcessingStateChangedEvent = z.infer<typeof ProcessingStateChangedEventSchema>;
 
 /** The pause buffer was full and evicted its oldest inbound(s); the agent will never see them. */
-export const PendingInboundsDroppedEventSchema = z.looseObject({
-  kind: z.literal("pending_inbounds_dropped"),
-  agent_id: NonEmptyStringSchema,
-  ...ScopeStreamFields,
-  scope: ProcessingScopeSchema,
-  dropped: z.number().int().positive(),
-  at_ms: EpochMsSchema,
-  tenant_id: EventTenantSchema,
-});
+export const PendingInboundsDroppedEventSchema = lazySchema("admin.agent-events", () =>
+  z.looseObject({
+    kind: z.literal("pending_inbounds_dropped"),
+    agent_id: NonEmptyStringSchema,
+    ...ScopeStreamFields,
+    scope: ProcessingScopeSchema,
+    dropped: z.number().int().positive(),
+    at_ms: EpochMsSchema,
+    tenant_id: EventTenantSchema,
+  }),
+);
 export type PendingInboundsDroppedEvent = z.infer<typeof PendingInboundsDroppedEventSchema>;
 
-export const EscalationRequestedEventSchema = z.looseObject({
-  kind: z.literal("escalation_requested"),
-  agent_id: NonEmptyStringSchema,
-  ...ScopeStreamFields,
-  scope: ProcessingScopeSchema,
-  summary: z.string(),
-  reason: EscalationReasonSchema,
-  urgency: EscalationUrgencySchema,
-  requested_at_ms: EpochMsSchema,
-  tenant_id: EventTenantSchema,
-});
+export const EscalationRequestedEventSchema = lazySchema("admin.agent-events", () =>
+  z.looseObject({
+    kind: z.literal("escalation_requested"),
+    agent_id: NonEmptyStringSchema,
+    ...ScopeStreamFields,
+    scope: ProcessingScopeSchema,
+    summary: z.string(),
+    reason: EscalationReasonSchema,
+    urgency: EscalationUrgencySchema,
+    requested_at_ms: EpochMsSchema,
+    tenant_id: EventTenantSchema,
+  }),
+);
 export type EscalationRequestedEvent = z.infer<typeof EscalationRequestedEventSchema>;
 
 /** Pairs with its escalation_requested through `(agent_id, scope)`. */
-export const EscalationResolvedEventSchema = z.looseObject({
-  kind: z.literal("escalation_resolved"),
-  agent_id: NonEmptyStringSchema,
-  ...ScopeStreamFields,
-  scope: ProcessingScopeSchema,
-  resolved_at_ms: EpochMsSchema,
-  by: ResolvedBySchema,
-  tenant_id: EventTenantSchema,
-});
+export const EscalationResolvedEventSchema = lazySchema("admin.agent-events", () =>
+  z.looseObject({
+    kind: z.literal("escalation_resolved"),
+    agent_id: NonEmptyStringSchema,
+    ...ScopeStreamFields,
+    scope: ProcessingScopeSchema,
+    resolved_at_ms: EpochMsSchema,
+    by: ResolvedBySchema,
+    tenant_id: EventTenantSchema,
+  }),
+);
 export type EscalationResolvedEvent = z.infer<typeof EscalationResolvedEventSchema>;
 
 export const AgentEventSchema = openDiscriminatedUnion("kind", [
@@ -119,33 +130,41 @@ export const AGENT_EVENTS_LIST_DEFAULT_WINDOW_MS = 30 * 24 * 60 * 60 * 1000;
 export const AGENT_EVENTS_LIST_DEFAULT_LIMIT = 500;
 export const AGENT_EVENTS_LIST_MAX_LIMIT = 1000;
 
-export const AgentEventsListParamsSchema = z.looseObject({
-  agent_id: NonEmptyStringSchema,
-  kind: z.string().min(1).optional(),
-  since_ms: EpochMsSchema.optional(),
-  limit: CountSchema.optional(),
-  /** Cross-tenant queries come back empty rather than revealing that events exist. */
-  tenant_id: TenantIdSchema.optional(),
-});
+export const AgentEventsListParamsSchema = lazySchema("admin.agent-events", () =>
+  z.looseObject({
+    agent_id: NonEmptyStringSchema,
+    kind: z.string().min(1).optional(),
+    since_ms: EpochMsSchema.optional(),
+    limit: CountSchema.optional(),
+    /** Cross-tenant queries come back empty rather than revealing that events exist. */
+    tenant_id: TenantIdSchema.optional(),
+  }),
+);
 export type AgentEventsListParams = z.infer<typeof AgentEventsListParamsSchema>;
 
 /** Newest first. */
-export const AgentEventsListResultSchema = z.looseObject({ events: z.array(AgentEventSchema) });
+export const AgentEventsListResultSchema = lazySchema("admin.agent-events", () =>
+  z.looseObject({ events: z.array(AgentEventSchema) }),
+);
 export type AgentEventsListResult = z.infer<typeof AgentEventsListResultSchema>;
 
 /**
  * One session's events after `since_seq` (exclusive), oldest first. A microapp that missed live
  * frames resyncs with `since_seq` = the last seq it saw. An unknown session yields `events: []`.
  */
-export const AgentEventsReadParamsSchema = z.looseObject({
-  agent_id: NonEmptyStringSchema,
-  session_id: NonEmptyStringSchema,
-  since_seq: CountSchema.optional(),
-  limit: CountSchema.optional(),
-});
+export const AgentEventsReadParamsSchema = lazySchema("admin.agent-events", () =>
+  z.looseObject({
+    agent_id: NonEmptyStringSchema,
+    session_id: NonEmptyStringSchema,
+    since_seq: CountSchema.optional(),
+    limit: CountSchema.optional(),
+  }),
+);
 export type AgentEventsReadParams = z.infer<typeof AgentEventsReadParamsSchema>;
 
-export const AgentEventsReadResultSchema = z.looseObject({ events: z.array(AgentEventSchema) });
+export const AgentEventsReadResultSchema = lazySchema("admin.agent-events", () =>
+  z.looseObject({ events: z.array(AgentEventSchema) }),
+);
 export type AgentEventsReadResult = z.infer<typeof AgentEventsReadResultSchema>;
 
 /** The latest time a search filter may name (JavaScript's last representable date). */
@@ -156,43 +175,49 @@ const MAX_SEARCH_TIME_MS = 8_640_000_000_000_000;
  * `channel`, `role`, `since_ms`, `until_ms` and `offset` are nexo additions to the spec's params:
  * filters applied by the daemon before ranking, and paging through the ranking.
  */
-export const AgentEventsSearchParamsSchema = z
-  .looseObject({
-    agent_id: NonEmptyStringSchema,
-    query: NonEmptyStringSchema,
-    kind: z.string().min(1).optional(),
-    limit: CountSchema.optional(),
-    /** The conversation's channel: `telegram` also matches `telegram.<instance>`. */
-    channel: NonEmptyStringSchema.optional(),
-    role: TranscriptRoleSchema.optional(),
-    /** Lines written at or after this time. */
-    since_ms: EpochMsSchema.max(MAX_SEARCH_TIME_MS).optional(),
-    /** Lines written before this time. */
-    until_ms: EpochMsSchema.max(MAX_SEARCH_TIME_MS).optional(),
-    /** Hits of the ranking to skip: the previous answer's `next_offset`. */
-    offset: CountSchema.optional(),
-  })
-  .refine((p) => p.since_ms === undefined || p.until_ms === undefined || p.since_ms < p.until_ms, {
-    message: "since_ms must be before until_ms",
-    path: ["until_ms"],
-  });
+export const AgentEventsSearchParamsSchema = lazySchema("admin.agent-events", () =>
+  z
+    .looseObject({
+      agent_id: NonEmptyStringSchema,
+      query: NonEmptyStringSchema,
+      kind: z.string().min(1).optional(),
+      limit: CountSchema.optional(),
+      /** The conversation's channel: `telegram` also matches `telegram.<instance>`. */
+      channel: NonEmptyStringSchema.optional(),
+      role: TranscriptRoleSchema.optional(),
+      /** Lines written at or after this time. */
+      since_ms: EpochMsSchema.max(MAX_SEARCH_TIME_MS).optional(),
+      /** Lines written before this time. */
+      until_ms: EpochMsSchema.max(MAX_SEARCH_TIME_MS).optional(),
+      /** Hits of the ranking to skip: the previous answer's `next_offset`. */
+      offset: CountSchema.optional(),
+    })
+    .refine((p) => p.since_ms === undefined || p.until_ms === undefined || p.since_ms < p.until_ms, {
+      message: "since_ms must be before until_ms",
+      path: ["until_ms"],
+    }),
+);
 export type AgentEventsSearchParams = z.infer<typeof AgentEventsSearchParamsSchema>;
 
-export const AgentEventSearchHitSchema = z.looseObject({
-  session_id: NonEmptyStringSchema,
-  timestamp_ms: EpochMsSchema,
-  role: TranscriptRoleSchema,
-  source_plugin: z.string(),
-  /** Excerpt with the matches marked. */
-  snippet: z.string(),
-  /** The conversation's channel (nexo addition), when the session has one. */
-  channel: z.string().optional(),
-});
+export const AgentEventSearchHitSchema = lazySchema("admin.agent-events", () =>
+  z.looseObject({
+    session_id: NonEmptyStringSchema,
+    timestamp_ms: EpochMsSchema,
+    role: TranscriptRoleSchema,
+    source_plugin: z.string(),
+    /** Excerpt with the matches marked. */
+    snippet: z.string(),
+    /** The conversation's channel (nexo addition), when the session has one. */
+    channel: z.string().optional(),
+  }),
+);
 export type AgentEventSearchHit = z.infer<typeof AgentEventSearchHitSchema>;
 
 /** Best match first. `next_offset` (a nexo addition) is there when another page may follow. */
-export const AgentEventsSearchResultSchema = z.looseObject({
-  hits: z.array(AgentEventSearchHitSchema),
-  next_offset: CountSchema.optional(),
-});
+export const AgentEventsSearchResultSchema = lazySchema("admin.agent-events", () =>
+  z.looseObject({
+    hits: z.array(AgentEventSearchHitSchema),
+    next_offset: CountSchema.optional(),
+  }),
+);
 export type AgentEventsSearchResult = z.infer<typeof AgentEventsSearchResultSchema>;

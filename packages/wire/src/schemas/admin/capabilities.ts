@@ -4,6 +4,7 @@
  * methods in ./methods.ts); notification streams and `nexo/dispatch` are gated the same way.
  */
 import { z } from "zod";
+import { lazySchema } from "../lazy.js";
 
 /** Capabilities that gate `nexo/admin/*` methods (admin-rpc spec, "Domains + methods"). */
 export const ADMIN_METHOD_CAPABILITIES = [
@@ -45,7 +46,7 @@ export const ADMIN_CAPABILITIES = [
   ...OUTBOUND_CAPABILITIES,
 ] as const;
 
-export const AdminCapabilitySchema = z.enum(ADMIN_CAPABILITIES);
+export const AdminCapabilitySchema = lazySchema("admin.capabilities", () => z.enum(ADMIN_CAPABILITIES));
 export type AdminCapability = z.infer<typeof AdminCapabilitySchema>;
 
 const knownCapabilities: ReadonlySet<string> = new Set(ADMIN_CAPABILITIES);
@@ -64,20 +65,22 @@ export function isKnownCapability(name: string): name is AdminCapability {
  * not granted; `optional` ones make runtime calls fail with capability_not_granted until granted.
  * Names are kept as plain strings so a manifest written for a newer daemon still loads.
  */
-export const AdminCapabilityDeclarationSchema = z
-  .looseObject({
-    required: z.array(z.string().min(1)).default([]),
-    optional: z.array(z.string().min(1)).default([]),
-  })
-  .superRefine((decl, ctx) => {
-    decl.optional.forEach((name, index) => {
-      if (decl.required.includes(name)) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["optional", index],
-          message: `capability "${name}" is listed as both required and optional`,
-        });
-      }
-    });
-  });
+export const AdminCapabilityDeclarationSchema = lazySchema("admin.capabilities", () =>
+  z
+    .looseObject({
+      required: z.array(z.string().min(1)).default([]),
+      optional: z.array(z.string().min(1)).default([]),
+    })
+    .superRefine((decl, ctx) => {
+      decl.optional.forEach((name, index) => {
+        if (decl.required.includes(name)) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["optional", index],
+            message: `capability "${name}" is listed as both required and optional`,
+          });
+        }
+      });
+    }),
+);
 export type AdminCapabilityDeclaration = z.infer<typeof AdminCapabilityDeclarationSchema>;

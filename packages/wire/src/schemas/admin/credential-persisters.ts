@@ -4,6 +4,7 @@
  * check maps a mismatch to -32602, so the same rules live here and fail before any write.
  */
 import { z } from "zod";
+import { lazySchema } from "../lazy.js";
 import { NonEmptyStringSchema } from "./common.js";
 
 /** Stable probe outcome codes; new ones are only ever added. */
@@ -17,57 +18,67 @@ export const CREDENTIAL_REASON_CODES = [
   "tls_failed",
   "not_probed",
 ] as const;
-export const CredentialReasonCodeSchema = z.enum(CREDENTIAL_REASON_CODES);
+export const CredentialReasonCodeSchema = lazySchema("admin.credential-persisters", () =>
+  z.enum(CREDENTIAL_REASON_CODES),
+);
 export type CredentialReasonCode = z.infer<typeof CredentialReasonCodeSchema>;
 
-const PortSchema = z.number().int().min(1).max(65535);
+const PortSchema = lazySchema("admin.credential-persisters", () => z.number().int().min(1).max(65535));
 
 /** One mail server endpoint; `tls` names the handshake mode (`implicit_tls`, `starttls`). */
-export const MailServerSchema = z.looseObject({
-  host: NonEmptyStringSchema,
-  port: PortSchema,
-  tls: NonEmptyStringSchema,
-});
+export const MailServerSchema = lazySchema("admin.credential-persisters", () =>
+  z.looseObject({
+    host: NonEmptyStringSchema,
+    port: PortSchema,
+    tls: NonEmptyStringSchema,
+  }),
+);
 export type MailServer = z.infer<typeof MailServerSchema>;
 
 /** Email payload: the address plus exactly one secret, a password or an XOAUTH2 token. */
-export const EmailCredentialPayloadSchema = z
-  .looseObject({
-    address: NonEmptyStringSchema,
-    password: NonEmptyStringSchema.optional(),
-    xoauth2_token: NonEmptyStringSchema.optional(),
-  })
-  .superRefine((payload, ctx) => {
-    const secrets = [payload.password, payload.xoauth2_token].filter((s) => s !== undefined).length;
-    if (secrets !== 1) {
-      ctx.addIssue({
-        code: "custom",
-        path: [payload.password === undefined ? "password" : "xoauth2_token"],
-        message: "email payload needs exactly one of password or xoauth2_token",
-        params: { reason_code: "invalid_payload" },
-      });
-    }
-  });
+export const EmailCredentialPayloadSchema = lazySchema("admin.credential-persisters", () =>
+  z
+    .looseObject({
+      address: NonEmptyStringSchema,
+      password: NonEmptyStringSchema.optional(),
+      xoauth2_token: NonEmptyStringSchema.optional(),
+    })
+    .superRefine((payload, ctx) => {
+      const secrets = [payload.password, payload.xoauth2_token].filter((s) => s !== undefined).length;
+      if (secrets !== 1) {
+        ctx.addIssue({
+          code: "custom",
+          path: [payload.password === undefined ? "password" : "xoauth2_token"],
+          message: "email payload needs exactly one of password or xoauth2_token",
+          params: { reason_code: "invalid_payload" },
+        });
+      }
+    }),
+);
 export type EmailCredentialPayload = z.infer<typeof EmailCredentialPayloadSchema>;
 
-export const EmailCredentialMetadataSchema = z.looseObject({
-  imap: MailServerSchema,
-  smtp: MailServerSchema,
-  provider: NonEmptyStringSchema.optional(),
-});
+export const EmailCredentialMetadataSchema = lazySchema("admin.credential-persisters", () =>
+  z.looseObject({
+    imap: MailServerSchema,
+    smtp: MailServerSchema,
+    provider: NonEmptyStringSchema.optional(),
+  }),
+);
 export type EmailCredentialMetadata = z.infer<typeof EmailCredentialMetadataSchema>;
 
 /** Telegram metadata; every field is optional and defaulted by the persister. */
-export const TelegramCredentialMetadataSchema = z.looseObject({
-  polling: z
-    .looseObject({
-      enabled: z.boolean().optional(),
-      interval_ms: z.number().int().positive().optional(),
-    })
-    .optional(),
-  allow_agents: z.array(NonEmptyStringSchema).optional(),
-  allowed_chat_ids: z.array(z.number().int()).optional(),
-});
+export const TelegramCredentialMetadataSchema = lazySchema("admin.credential-persisters", () =>
+  z.looseObject({
+    polling: z
+      .looseObject({
+        enabled: z.boolean().optional(),
+        interval_ms: z.number().int().positive().optional(),
+      })
+      .optional(),
+    allow_agents: z.array(NonEmptyStringSchema).optional(),
+    allowed_chat_ids: z.array(z.number().int()).optional(),
+  }),
+);
 export type TelegramCredentialMetadata = z.infer<typeof TelegramCredentialMetadataSchema>;
 
 /**

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { AdminCode } from "../../errors.js";
 import { JsonRpcIdSchema } from "../jsonrpc.js";
+import { lazySchema } from "../lazy.js";
 import { NonEmptyStringSchema } from "./common.js";
 
 export const ADMIN_ID_PREFIX = "app:";
@@ -20,73 +21,88 @@ export function isAdminRequestId(id: unknown): id is `app:${string}` {
 }
 
 /** An id a microapp puts on its outbound requests (`nexo/admin/*`, `nexo/dispatch`). */
-export const AdminRequestIdSchema = z
-  .string()
-  .refine(isAdminRequestId, { message: `microapp-initiated ids must start with "${ADMIN_ID_PREFIX}"` });
+export const AdminRequestIdSchema = lazySchema("admin.envelope", () =>
+  z
+    .string()
+    .refine(isAdminRequestId, { message: `microapp-initiated ids must start with "${ADMIN_ID_PREFIX}"` }),
+);
 export type AdminRequestId = z.infer<typeof AdminRequestIdSchema>;
 
 /** An id the daemon puts on its requests to a microapp: never `app:`-prefixed. */
-export const DaemonRequestIdSchema = JsonRpcIdSchema.refine(
-  (id) => !(typeof id === "string" && id.startsWith(ADMIN_ID_PREFIX)),
-  {
+export const DaemonRequestIdSchema = lazySchema("admin.envelope", () =>
+  JsonRpcIdSchema.refine((id) => !(typeof id === "string" && id.startsWith(ADMIN_ID_PREFIX)), {
     message: `daemon-initiated ids must not start with "${ADMIN_ID_PREFIX}"`,
-  },
+  }),
 );
 export type DaemonRequestId = z.infer<typeof DaemonRequestIdSchema>;
 
 /** A microapp → daemon request (any outbound method). */
-export const MicroappOutboundRequestSchema = z.looseObject({
-  jsonrpc: z.literal("2.0").optional(),
-  id: AdminRequestIdSchema,
-  method: NonEmptyStringSchema,
-  params: z.unknown().optional(),
-});
+export const MicroappOutboundRequestSchema = lazySchema("admin.envelope", () =>
+  z.looseObject({
+    jsonrpc: z.literal("2.0").optional(),
+    id: AdminRequestIdSchema,
+    method: NonEmptyStringSchema,
+    params: z.unknown().optional(),
+  }),
+);
 export type MicroappOutboundRequest = z.infer<typeof MicroappOutboundRequestSchema>;
 
 /** A microapp → daemon `nexo/admin/*` request. */
-export const AdminRequestSchema = MicroappOutboundRequestSchema.extend({
-  method: z
-    .string()
-    .refine((m) => m.startsWith(ADMIN_METHOD_PREFIX) && m.length > ADMIN_METHOD_PREFIX.length, {
-      message: `admin methods start with "${ADMIN_METHOD_PREFIX}"`,
-    }),
-});
+export const AdminRequestSchema = lazySchema("admin.envelope", () =>
+  MicroappOutboundRequestSchema.extend({
+    method: z
+      .string()
+      .refine((m) => m.startsWith(ADMIN_METHOD_PREFIX) && m.length > ADMIN_METHOD_PREFIX.length, {
+        message: `admin methods start with "${ADMIN_METHOD_PREFIX}"`,
+      }),
+  }),
+);
 export type AdminRequest = z.infer<typeof AdminRequestSchema>;
 
 /** The daemon's successful answer to an outbound request; the id echoes the microapp's. */
-export const AdminSuccessResponseSchema = z.looseObject({
-  jsonrpc: z.literal("2.0").optional(),
-  id: AdminRequestIdSchema,
-  result: z.unknown(),
-});
+export const AdminSuccessResponseSchema = lazySchema("admin.envelope", () =>
+  z.looseObject({
+    jsonrpc: z.literal("2.0").optional(),
+    id: AdminRequestIdSchema,
+    result: z.unknown(),
+  }),
+);
 export type AdminSuccessResponse = z.infer<typeof AdminSuccessResponseSchema>;
 
-export const AdminErrorObjectSchema = z.looseObject({
-  code: z.number().int(),
-  message: z.string(),
-  data: z.unknown().optional(),
-});
+export const AdminErrorObjectSchema = lazySchema("admin.envelope", () =>
+  z.looseObject({
+    code: z.number().int(),
+    message: z.string(),
+    data: z.unknown().optional(),
+  }),
+);
 export type AdminErrorObject = z.infer<typeof AdminErrorObjectSchema>;
 
-export const AdminErrorResponseSchema = z.looseObject({
-  jsonrpc: z.literal("2.0").optional(),
-  id: AdminRequestIdSchema,
-  error: AdminErrorObjectSchema,
-});
+export const AdminErrorResponseSchema = lazySchema("admin.envelope", () =>
+  z.looseObject({
+    jsonrpc: z.literal("2.0").optional(),
+    id: AdminRequestIdSchema,
+    error: AdminErrorObjectSchema,
+  }),
+);
 export type AdminErrorResponse = z.infer<typeof AdminErrorResponseSchema>;
 
 /** `error.data` of a capability denial: which grant was missing, for whom, on which call. */
-export const CapabilityDeniedDataSchema = z.looseObject({
-  capability: NonEmptyStringSchema,
-  microapp_id: NonEmptyStringSchema,
-  method: NonEmptyStringSchema,
-});
+export const CapabilityDeniedDataSchema = lazySchema("admin.envelope", () =>
+  z.looseObject({
+    capability: NonEmptyStringSchema,
+    microapp_id: NonEmptyStringSchema,
+    method: NonEmptyStringSchema,
+  }),
+);
 export type CapabilityDeniedData = z.infer<typeof CapabilityDeniedDataSchema>;
 
 /** The error object the capability gate answers with. */
-export const CapabilityDeniedErrorSchema = z.looseObject({
-  code: z.literal(AdminCode.capabilityNotGranted),
-  message: z.literal("capability_not_granted"),
-  data: CapabilityDeniedDataSchema,
-});
+export const CapabilityDeniedErrorSchema = lazySchema("admin.envelope", () =>
+  z.looseObject({
+    code: z.literal(AdminCode.capabilityNotGranted),
+    message: z.literal("capability_not_granted"),
+    data: CapabilityDeniedDataSchema,
+  }),
+);
 export type CapabilityDeniedError = z.infer<typeof CapabilityDeniedErrorSchema>;

@@ -4,31 +4,38 @@
  * url/headers).
  */
 import { z } from "zod";
+import { lazySchema } from "../lazy.js";
 import { NonEmptyStringSchema, NoParamsSchema } from "./common.js";
 
-export const McpTransportSchema = z.enum(["stdio", "streamable_http", "sse", "auto"]);
+export const McpTransportSchema = lazySchema("admin.mcp", () =>
+  z.enum(["stdio", "streamable_http", "sse", "auto"]),
+);
 export type McpTransport = z.infer<typeof McpTransportSchema>;
 
-export const McpServerSummarySchema = z.looseObject({
-  name: NonEmptyStringSchema,
-  transport: McpTransportSchema,
-  log_level: z.string().optional(),
-});
+export const McpServerSummarySchema = lazySchema("admin.mcp", () =>
+  z.looseObject({
+    name: NonEmptyStringSchema,
+    transport: McpTransportSchema,
+    log_level: z.string().optional(),
+  }),
+);
 export type McpServerSummary = z.infer<typeof McpServerSummarySchema>;
 
-const McpServerFields = z.looseObject({
-  name: NonEmptyStringSchema,
-  transport: McpTransportSchema,
-  command: z.string().optional(),
-  args: z.array(z.string()).optional(),
-  env: z.record(z.string(), z.string()).optional(),
-  cwd: z.string().optional(),
-  url: z.string().optional(),
-  headers: z.record(z.string(), z.string()).optional(),
-  log_level: z.string().optional(),
-  /** Per-server override of the global context passthrough flag. */
-  context_passthrough: z.boolean().optional(),
-});
+const McpServerFields = lazySchema("admin.mcp", () =>
+  z.looseObject({
+    name: NonEmptyStringSchema,
+    transport: McpTransportSchema,
+    command: z.string().optional(),
+    args: z.array(z.string()).optional(),
+    env: z.record(z.string(), z.string()).optional(),
+    cwd: z.string().optional(),
+    url: z.string().optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    log_level: z.string().optional(),
+    /** Per-server override of the global context passthrough flag. */
+    context_passthrough: z.boolean().optional(),
+  }),
+);
 
 /** A server definition; the transport's own connection field is required. */
 export const McpServerDetailSchema = McpServerFields.superRefine((server, ctx) => {
@@ -44,27 +51,37 @@ export type McpServerDetail = z.infer<typeof McpServerDetailSchema>;
 export const McpListParamsSchema = NoParamsSchema;
 export type McpListParams = z.infer<typeof McpListParamsSchema>;
 
-export const McpListResultSchema = z.looseObject({ servers: z.array(McpServerSummarySchema) });
+export const McpListResultSchema = lazySchema("admin.mcp", () =>
+  z.looseObject({ servers: z.array(McpServerSummarySchema) }),
+);
 export type McpListResult = z.infer<typeof McpListResultSchema>;
 
-export const McpGetParamsSchema = z.looseObject({ name: NonEmptyStringSchema });
+export const McpGetParamsSchema = lazySchema("admin.mcp", () =>
+  z.looseObject({ name: NonEmptyStringSchema }),
+);
 export type McpGetParams = z.infer<typeof McpGetParamsSchema>;
 
 /** `server: null` is "not found", not an error. */
-export const McpGetResultSchema = z.looseObject({ server: McpServerDetailSchema.nullable() });
+export const McpGetResultSchema = lazySchema("admin.mcp", () =>
+  z.looseObject({ server: McpServerDetailSchema.nullable() }),
+);
 export type McpGetResult = z.infer<typeof McpGetResultSchema>;
 
 export const McpUpsertParamsSchema = McpServerDetailSchema;
 export type McpUpsertParams = McpServerDetail;
 
-export const McpUpsertResultSchema = z.looseObject({
-  server: McpServerDetailSchema,
-  created: z.boolean(),
-});
+export const McpUpsertResultSchema = lazySchema("admin.mcp", () =>
+  z.looseObject({
+    server: McpServerDetailSchema,
+    created: z.boolean(),
+  }),
+);
 export type McpUpsertResult = z.infer<typeof McpUpsertResultSchema>;
 
-export const McpDeleteParamsSchema = z.looseObject({ name: NonEmptyStringSchema });
+export const McpDeleteParamsSchema = lazySchema("admin.mcp", () =>
+  z.looseObject({ name: NonEmptyStringSchema }),
+);
 export type McpDeleteParams = z.infer<typeof McpDeleteParamsSchema>;
 
-export const McpDeleteResultSchema = z.looseObject({ removed: z.boolean() });
+export const McpDeleteResultSchema = lazySchema("admin.mcp", () => z.looseObject({ removed: z.boolean() }));
 export type McpDeleteResult = z.infer<typeof McpDeleteResultSchema>;

@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { type NotificationSchema, notification } from "../jsonrpc.js";
+import { lazySchema } from "../lazy.js";
 import { AgentEventSchema } from "./agent-events.js";
 import type { AdminCapability } from "./capabilities.js";
 import {
@@ -15,23 +16,27 @@ import {
 import { PairingStatusSchema } from "./pairing.js";
 
 /** A transcript line appended (the pre-firehose form; agent_event carries the same and more). */
-export const TranscriptAppendedNotificationSchema = z.looseObject({
-  session_id: NonEmptyStringSchema,
-  role: TranscriptRoleSchema,
-  /** Already redacted. */
-  body: z.string(),
-  ts_ms: EpochMsSchema,
-});
+export const TranscriptAppendedNotificationSchema = lazySchema("admin.notifications", () =>
+  z.looseObject({
+    session_id: NonEmptyStringSchema,
+    role: TranscriptRoleSchema,
+    /** Already redacted. */
+    body: z.string(),
+    ts_ms: EpochMsSchema,
+  }),
+);
 export type TranscriptAppendedNotification = z.infer<typeof TranscriptAppendedNotificationSchema>;
 
 /**
  * The operator token changed. A listener swaps to `new` only when `old_hash` is the hash of the
  * token it holds, so a late notification reaching an already-restarted microapp is ignored.
  */
-export const TokenRotatedNotificationSchema = z.looseObject({
-  old_hash: OperatorTokenHashSchema,
-  new: NonEmptyStringSchema,
-});
+export const TokenRotatedNotificationSchema = lazySchema("admin.notifications", () =>
+  z.looseObject({
+    old_hash: OperatorTokenHashSchema,
+    new: NonEmptyStringSchema,
+  }),
+);
 export type TokenRotatedNotification = z.infer<typeof TokenRotatedNotificationSchema>;
 
 export const PairingStatusChangedNotificationSchema = PairingStatusSchema;
@@ -44,16 +49,18 @@ export const AgentEventNotificationSchema = AgentEventSchema;
  * stream it missed (at most 100), `agent_events/read {agent_id, session_id, since_seq}` returns
  * every event from the first one lost, with the seqs the live frames would have had.
  */
-export const AgentEventsLaggedNotificationSchema = z.looseObject({
-  dropped: z.number().int().positive(),
-  streams: z.array(
-    z.looseObject({
-      agent_id: NonEmptyStringSchema,
-      session_id: NonEmptyStringSchema,
-      since_seq: z.number().int().nonnegative(),
-    }),
-  ),
-});
+export const AgentEventsLaggedNotificationSchema = lazySchema("admin.notifications", () =>
+  z.looseObject({
+    dropped: z.number().int().positive(),
+    streams: z.array(
+      z.looseObject({
+        agent_id: NonEmptyStringSchema,
+        session_id: NonEmptyStringSchema,
+        since_seq: z.number().int().nonnegative(),
+      }),
+    ),
+  }),
+);
 export type AgentEventsLaggedNotification = z.infer<typeof AgentEventsLaggedNotificationSchema>;
 export type AgentEventNotification = z.infer<typeof AgentEventNotificationSchema>;
 

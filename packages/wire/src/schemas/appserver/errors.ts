@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { JsonRpcIdSchema } from "../jsonrpc.js";
+import { lazySchema } from "../lazy.js";
 
 /**
  * Standard JSON-RPC codes plus the AppServer's own: the core's (handshake, overload, threads,
@@ -54,20 +55,26 @@ export const AppServerErrorCode = {
 export type AppServerErrorCodeName = keyof typeof AppServerErrorCode;
 export type AppServerErrorCodeValue = (typeof AppServerErrorCode)[AppServerErrorCodeName];
 
-export const AppServerErrorDataSchema = z.looseObject({ detail: z.string().optional() });
+export const AppServerErrorDataSchema = lazySchema("appserver.errors", () =>
+  z.looseObject({ detail: z.string().optional() }),
+);
 export type AppServerErrorData = z.infer<typeof AppServerErrorDataSchema>;
 
-export const AppServerErrorSchema = z.looseObject({
-  code: z.number().int(),
-  message: z.string(),
-  data: AppServerErrorDataSchema.optional(),
-});
+export const AppServerErrorSchema = lazySchema("appserver.errors", () =>
+  z.looseObject({
+    code: z.number().int(),
+    message: z.string(),
+    data: AppServerErrorDataSchema.optional(),
+  }),
+);
 export type AppServerError = z.infer<typeof AppServerErrorSchema>;
 
 /** `id` is null only when the request could not be parsed far enough to read it (-32700). */
-export const AppServerErrorResponseSchema = z.looseObject({
-  jsonrpc: z.literal("2.0").optional(),
-  id: JsonRpcIdSchema.nullable(),
-  error: AppServerErrorSchema,
-});
+export const AppServerErrorResponseSchema = lazySchema("appserver.errors", () =>
+  z.looseObject({
+    jsonrpc: z.literal("2.0").optional(),
+    id: JsonRpcIdSchema.nullable(),
+    error: AppServerErrorSchema,
+  }),
+);
 export type AppServerErrorResponse = z.infer<typeof AppServerErrorResponseSchema>;

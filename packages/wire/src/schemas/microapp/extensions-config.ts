@@ -13,6 +13,7 @@
  *         config: { anything: "the microapp validates this itself" }
  */
 import { z } from "zod";
+import { lazySchema } from "../lazy.js";
 
 /** The per-call timeout when an entry sets none. */
 export const MICROAPP_DEFAULT_TIMEOUT_SECS = 30;
@@ -24,35 +25,41 @@ export const MICROAPP_DEFAULT_TIMEOUT_SECS = 30;
  */
 export const EXTENSION_ID_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
 
-export const ExtensionIdSchema = z.string().regex(EXTENSION_ID_PATTERN, {
-  error: "extension ids are 1-32 chars of a-z, 0-9, '_' and '-', starting with a letter",
-});
+export const ExtensionIdSchema = lazySchema("microapp.extensions-config", () =>
+  z.string().regex(EXTENSION_ID_PATTERN, {
+    error: "extension ids are 1-32 chars of a-z, 0-9, '_' and '-', starting with a letter",
+  }),
+);
 
-export const MicroappExtensionEntrySchema = z.strictObject({
-  /**
-   * The microapp's executable (a binary, or a script with a `#!` line), relative to the config
-   * dir; its `plugin.toml` sits in the same directory.
-   */
-  path: z.string().min(1, { error: "must not be empty" }),
-  /** Opaque microapp settings, passed verbatim as `initialize.params.config`. */
-  config: z.unknown().optional(),
-  /** Per-call timeout (daemon → microapp); a timeout fails the call and leaves the process running. */
-  timeout_secs: z.number().positive().max(3600).optional(),
-  /**
-   * Capabilities the operator allows. Unknown names are kept (the capability matrix only grows,
-   * so a newer name is not an error); see isKnownCapability to warn about typos.
-   */
-  capabilities_grant: z.array(z.string().min(1)).default([]),
-  /** Lets the microapp's HTTP server bind beyond loopback. */
-  allow_external_bind: z.boolean().default(false),
-});
+export const MicroappExtensionEntrySchema = lazySchema("microapp.extensions-config", () =>
+  z.strictObject({
+    /**
+     * The microapp's executable (a binary, or a script with a `#!` line), relative to the config
+     * dir; its `plugin.toml` sits in the same directory.
+     */
+    path: z.string().min(1, { error: "must not be empty" }),
+    /** Opaque microapp settings, passed verbatim as `initialize.params.config`. */
+    config: z.unknown().optional(),
+    /** Per-call timeout (daemon → microapp); a timeout fails the call and leaves the process running. */
+    timeout_secs: z.number().positive().max(3600).optional(),
+    /**
+     * Capabilities the operator allows. Unknown names are kept (the capability matrix only grows,
+     * so a newer name is not an error); see isKnownCapability to warn about typos.
+     */
+    capabilities_grant: z.array(z.string().min(1)).default([]),
+    /** Lets the microapp's HTTP server bind beyond loopback. */
+    allow_external_bind: z.boolean().default(false),
+  }),
+);
 export type MicroappExtensionEntry = z.output<typeof MicroappExtensionEntrySchema>;
 
-export const ExtensionsFileSchema = z.strictObject({
-  extensions: z
-    .strictObject({
-      entries: z.record(ExtensionIdSchema, MicroappExtensionEntrySchema).default({}),
-    })
-    .default({ entries: {} }),
-});
+export const ExtensionsFileSchema = lazySchema("microapp.extensions-config", () =>
+  z.strictObject({
+    extensions: z
+      .strictObject({
+        entries: z.record(ExtensionIdSchema, MicroappExtensionEntrySchema).default({}),
+      })
+      .default({ entries: {} }),
+  }),
+);
 export type ExtensionsFile = z.output<typeof ExtensionsFileSchema>;

@@ -7,47 +7,59 @@
  */
 import { z } from "zod";
 import { AdminCapabilityDeclarationSchema } from "../admin/capabilities.js";
+import { lazySchema } from "../lazy.js";
 import { ManifestSandboxSchema, SEMVER_PATTERN } from "../plugin/manifest.js";
 import { ExtensionIdSchema } from "./extensions-config.js";
 
 export const MICROAPP_MANIFEST_FILE = "plugin.toml";
 
-export const MicroappManifestPluginSchema = z.looseObject({
-  /** When present, must equal the extensions.yaml key the microapp is configured under. */
-  id: ExtensionIdSchema.optional(),
-  version: z.string().regex(SEMVER_PATTERN, { error: "must be a semantic version such as 0.2.0" }).optional(),
-  name: z.string().optional(),
-  description: z.string().optional(),
-  sandbox: ManifestSandboxSchema.optional(),
-});
+export const MicroappManifestPluginSchema = lazySchema("microapp.manifest", () =>
+  z.looseObject({
+    /** When present, must equal the extensions.yaml key the microapp is configured under. */
+    id: ExtensionIdSchema.optional(),
+    version: z
+      .string()
+      .regex(SEMVER_PATTERN, { error: "must be a semantic version such as 0.2.0" })
+      .optional(),
+    name: z.string().optional(),
+    description: z.string().optional(),
+    sandbox: ManifestSandboxSchema.optional(),
+  }),
+);
 export type MicroappManifestPlugin = z.infer<typeof MicroappManifestPluginSchema>;
 
 /** The default health path of a microapp's HTTP server. */
 export const HTTP_SERVER_DEFAULT_HEALTH_PATH = "/healthz";
 
-export const MicroappHttpServerSchema = z.strictObject({
-  port: z.number().int().min(1).max(65_535),
-  /** Loopback unless the operator sets `allow_external_bind` for this microapp. */
-  bind: z.string().min(1).default("127.0.0.1"),
-  /** The variable the microapp reads its bearer token from. */
-  token_env: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "must be a variable name" })
-    .optional(),
-  health_path: z
-    .string()
-    .startsWith("/", { error: "must start with /" })
-    .default(HTTP_SERVER_DEFAULT_HEALTH_PATH),
-});
+export const MicroappHttpServerSchema = lazySchema("microapp.manifest", () =>
+  z.strictObject({
+    port: z.number().int().min(1).max(65_535),
+    /** Loopback unless the operator sets `allow_external_bind` for this microapp. */
+    bind: z.string().min(1).default("127.0.0.1"),
+    /** The variable the microapp reads its bearer token from. */
+    token_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "must be a variable name" })
+      .optional(),
+    health_path: z
+      .string()
+      .startsWith("/", { error: "must start with /" })
+      .default(HTTP_SERVER_DEFAULT_HEALTH_PATH),
+  }),
+);
 export type MicroappHttpServer = z.output<typeof MicroappHttpServerSchema>;
 
-export const MicroappCapabilitiesSchema = z.looseObject({
-  admin: AdminCapabilityDeclarationSchema.optional(),
-  http_server: MicroappHttpServerSchema.optional(),
-});
+export const MicroappCapabilitiesSchema = lazySchema("microapp.manifest", () =>
+  z.looseObject({
+    admin: AdminCapabilityDeclarationSchema.optional(),
+    http_server: MicroappHttpServerSchema.optional(),
+  }),
+);
 
-export const MicroappManifestSchema = z.looseObject({
-  plugin: MicroappManifestPluginSchema.default({}),
-  capabilities: MicroappCapabilitiesSchema.default({}),
-});
+export const MicroappManifestSchema = lazySchema("microapp.manifest", () =>
+  z.looseObject({
+    plugin: MicroappManifestPluginSchema.default({}),
+    capabilities: MicroappCapabilitiesSchema.default({}),
+  }),
+);
 export type MicroappManifest = z.output<typeof MicroappManifestSchema>;

@@ -4,75 +4,92 @@
  */
 import { z } from "zod";
 import { type MethodSchema, method } from "../jsonrpc.js";
+import { lazySchema } from "../lazy.js";
 import { MicroappBindingContextSchema, MicroappInboundRefSchema } from "./context.js";
 import { hookNameFromMethod, MicroappHookDecisionSchema, MicroappHookParamsSchema } from "./hooks.js";
 import { MicroappToolDefinitionSchema } from "./tools.js";
 
 /** Sent once, right after spawn. */
-export const MicroappInitializeParamsSchema = z.looseObject({
-  extension_id: z.string().min(1),
-  /** A directory the microapp owns for its persistent state. */
-  state_dir: z.string().min(1),
-  /** `extensions.yaml` `entries.<id>.config`, passed through unread by the daemon. */
-  config: z.unknown().optional(),
-});
+export const MicroappInitializeParamsSchema = lazySchema("microapp.methods", () =>
+  z.looseObject({
+    extension_id: z.string().min(1),
+    /** A directory the microapp owns for its persistent state. */
+    state_dir: z.string().min(1),
+    /** `extensions.yaml` `entries.<id>.config`, passed through unread by the daemon. */
+    config: z.unknown().optional(),
+  }),
+);
 export type MicroappInitializeParams = z.infer<typeof MicroappInitializeParamsSchema>;
 
-export const MicroappInitializeResultSchema = z.looseObject({
-  tools: z.array(MicroappToolDefinitionSchema),
-  version: z.string().optional(),
-  /** Names of the hooks the daemon should call as `hooks/<name>`. */
-  hooks: z.array(z.string().min(1)).optional(),
-});
+export const MicroappInitializeResultSchema = lazySchema("microapp.methods", () =>
+  z.looseObject({
+    tools: z.array(MicroappToolDefinitionSchema),
+    version: z.string().optional(),
+    /** Names of the hooks the daemon should call as `hooks/<name>`. */
+    hooks: z.array(z.string().min(1)).optional(),
+  }),
+);
 export type MicroappInitializeResult = z.infer<typeof MicroappInitializeResultSchema>;
 
 /**
  * Re-asked on every binding refresh. The answer should be byte-identical across calls so the
  * daemon's tool-cache prefix stays warm.
  */
-export const MicroappToolsListParamsSchema = z.looseObject({}).optional();
+export const MicroappToolsListParamsSchema = lazySchema("microapp.methods", () =>
+  z.looseObject({}).optional(),
+);
 export type MicroappToolsListParams = z.infer<typeof MicroappToolsListParamsSchema>;
 
-export const MicroappToolsListResultSchema = z.looseObject({ tools: z.array(MicroappToolDefinitionSchema) });
+export const MicroappToolsListResultSchema = lazySchema("microapp.methods", () =>
+  z.looseObject({ tools: z.array(MicroappToolDefinitionSchema) }),
+);
 export type MicroappToolsListResult = z.infer<typeof MicroappToolsListResultSchema>;
 
 /** One agent tool call: which tool, the LLM's arguments, and where the call came from. */
-export const MicroappToolCallParamsSchema = z.looseObject({
-  tool: z.string().min(1),
-  args: z.record(z.string(), z.unknown()),
-  binding_context: MicroappBindingContextSchema,
-  /** Absent for turns no message triggered (heartbeats, schedules). */
-  inbound: MicroappInboundRefSchema.optional(),
-});
+export const MicroappToolCallParamsSchema = lazySchema("microapp.methods", () =>
+  z.looseObject({
+    tool: z.string().min(1),
+    args: z.record(z.string(), z.unknown()),
+    binding_context: MicroappBindingContextSchema,
+    /** Absent for turns no message triggered (heartbeats, schedules). */
+    inbound: MicroappInboundRefSchema.optional(),
+  }),
+);
 export type MicroappToolCallParams = z.infer<typeof MicroappToolCallParamsSchema>;
 
 /**
  * `{output}` on success (any JSON; the LLM sees it stringified) or `{error}` when the tool itself
  * failed. A JSON-RPC error is reserved for protocol-level faults.
  */
-export const MicroappToolCallResultSchema = z
-  .looseObject({
-    output: z.unknown().optional(),
-    error: z.string().optional(),
-  })
-  .superRefine((result, ctx) => {
-    const hasOutput = Object.hasOwn(result, "output");
-    const hasError = result.error !== undefined;
-    if (hasOutput === hasError) {
-      ctx.addIssue({
-        code: "custom",
-        path: hasOutput ? ["error"] : ["output"],
-        message: "a tools/call result carries exactly one of output (success) or error (tool failure)",
-      });
-    }
-  });
+export const MicroappToolCallResultSchema = lazySchema("microapp.methods", () =>
+  z
+    .looseObject({
+      output: z.unknown().optional(),
+      error: z.string().optional(),
+    })
+    .superRefine((result, ctx) => {
+      const hasOutput = Object.hasOwn(result, "output");
+      const hasError = result.error !== undefined;
+      if (hasOutput === hasError) {
+        ctx.addIssue({
+          code: "custom",
+          path: hasOutput ? ["error"] : ["output"],
+          message: "a tools/call result carries exactly one of output (success) or error (tool failure)",
+        });
+      }
+    }),
+);
 export type MicroappToolCallResult = z.infer<typeof MicroappToolCallResultSchema>;
 
 /** Sent once before SIGTERM; the daemon SIGKILLs 10 s later regardless. Answer within 5 s. */
-export const MicroappShutdownParamsSchema = z.looseObject({}).optional();
+export const MicroappShutdownParamsSchema = lazySchema("microapp.methods", () =>
+  z.looseObject({}).optional(),
+);
 export type MicroappShutdownParams = z.infer<typeof MicroappShutdownParamsSchema>;
 
-export const MicroappShutdownResultSchema = z.looseObject({ ok: z.boolean() });
+export const MicroappShutdownResultSchema = lazySchema("microapp.methods", () =>
+  z.looseObject({ ok: z.boolean() }),
+);
 export type MicroappShutdownResult = z.infer<typeof MicroappShutdownResultSchema>;
 
 /** Every daemon → microapp request except hooks, whose method names are open-ended. */

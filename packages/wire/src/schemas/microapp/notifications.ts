@@ -7,12 +7,15 @@ import { z } from "zod";
 import type { AdminCapability } from "../admin/capabilities.js";
 import { adminNotifications } from "../admin/notifications.js";
 import { type NotificationSchema, notification } from "../jsonrpc.js";
+import { lazySchema } from "../lazy.js";
 
 /** agents.yaml was hot-reloaded and changed what this microapp can bind to. */
-export const MicroappAgentsUpdatedParamsSchema = z.looseObject({
-  /** The agent ids now visible to this microapp. */
-  agent_ids: z.array(z.string().min(1)),
-});
+export const MicroappAgentsUpdatedParamsSchema = lazySchema("microapp.notifications", () =>
+  z.looseObject({
+    /** The agent ids now visible to this microapp. */
+    agent_ids: z.array(z.string().min(1)),
+  }),
+);
 export type MicroappAgentsUpdatedParams = z.infer<typeof MicroappAgentsUpdatedParamsSchema>;
 
 export interface MicroappNotificationSchema<P extends z.ZodType = z.ZodType> extends NotificationSchema<P> {

@@ -8,6 +8,7 @@
  * literal hyphenated prefix, a `/` or any other separator is rejected.
  */
 import { z } from "zod";
+import { lazySchema } from "../lazy.js";
 
 /**
  * The shape of a well-formed namespaced tool name, independent of which extension owns it: a
@@ -46,13 +47,15 @@ export function microappToolNameProblem(extensionId: string, name: string): stri
 }
 
 /** A tool as `initialize` and `tools/list` declare it; `input_schema` is a JSON Schema object. */
-export const MicroappToolDefinitionSchema = z.looseObject({
-  name: z.string().regex(MICROAPP_TOOL_NAME_REGEX, {
-    message: "tool names are <extension_id>_<tool> using letters, digits, '_' and '-'",
+export const MicroappToolDefinitionSchema = lazySchema("microapp.tools", () =>
+  z.looseObject({
+    name: z.string().regex(MICROAPP_TOOL_NAME_REGEX, {
+      message: "tool names are <extension_id>_<tool> using letters, digits, '_' and '-'",
+    }),
+    description: z.string().optional(),
+    input_schema: z.record(z.string(), z.unknown()),
   }),
-  description: z.string().optional(),
-  input_schema: z.record(z.string(), z.unknown()),
-});
+);
 export type MicroappToolDefinition = z.infer<typeof MicroappToolDefinitionSchema>;
 
 /**
