@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { getEventListeners } from "node:events";
 import { PassThrough } from "node:stream";
 import { describe, test } from "node:test";
 import {
@@ -175,6 +176,42 @@ describe("JsonRpcPeer", () => {
     );
     assert.equal(a.pendingRequests, 0);
     await assert.rejects(a.request("never", undefined, { signal: controller.signal }), RequestCancelledError);
+  });
+
+  test("signals shared by many requests cancel exactly theirs; a settled request leaves one listener at most", async () => {
+    const { a, b } = pair();
+    b.onRequest("never", () => new Promise(() => {}));
+    b.onRequest("quick", () => 1);
+    const turn1 = new AbortController();
+    const turn2 = new AbortController();
+    const listeners = (c: AbortController) => getEventListeners(c.signal, "abort").length;
+    assert.equal(await a.request("quick", undefined, { signal: turn1.signal }), 1);
+    assert.equal(await a.request("quick", undefined, { signal: turn1.signal }), 1);
+    assert.equal(listeners(turn1), 1, "kept for the next request of the same turn, not one per request");
+    const outcome = (p: Promise<unknown>) =>
+      p.then(
+        () => "answered",
+        (e: unknown) => (e instanceof RequestCancelledError ? e.message : `other: ${String(e)}`),
+      );
+    const first = [1, 2, 3].map(() => outcome(a.request("never", undefined, { signal: turn1.signal })));
+    const second = [1, 2].map(() => outcome(a.request("never", undefined, { signal: turn2.signal })));
+    const quick = a.request("quick", undefined, { signal: turn2.signal });
+    assert.equal(listeners(turn1), 1);
+    assert.equal(await quick, 1);
+    turn2.abort(new Error("second stopped"));
+    for (const message of await Promise.all(second)) assert.match(message, /second stopped/);
+    assert.equal(a.pendingRequests, 3, "turn1's requests are untouched");
+    assert.equal(listeners(turn2), 0, "its own listeners are gone with its requests");
+    turn1.abort(new Error("first stopped"));
+    for (const message of await Promise.all(first)) assert.match(message, /first stopped/);
+    assert.equal(a.pendingRequests, 0);
+    // The listener moves to the next signal once nothing pending needs the old one; close removes it.
+    const turn3 = new AbortController();
+    assert.equal(await a.request("quick", undefined, { signal: turn3.signal }), 1);
+    assert.equal(listeners(turn1), 0);
+    assert.equal(listeners(turn3), 1);
+    a.close();
+    assert.equal(listeners(turn3), 0);
   });
 
   test("when the stream ends every pending request fails at once, and handlers are aborted", async () => {
