@@ -124,6 +124,11 @@ export interface SessionState {
    * again after tools ran, and before `turn_end`.
    */
   flush(): Promise<void>;
+  /**
+   * Whether `flush` has anything to write: the turn awaits a flush only then (with no sink, or
+   * nothing new, an await would cost a promise and a microtask for nothing).
+   */
+  readonly unflushed: boolean;
   replaceHistory(messages: ChatMessage[]): void;
   /** The history's size in the estimate's characters, kept up to date as messages come and go. */
   readonly historyChars: number;

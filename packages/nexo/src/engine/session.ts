@@ -262,6 +262,10 @@ export class AgentSession implements SessionState {
     this.unwritten.push({ message, meta: origin === undefined ? { turnId } : { turnId, origin } });
   }
 
+  get unflushed(): boolean {
+    return this.unwritten.length > 0;
+  }
+
   /**
    * Writes what was appended since the last flush in one write (one transaction in the store),
    * not one per message. A failed write is not retried: it throws, and its messages stay only in

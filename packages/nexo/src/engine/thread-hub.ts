@@ -277,10 +277,17 @@ export class Subscription implements AsyncIterable<HubEvent>, AsyncIterator<HubE
     return new Promise(this.wait);
   }
 
-  /** The executor of a pending read, made once rather than per read. */
-  private readonly wait = (resolve: (result: IteratorResult<HubEvent>) => void): void => {
+  /**
+   * The executor of a pending read, made once rather than per read, and by `bind` rather than as
+   * an arrow: a named arrow made per subscription is also given its name by a property write when
+   * built with keep-names (tsx, which the tests and benchmarks run on).
+   */
+  private readonly wait = armRead.bind(undefined, this);
+
+  /** Called by a pending read's executor: the reader now waits. @internal */
+  armReader(resolve: (result: IteratorResult<HubEvent>) => void): void {
     this.waiting = resolve;
-  };
+  }
 
   return(): Promise<IteratorResult<HubEvent>> {
     this.close();
@@ -353,4 +360,9 @@ export class Subscription implements AsyncIterable<HubEvent>, AsyncIterator<HubE
     }
     return event;
   }
+}
+
+/** A pending read's executor, bound once per subscription. */
+function armRead(subscription: Subscription, resolve: (result: IteratorResult<HubEvent>) => void): void {
+  subscription.armReader(resolve);
 }

@@ -72,8 +72,8 @@ export async function callModel(run: TurnRun): Promise<ModelReply> {
   const { session, turnId, signal } = run;
   const reply: ModelReply = { text: "", thinking: undefined, toolCalls: [] };
   const items = new StepItems(run, reply);
-  /** Streamed calls by their position in the response: the id given out and the tool's name. */
-  const streamed = new Map<number, { callId: string; name: string }>();
+  /** Streamed calls by their position in the response (made at the first): id given out, tool name. */
+  let streamed: Map<number, { callId: string; name: string }> | undefined;
   let stepUsage: Usage | undefined;
   const config = session.config;
   try {
@@ -90,6 +90,7 @@ export async function callModel(run: TurnRun): Promise<ModelReply> {
           if (event.text) items.reasoning(event.text);
           break;
         case "tool_call_delta": {
+          streamed ??= new Map();
           let call = streamed.get(event.index);
           if (call === undefined) {
             call = { callId: uniqueCallId(run, event.id ?? ""), name: event.name ?? "" };
@@ -107,7 +108,7 @@ export async function callModel(run: TurnRun): Promise<ModelReply> {
           break;
         }
         case "tool_call": {
-          const known = event.index === undefined ? undefined : streamed.get(event.index);
+          const known = event.index === undefined ? undefined : streamed?.get(event.index);
           reply.toolCalls.push({
             type: "tool_use",
             id: known?.callId ?? uniqueCallId(run, event.id),

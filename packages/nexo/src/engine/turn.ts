@@ -32,7 +32,7 @@ export async function runTurn(run: TurnRun, turnInput: TurnInput): Promise<TurnO
   try {
     ({ reason, reply } = await work(run, turnInput));
     // Whatever the turn appended since its last write is kept before anyone hears it ended.
-    await session.flush();
+    if (session.unflushed) await session.flush();
   } catch (error) {
     // A bug or an unexpected failure: report it, keep the session usable.
     session.logger?.error({ err: (error as Error).stack, turnId }, "turn failed unexpectedly");
@@ -82,7 +82,7 @@ async function work(run: TurnRun, turnInput: TurnInput): Promise<WorkOutcome> {
   if (!turnInput.alreadyStored) {
     session.append({ role: "user", content: input }, turnId, turnInput.origin);
     // Kept before the model is asked, unless the caller keeps it until the turn ends anyway.
-    if (!turnInput.durable) await session.flush();
+    if (!turnInput.durable && session.unflushed) await session.flush();
   }
 
   let step = 0;
@@ -161,10 +161,10 @@ async function work(run: TurnRun, turnInput: TurnInput): Promise<WorkOutcome> {
     // The calls are kept before they run: a tool's effects outlive the process, so a restart must
     // find them asked for (and not run them again); their results are kept before the model is
     // asked again, so a kill during that call leaves every call with its result.
-    await session.flush();
+    if (session.unflushed) await session.flush();
     const results = await runToolCalls(run, modelReply.toolCalls);
     session.append({ role: "user", content: results }, turnId);
-    await session.flush();
+    if (session.unflushed) await session.flush();
     if (signal.aborted) {
       reason = "cancelled";
       break;

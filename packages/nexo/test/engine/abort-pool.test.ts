@@ -27,6 +27,11 @@ describe("turn abort controllers", () => {
     releaseController(combined);
     assert.notEqual(takeController(), combined, "one AbortSignal.any depends on is not");
     assert.equal(any.aborted, false);
+
+    const marked = takeController();
+    (marked.signal as unknown as Record<string, unknown>).owner = "a tool that kept it";
+    releaseController(marked);
+    assert.notEqual(takeController(), marked, "one somebody added a property to is not");
   });
 
   test("a stopped turn's signal never reaches a later turn, and a finished turn cannot stop the next", async () => {
