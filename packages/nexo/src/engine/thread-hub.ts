@@ -102,7 +102,12 @@ function sizeOf(event: HubEvent): number {
 const LOG_MERGE_EVERY = 256;
 
 export class ThreadHub {
-  private readonly subscribers = new Set<Subscription>();
+  /**
+   * Replaced, never changed in place, when a reader comes or goes: `publish` walks the array it
+   * started with by index (a Set's iterator is an object per event), and a reader that detaches
+   * while an event is handed out (its turn ended, it fell behind) cannot disturb that walk.
+   */
+  private subscribers: readonly Subscription[] = [];
   /**
    * The running turn's events: merged up to `logMerged`, raw after it. Appending raw and merging
    * in batches (or when a reader asks) keeps the per-event cost at one array push: most turns are
@@ -117,7 +122,8 @@ export class ThreadHub {
   /** Hands `event` to every subscriber and to the running turn's log. Never waits. */
   publish(event: TurnEvent): void {
     this.record(event);
-    for (const subscriber of this.subscribers) subscriber.push(event);
+    const subscribers = this.subscribers;
+    for (let i = 0; i < subscribers.length; i++) subscribers[i]!.push(event);
   }
 
   subscribe(options: SubscribeOptions = {}): Subscription {
@@ -131,7 +137,7 @@ export class ThreadHub {
       this.logTailOwned = false; // the log's objects are now shared with this subscriber
       for (const event of this.log) subscription.push(event);
     }
-    if (!subscription.ended) this.subscribers.add(subscription);
+    if (!subscription.ended) this.subscribers = [...this.subscribers, subscription];
     return subscription;
   }
 
@@ -144,17 +150,18 @@ export class ThreadHub {
   }
 
   get subscriberCount(): number {
-    return this.subscribers.size;
+    return this.subscribers.length;
   }
 
   /** Ends every subscription (the session is going away). */
   close(): void {
-    for (const subscriber of [...this.subscribers]) subscriber.close();
+    for (const subscriber of this.subscribers) subscriber.close();
   }
 
   /** A subscription stops receiving (it ended, was closed or detached for lag). */
   detach(subscription: Subscription): void {
-    this.subscribers.delete(subscription);
+    if (this.subscribers.includes(subscription))
+      this.subscribers = this.subscribers.filter((subscriber) => subscriber !== subscription);
   }
 
   private record(event: TurnEvent): void {

@@ -229,12 +229,16 @@ function describeCall(tool: Tool | undefined, name: string, args: Record<string,
 
 const ABORTED = Symbol("aborted");
 
-/** Resolves with ABORTED as soon as the turn is stopped: a tool that ignores its signal cannot hold the turn. */
+/**
+ * Resolves with ABORTED as soon as the turn is stopped: a tool that ignores its signal cannot hold
+ * the turn. Raced by hand: `Promise.race` walks its argument with the iterator protocol and the
+ * stop needed a promise of its own to map to ABORTED, per call.
+ */
 function raceAbort<T>(promise: Promise<T>, run: TurnRun): Promise<T | typeof ABORTED> {
   if (run.signal.aborted) return Promise.resolve(ABORTED);
-  return Promise.race([promise, run.stopped().then(aborted)]);
-}
-
-function aborted(): typeof ABORTED {
-  return ABORTED;
+  const stopped = run.stopped();
+  return new Promise((resolve, reject) => {
+    promise.then(resolve, reject);
+    stopped.then(() => resolve(ABORTED));
+  });
 }
