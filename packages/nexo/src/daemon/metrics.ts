@@ -9,12 +9,32 @@
  * to `collectFrom`, so the metrics never drift from what those parts report. Their cumulative
  * counts become Prometheus counters by adding what grew since the last scrape; a source replaced
  * by a new one (hot reload) starts counting afresh instead of being subtracted.
+ *
+ * prom-client (with the OpenTelemetry API it loads) is ~1.5 MB of heap that an idle daemon would
+ * hold for nothing (issue 15, idle RSS), so it loads with the first number there is to keep: the
+ * first event counted or the first scrape, whichever comes first. Until then every metric is zero
+ * or absent, which is what a scrape would have shown; the process metrics (GC, event-loop lag)
+ * count from that moment.
  */
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { createRequire } from "node:module";
+import type { Counter, Histogram, Registry } from "prom-client";
 import type { BrokerStats } from "../broker/types.js";
 import type { TurnEndReason } from "../engine/events.js";
 import type { PluginStatus } from "../extensions/plugins/manager.js";
 import { createLogger } from "../log.js";
+
+type PromClient = typeof import("prom-client");
+
+let promClient: PromClient | undefined;
+
+/**
+ * prom-client, loaded on first use. Synchronously (a counter is bumped in the middle of a turn's
+ * bookkeeping); it is CommonJS, so `require` is what loading it means anyway.
+ */
+function loadPromClient(): PromClient {
+  promClient ??= createRequire(import.meta.url)("prom-client") as PromClient;
+  return promClient;
+}
 
 /** The session queues of the router, as it reports them. */
 export interface SessionQueueStats {
@@ -48,21 +68,90 @@ const TOOL_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 3
 const LLM_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120];
 
 export class Metrics {
-  readonly registry = new Registry();
   private sources: MetricSources = {};
   private readonly logger: NonNullable<MetricsOptions["logger"]>;
-  private readonly feeds = new CumulativeFeeds();
-
-  private readonly turns: Counter<"agent" | "outcome">;
-  private readonly turnSeconds: Histogram<"agent">;
-  private readonly toolCalls: Counter<"tool" | "status">;
-  private readonly toolSeconds: Histogram<"tool">;
-  private readonly llmSeconds: Histogram<"provider" | "outcome">;
-  private readonly routed: Counter<"agent">;
-  private readonly unbound: Counter<"channel">;
+  private readonly processMetrics: boolean;
+  /** The prom-client side, built by the first event or scrape. */
+  private built: PromMetrics | undefined;
 
   constructor(options: MetricsOptions = {}) {
     this.logger = options.logger ?? createLogger({ base: { component: "metrics" } });
+    this.processMetrics = options.processMetrics ?? true;
+  }
+
+  /** `outcome` is the turn's end reason (completed, cancelled, error, max_turns, blocked). */
+  turnFinished(agent: string, outcome: TurnEndReason, seconds: number): void {
+    checkSeconds(seconds);
+    const prom = this.prom();
+    prom.turns.inc({ agent, outcome });
+    prom.turnSeconds.observe({ agent }, seconds);
+  }
+
+  toolCallFinished(tool: string, status: ToolCallStatus, seconds: number): void {
+    checkSeconds(seconds);
+    const prom = this.prom();
+    prom.toolCalls.inc({ tool, status });
+    prom.toolSeconds.observe({ tool }, seconds);
+  }
+
+  llmRequestFinished(provider: string, outcome: LlmRequestOutcome, seconds: number): void {
+    checkSeconds(seconds);
+    this.prom().llmSeconds.observe({ provider, outcome }, seconds);
+  }
+
+  messageRouted(agent: string): void {
+    this.prom().routed.inc({ agent });
+  }
+
+  messageUnbound(channel: string): void {
+    this.prom().unbound.inc({ channel });
+  }
+
+  /**
+   * Reads gauges and scrape-time counters from these sources from now on, replacing the previous
+   * ones (after a hot reload, pass the new set).
+   */
+  collectFrom(sources: MetricSources): void {
+    this.sources = { ...sources };
+  }
+
+  /** The registry every metric is on (loads prom-client, as a scrape would). */
+  get registry(): Registry {
+    return this.prom().registry;
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    const { registry } = this.prom();
+    return { contentType: registry.contentType, body: await registry.metrics() };
+  }
+
+  private prom(): PromMetrics {
+    this.built ??= new PromMetrics(loadPromClient(), () => this.sources, this.logger, this.processMetrics);
+    return this.built;
+  }
+}
+
+/** The metrics as prom-client objects on their own registry. */
+class PromMetrics {
+  readonly registry: Registry;
+  readonly turns: Counter<"agent" | "outcome">;
+  readonly turnSeconds: Histogram<"agent">;
+  readonly toolCalls: Counter<"tool" | "status">;
+  readonly toolSeconds: Histogram<"tool">;
+  readonly llmSeconds: Histogram<"provider" | "outcome">;
+  readonly routed: Counter<"agent">;
+  readonly unbound: Counter<"channel">;
+  private readonly feeds = new CumulativeFeeds();
+
+  constructor(
+    private readonly prom: PromClient,
+    private readonly sources: () => MetricSources,
+    private readonly logger: NonNullable<MetricsOptions["logger"]>,
+    processMetrics: boolean,
+  ) {
+    const { Counter, Histogram } = prom;
+    this.registry = new prom.Registry();
     const registers = [this.registry];
     this.turns = new Counter({
       name: "nexo_turns_total",
@@ -110,65 +199,27 @@ export class Metrics {
       registers,
     });
     this.registerScrapeTimeMetrics();
-    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
-  }
-
-  /** `outcome` is the turn's end reason (completed, cancelled, error, max_turns, blocked). */
-  turnFinished(agent: string, outcome: TurnEndReason, seconds: number): void {
-    checkSeconds(seconds);
-    this.turns.inc({ agent, outcome });
-    this.turnSeconds.observe({ agent }, seconds);
-  }
-
-  toolCallFinished(tool: string, status: ToolCallStatus, seconds: number): void {
-    checkSeconds(seconds);
-    this.toolCalls.inc({ tool, status });
-    this.toolSeconds.observe({ tool }, seconds);
-  }
-
-  llmRequestFinished(provider: string, outcome: LlmRequestOutcome, seconds: number): void {
-    checkSeconds(seconds);
-    this.llmSeconds.observe({ provider, outcome }, seconds);
-  }
-
-  messageRouted(agent: string): void {
-    this.routed.inc({ agent });
-  }
-
-  messageUnbound(channel: string): void {
-    this.unbound.inc({ channel });
-  }
-
-  /**
-   * Reads gauges and scrape-time counters from these sources from now on, replacing the previous
-   * ones (after a hot reload, pass the new set).
-   */
-  collectFrom(sources: MetricSources): void {
-    this.sources = { ...sources };
-  }
-
-  /** The Prometheus text exposition of every metric. */
-  async render(): Promise<{ contentType: string; body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+    if (processMetrics) prom.collectDefaultMetrics({ register: this.registry });
   }
 
   private registerScrapeTimeMetrics(): void {
+    const { Counter, Gauge } = this.prom;
     const registers = [this.registry];
     // prom-client calls `collect` with the metric as `this`; the feeds are reached through this.
     const feeds = this.feeds;
     const plugins = (read: (statuses: PluginStatus[], source: object) => void) =>
       this.safely("plugins", () => {
-        const source = this.sources.plugins;
+        const source = this.sources().plugins;
         if (source !== undefined) read(source.status(), source);
       });
     const broker = (read: (stats: BrokerStats, source: object) => void) =>
       this.safely("broker", () => {
-        const source = this.sources.broker;
+        const source = this.sources().broker;
         if (source !== undefined) read(source.stats(), source);
       });
     const queues = (read: (stats: SessionQueueStats) => void) =>
       this.safely("router", () => {
-        const source = this.sources.router;
+        const source = this.sources().router;
         if (source !== undefined) read(source.queueStats());
       });
 

@@ -4,7 +4,8 @@
  * it loads only when broker.yaml asks for NATS (test/broker/nats.test.ts builds that broker through
  * the same createBroker, against a real nats-server) — nor the AppServer's wire schemas, which only
  * the AppServer door needs (the daemon imports the schema groups it uses by their own subpath, not
- * through the `@nexo/wire/schemas` index, which builds every group). Every chunk loaded is ASCII: V8 holds a
+ * through the `@nexo/wire/schemas` index, which builds every group) — nor prom-client, which loads
+ * with the first metric counted or scraped (daemon/metrics.ts). Every chunk loaded is ASCII: V8 holds a
  * module's source for the process's life, as two-byte text (twice the bytes) when one character
  * of it is not ASCII (scripts/bundle-cli.mjs, asciiComments).
  */
@@ -21,9 +22,14 @@ const HOOKS = `export async function load(url, context, next) {
   if (url.startsWith("file:")) (await import("node:fs")).appendFileSync(process.env.NEXO_TEST_LOAD_LOG, url + "\\n");
   return next(url, context);
 }`;
-const REGISTER = `import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOKS)}`)});`;
+// Node 20's module hooks see `import`s only; what is loaded through `require` (prom-client, which
+// the daemon loads on first use with createRequire) is recorded by wrapping the CommonJS loader.
+const REGISTER = `import Module, { register } from "node:module"; import { appendFileSync } from "node:fs";
+register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOKS)}`)});
+const load = Module._load;
+Module._load = function (request, ...rest) { appendFileSync(process.env.NEXO_TEST_LOAD_LOG, "require:" + request + "\\n"); return load.call(this, request, ...rest); };`;
 
-test("nexo start on the local broker is ready without the NATS client or the AppServer schemas, from ASCII chunks", async () => {
+test("nexo start on the local broker is ready without the NATS client, the AppServer schemas or prom-client, from ASCII chunks", async () => {
   const dir = mkdtempSync(join(tmpdir(), "nexo-start-startup-"));
   const log = join(dir, "loaded.txt");
   writeFileSync(
@@ -56,7 +62,13 @@ test("nexo start on the local broker is ready without the NATS client or the App
       });
       child.once("close", () => reject(new Error(`the daemon exited before ready:\n${stderr}`)));
     });
-    const chunks = loadedAtReady.filter((u) => u.includes("/bundle/")).map((u) => fileURLToPath(u));
+    assert.ok(
+      !loadedAtReady.includes("require:prom-client"),
+      "prom-client is loaded before the first metric or scrape",
+    );
+    const chunks = loadedAtReady
+      .filter((u) => u.startsWith("file:") && u.includes("/bundle/"))
+      .map((u) => fileURLToPath(u));
     const sources = chunks.map((f) => readFileSync(f, "utf8")).join("\n");
     assert.ok(sources.includes("broker/local.js"), `the local broker is not among ${chunks.join(" ")}`);
     assert.ok(!sources.includes("node_modules/nats/"), "the NATS client is loaded before ready");
