@@ -163,7 +163,9 @@ export class InflightTasks {
 
   private remove(task: Task): void {
     if (!this.tasks.delete(task)) return;
-    if (this.tasks.size === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+    // Checked first: at one call in flight every call empties the set, and splice builds an array.
+    if (this.tasks.size === 0 && this.idleWaiters.length > 0)
+      for (const wake of this.idleWaiters.splice(0)) wake();
   }
 }
 
