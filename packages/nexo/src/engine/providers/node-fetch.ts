@@ -52,11 +52,78 @@ export function responseBytes(response: Response): AsyncIterable<Uint8Array> | n
 
 async function* read(body: Body): AsyncGenerator<Uint8Array, void, undefined> {
   try {
-    for await (const chunk of body.stream) yield chunk as Buffer;
+    yield* chunksOf(body.stream);
   } catch (error) {
     throw body.signal?.aborted ? body.signal.reason : new TypeError("terminated", { cause: error });
   } finally {
     body.stream.destroy();
+  }
+}
+
+/** Chunks a reader may fall behind by before the stream is paused (and the socket with it). */
+const QUEUED_CHUNKS = 16;
+
+/**
+ * A stream's chunks as they arrive. Readable's own async iterator reads with `read()`, which joins
+ * everything buffered since the last read into a new Buffer: a copy and an ArrayBuffer per read,
+ * for a provider's stream ~2 MB a long answer, which showed as CPU on V8's GC threads. Here the
+ * chunks are taken from `data` events, queued while the reader works, and handed on one by one;
+ * the stream is paused while QUEUED_CHUNKS wait. Ending without `end` is an error (a premature
+ * close).
+ */
+async function* chunksOf(stream: Readable): AsyncGenerator<Buffer, void, undefined> {
+  let queue: Buffer[] = [];
+  let ended = false;
+  let failure: { error: unknown } | undefined;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    const resolve = wake;
+    wake = undefined;
+    resolve?.();
+  };
+  const onData = (chunk: Buffer) => {
+    queue.push(chunk);
+    if (queue.length >= QUEUED_CHUNKS) stream.pause();
+    notify();
+  };
+  const onEnd = () => {
+    ended = true;
+    notify();
+  };
+  const onError = (error: unknown) => {
+    failure ??= { error };
+    notify();
+  };
+  const onClose = () => {
+    if (!ended) failure ??= { error: new Error("the body closed before its end") };
+    notify();
+  };
+  // Destroyed before the read began (an abort between the response and its reading): its error
+  // and close events are gone.
+  if (stream.destroyed) throw stream.errored ?? new Error("the body closed before it was read");
+  stream.on("data", onData);
+  stream.once("end", onEnd);
+  stream.once("error", onError);
+  stream.once("close", onClose);
+  try {
+    for (;;) {
+      if (queue.length > 0) {
+        const chunks = queue;
+        queue = [];
+        stream.resume();
+        for (const chunk of chunks) yield chunk;
+      } else if (failure) throw failure.error;
+      else if (ended) return;
+      else
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+    }
+  } finally {
+    stream.off("data", onData);
+    stream.off("end", onEnd);
+    stream.off("error", onError);
+    stream.off("close", onClose);
   }
 }
 

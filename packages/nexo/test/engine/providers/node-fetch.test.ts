@@ -13,6 +13,8 @@ import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { nodeFetch, responseBytes } from "../../../src/engine/providers/node-fetch.js";
 
 const TEXT = `data: ${"héllo wörld ✓ ".repeat(2000)}\n\n`;
+/** Two MB in 200 writes, every line numbered. */
+const BIG = Array.from({ length: 40_000 }, (_, i) => `data: ${i} ${"x".repeat(40)}\n`).join("");
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
@@ -116,6 +118,24 @@ describe("nodeFetch", () => {
           return;
         case "hang":
           return;
+        case "big": {
+          res.writeHead(200, { "content-type": "text/event-stream" });
+          let at = 0;
+          const step = Math.ceil(BIG.length / 200);
+          const more = (): void => {
+            while (at < BIG.length) {
+              const ok = res.write(BIG.slice(at, at + step));
+              at += step;
+              if (!ok) {
+                res.once("drain", more);
+                return;
+              }
+            }
+            res.end();
+          };
+          more();
+          return;
+        }
       }
       res.writeHead(404);
       res.end();
@@ -241,6 +261,33 @@ describe("nodeFetch", () => {
       setImmediate(() => controller.abort(new Error(`stop ${way}`)));
       await assert.rejects(read, { message: `stop ${way}` });
     }
+  });
+
+  it("an abort between the response and the reading of its body ends the read with the reason", {
+    timeout: 30_000,
+  }, async () => {
+    for (const way of ["direct", "web stream"]) {
+      const controller = new AbortController();
+      const response = await nodeFetch(`${main.url}/stall`, { signal: controller.signal });
+      controller.abort(new Error(`early ${way}`));
+      await new Promise((resolve) => setImmediate(resolve));
+      await assert.rejects(way === "direct" ? readDirect(response) : response.text(), {
+        message: `early ${way}`,
+      });
+    }
+  });
+
+  it("a body larger than the chunks a reader may fall behind by arrives whole and in order", async () => {
+    const response = await nodeFetch(`${main.url}/big`);
+    const bytes = responseBytes(response);
+    assert.ok(bytes);
+    let text = "";
+    for await (const chunk of bytes) {
+      text += Buffer.from(chunk).toString("latin1");
+      // A slow reader: the server keeps writing while this waits.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    assert.equal(text, BIG);
   });
 
   it("reads a body once: after the direct read the web stream refuses, and the other way round", async () => {
