@@ -12,14 +12,8 @@ import { dirname, join, relative, resolve } from "node:path";
 import { writeSecretFile } from "../config/secret-files.js";
 import { inspectDaemonConfig } from "../daemon/config/index.js";
 import { formatWarning } from "../daemon/config/report.js";
-import {
-  configFiles,
-  DEFAULT_MODEL,
-  INIT_PROVIDERS,
-  type InitAnswers,
-  type InitProvider,
-  KEY_VARIABLE,
-} from "../scaffold/config-dir.js";
+import { INIT_PROVIDERS, type InitProvider } from "../scaffold/choices.js";
+import { configFiles, DEFAULT_MODEL, type InitAnswers, KEY_VARIABLE } from "../scaffold/config-dir.js";
 
 export interface InitFlags {
   yes?: boolean;

@@ -3,7 +3,7 @@
  * cli/init-run.ts does the work (loaded on use).
  */
 import { type Command, Option } from "commander";
-import { INIT_PROVIDERS } from "../scaffold/config-dir.js";
+import { INIT_PROVIDERS } from "../scaffold/choices.js";
 import type { InitFlags } from "./init-run.js";
 
 export function registerInit(program: Command, env: NodeJS.ProcessEnv): void {

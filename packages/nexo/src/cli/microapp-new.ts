@@ -8,11 +8,11 @@
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
+import type { MicroappLanguage } from "../scaffold/choices.js";
 import {
   EXECUTABLE_FILES,
   executableOf,
   extensionsSnippet,
-  type MicroappLanguage,
   microappFiles,
   microappIdOf,
   toolPrefixOf,

@@ -4,7 +4,7 @@
  * do the work (loaded on use, like every command's implementation).
  */
 import { type Command, Option } from "commander";
-import { MICROAPP_LANGUAGES } from "../scaffold/microapp.js";
+import { MICROAPP_LANGUAGES } from "../scaffold/choices.js";
 import type { MicroappNewFlags } from "./microapp-new.js";
 import type { MicroappRunOptions } from "./microapp-run.js";
 

@@ -8,7 +8,8 @@
  */
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
-import { type PluginLanguage, pluginFiles, pluginIdOf } from "../scaffold/plugin.js";
+import type { PluginLanguage } from "../scaffold/choices.js";
+import { pluginFiles, pluginIdOf } from "../scaffold/plugin.js";
 import { findSdk, provideSdk } from "../scaffold/sdk-source.js";
 import { occupied, shownPath, writeScaffold } from "../scaffold/write.js";
 

@@ -3,7 +3,7 @@
  * cli/plugin-run.ts does the work (loaded on use, like every command's implementation).
  */
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { PLUGIN_LANGUAGES } from "../scaffold/plugin.js";
+import { PLUGIN_LANGUAGES } from "../scaffold/choices.js";
 import type { PluginNewFlags } from "./plugin-new.js";
 
 /**

@@ -5,9 +5,7 @@
  * beside the files.
  */
 import { DEFAULT_MODELS } from "../config/default-models.js";
-
-export type InitProvider = "anthropic" | "openai" | "ollama" | "scripted";
-export const INIT_PROVIDERS: readonly InitProvider[] = ["anthropic", "openai", "ollama", "scripted"];
+import type { InitProvider } from "./choices.js";
 
 /** The environment variable llm.yaml reads each vendor's key from. */
 export const KEY_VARIABLE: Partial<Record<InitProvider, string>> = {

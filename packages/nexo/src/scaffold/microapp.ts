@@ -6,10 +6,8 @@
  * in Python (standard library only) it speaks the protocol by hand, as examples/microapps/python-notes
  * does, and its test plays the daemon's side over stdio. Both pass `nexo microapp check` as written.
  */
+import type { MicroappLanguage } from "./choices.js";
 import { SDK_PACKAGE } from "./sdk-source.js";
-
-export type MicroappLanguage = "python" | "ts";
-export const MICROAPP_LANGUAGES: readonly MicroappLanguage[] = ["python", "ts"];
 
 /** The capability the scaffold's tool needs. */
 export const SCAFFOLD_CAPABILITY = "agents_crud";

@@ -4,10 +4,8 @@
  * TypeScript (nexo-plugin-sdk). Both pass `nexo plugin check` as written.
  */
 
+import type { PluginLanguage } from "./choices.js";
 import { SDK_PACKAGE } from "./sdk-source.js";
-
-export type PluginLanguage = "python" | "ts";
-export const PLUGIN_LANGUAGES: readonly PluginLanguage[] = ["python", "ts"];
 
 /** `my-tools` → `my_tools`: a plugin id is a lowercase slug (letters, digits, `_`; 32 at most). */
 export function pluginIdOf(name: string): string | undefined {

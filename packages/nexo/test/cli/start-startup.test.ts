@@ -77,6 +77,9 @@ test("nexo start on the local broker is ready without the NATS client, the AppSe
       !sources.includes("wire/dist/schemas/appserver/"),
       "the AppServer's schemas are loaded before ready",
     );
+    // The command tree lists the scaffolders' choices (scaffold/choices), not their templates.
+    for (const template of ["scaffold/plugin.js", "scaffold/microapp.js", "scaffold/config-dir.js"])
+      assert.ok(!sources.includes(template), `${template} is loaded before ready`);
     const twoByte = chunks.filter((file) => /[\u0080-\uffff]/.test(readFileSync(file, "utf8")));
     assert.deepEqual(twoByte, [], "chunks with non-ASCII text");
   } finally {
