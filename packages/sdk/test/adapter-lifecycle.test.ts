@@ -48,6 +48,7 @@ describe("initialize", () => {
         "demo_print",
         "demo_big",
         "demo_info",
+        "demo_context",
       ],
     );
     assert.deepEqual(parsed.tools?.[0]?.input_schema, {

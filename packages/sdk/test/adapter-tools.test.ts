@@ -49,6 +49,11 @@ describe("tool.invoke against a real SDK plugin", () => {
     });
   });
 
+  test("the handler's context spreads into a copy with its signal and nothing internal", async () => {
+    const result = await host.peer.request("tool.invoke", { tool_name: "demo_context", args: {} });
+    assert.deepEqual(result, { keys: ["broker", "pluginId", "signal"], signal: true, sameSignal: true });
+  });
+
   test("absent plugin_id, args and agent_id read as the manifest id, null and undefined", async () => {
     const result = (await host.peer.request("tool.invoke", { tool_name: "demo_echo" })) as Record<
       string,
