@@ -9,8 +9,9 @@
 //                            becomes the SDK's.
 //   nexo-<v>.tgz             the CLI. bin/nexo.js runs bundle/ (scripts/bundle-cli.mjs: every
 //                            dependency inlined but better-sqlite3, a native addon, and those loaded
-//                            by name with createRequire: pino-pretty, and ajv with ajv-formats, which
-//                            the tool schemas load on their first compile). better-sqlite3 is bundled *built*: the addon this
+//                            by name with createRequire: pino-pretty, ajv with ajv-formats, which
+//                            the tool schemas load on their first compile, and prom-client, which
+//                            the daemon loads with its first metric). better-sqlite3 is bundled *built*: the addon this
 //                            clone's `npm install` compiled, without its install script, so installing
 //                            the tarball needs no compiler and no download (building it from source
 //                            takes minutes). That addon fits one platform and Node major: the package
@@ -50,7 +51,7 @@ const WIRE = join(REPO, "packages", "wire");
 const SDK = join(REPO, "packages", "sdk");
 const NEXO = join(REPO, "packages", "nexo");
 /** The CLI's dependencies that bundle/ does not inline (scripts/bundle-cli.mjs): shipped inside its tarball. */
-const CLI_RUNTIME_DEPENDENCIES = ["better-sqlite3", "pino-pretty", "ajv", "ajv-formats"];
+const CLI_RUNTIME_DEPENDENCIES = ["better-sqlite3", "pino-pretty", "ajv", "ajv-formats", "prom-client"];
 /** Of those, the native addon shipped built (see the header). */
 const CLI_BUNDLED_NATIVE = "better-sqlite3";
 
