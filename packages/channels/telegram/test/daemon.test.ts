@@ -148,7 +148,11 @@ describe("telegram channel through nexo start", () => {
     );
     assert.equal(delivered.status, "sent");
     assert.ok(delivered.attempts >= 2, "tried before the restart, sent after it");
-    assert.equal(readdirSync(pending).filter((f) => f.endsWith(".json")).length, 0);
+    // The record is settled (its status line) before its pending file goes: wait for both.
+    await waitFor(
+      "the queued reply's pending file to go",
+      () => readdirSync(pending).every((f) => !f.endsWith(".json")) || undefined,
+    );
 
     // The conversation goes on in the same session: the model sees what was said before the restart.
     fake.userSends("nexo_test_bot", { chat: CHAT, from: ALICE, text: "what did I say first?" });
