@@ -264,8 +264,7 @@ export class FrameWriter {
   private readonly queue: QueuedWrite[] = [];
   private blocked = false;
   private readonly coalesce: boolean;
-  /** With coalesce: a frame was written in this tick, how many, and how many in the last one. */
-  private inTick = false;
+  /** With coalesce: frames written in this tick (its end is scheduled at the first) and in the last. */
   private tickFrames = 0;
   private lastTickFrames = 0;
   private corked = false;
@@ -341,11 +340,7 @@ export class FrameWriter {
 
   private put(line: string | Buffer): void {
     if (this.coalesce) {
-      if (!this.inTick) {
-        this.inTick = true;
-        this.tickFrames = 0;
-        process.nextTick(this.endTick);
-      }
+      if (this.tickFrames === 0) process.nextTick(this.endTick);
       // After a tick that sent one frame alone, the next tick's first frame leaves at once: at one
       // request in flight every tick sends one frame, which then pays no cork, buffering and later
       // uncork, and the reader starts on it while this side finishes its tick. After a tick of
@@ -371,8 +366,8 @@ export class FrameWriter {
   }
 
   private readonly endTick = (): void => {
-    this.inTick = false;
     this.lastTickFrames = this.tickFrames;
+    this.tickFrames = 0;
     if (!this.corked) return;
     this.corked = false;
     this.stream.uncork();
