@@ -41,6 +41,7 @@ import type {
   StreamPeerOptions,
   StreamRequestOptions,
 } from "./peer-types.js";
+import { isThenable } from "./thenable.js";
 import type { CloseInfo, MessageTransport, TransportProblem, TransportSink } from "./transport.js";
 
 export type * from "./peer-types.js";
@@ -500,12 +501,8 @@ export class JsonRpcPeer {
       this.replyError(id, toRpcError(error));
       return;
     }
-    if (
-      outcome !== null &&
-      typeof outcome === "object" &&
-      typeof (outcome as Promise<unknown>).then === "function"
-    ) {
-      (outcome as Promise<unknown>).then(
+    if (isThenable(outcome)) {
+      outcome.then(
         (result) => {
           this.running.delete(ctx);
           this.replyResult(id, result);
