@@ -28,7 +28,10 @@ export class AuthStore {
   linked(): boolean {
     const creds = this.read("creds.json") as AuthenticationCreds | undefined;
     // A QR-linked device keeps `registered: false` (that flag is for pairing codes): `me` is the link.
-    return typeof creds?.me?.id === "string";
+    // Asking for a pairing code sets `me` to the bare number before anything is linked; such
+    // credentials count once the link's pair-success added the device identity (`account`).
+    if (typeof creds?.me?.id !== "string") return false;
+    return creds.pairingCode === undefined || creds.account !== undefined;
   }
 
   /** The linked account's JID, if any. */

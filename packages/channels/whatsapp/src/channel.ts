@@ -43,6 +43,7 @@ import {
   type ChannelSendOutboundHandler,
   ChannelUnsupportedError,
   Event,
+  InvalidParamsError,
   type PairingStartParams,
   type PairingStartReply,
   type PairingUpdate,
@@ -52,7 +53,7 @@ import { AuthStore } from "./auth-store.js";
 import { loadBaileys } from "./baileys.js";
 import { readWhatsAppConfig, type WhatsAppConfig } from "./config.js";
 import { type AcceptedInbound, decideInbound, extensionOf } from "./inbound.js";
-import { Link } from "./link.js";
+import { Link, type UnlinkCause } from "./link.js";
 import { type OutboundItem, WhatsAppSender } from "./outbound.js";
 import { renderQr } from "./qr.js";
 import { baileysLogger, loadTransport, type WhatsAppTransport } from "./transport.js";
@@ -89,11 +90,17 @@ interface Session {
 interface Pairing {
   challengeId: string;
   timer: NodeJS.Timeout;
+  /** The phone scanned the QR code or took the pairing code: the link is being finished. */
   scanned: boolean;
 }
 
 const INSTRUCTIONS =
   "On the phone: WhatsApp → Settings → Linked devices → Link a device, then scan the QR code. A new code replaces the shown one every 20 seconds or so.";
+const CODE_INSTRUCTIONS =
+  "On the phone: WhatsApp → Settings → Linked devices → Link a device → Link with phone number instead, then type the code shown here (WhatsApp may also notify the phone). The code stays the same until it is used or expires.";
+
+/** What Baileys' requestPairingCode takes: E.164 digits, country code first, no `+`. */
+const PAIRING_NUMBER = /^[1-9][0-9]{6,14}$/;
 
 export class WhatsAppChannel {
   private session: Session | undefined;
@@ -164,7 +171,13 @@ export class WhatsAppChannel {
 
   // --- pairing --------------------------------------------------------------------------------
 
-  pairingStart(params: PairingStartParams): Promise<PairingStartReply> {
+  async pairingStart(params: PairingStartParams): Promise<PairingStartReply> {
+    const phoneNumber = pairingNumber(params.phone_number);
+    if (phoneNumber !== undefined) {
+      // Personal data: never in a log line, in either spelling.
+      this.options.redactor.add(phoneNumber);
+      this.options.redactor.add(`+${phoneNumber}`);
+    }
     return this.steps.run(async () => {
       const session = await this.sessionFor(params.instance ?? null);
       if (this.pairing !== undefined) this.endPairing("cancelled", "a newer pairing replaced this one");
@@ -184,8 +197,8 @@ export class WhatsAppChannel {
       }
       await session.link.close();
       session.auth.clear();
-      session.link.connect(true);
-      return { instructions: INSTRUCTIONS };
+      session.link.connect(phoneNumber === undefined ? { qr: true } : { phoneNumber });
+      return { instructions: phoneNumber === undefined ? INSTRUCTIONS : CODE_INSTRUCTIONS };
     });
   }
 
@@ -308,6 +321,7 @@ export class WhatsAppChannel {
       auth,
       {
         qr: (code) => this.onQr(session, code),
+        pairingCode: (code) => this.onPairingCode(session, code),
         scanned: () => this.onScanned(session),
         open: (account) => this.onOpen(session, account),
         closed: (reason, final) => {
@@ -354,6 +368,13 @@ export class WhatsAppChannel {
     );
   }
 
+  private onPairingCode(session: Session, code: string): void {
+    if (this.session !== session || this.pairing === undefined) return;
+    // Whoever holds the code can link a device to the account: it goes to the operator only.
+    this.options.redactor.add(code);
+    this.update({ challenge_id: this.pairing.challengeId, state: "awaiting_user", data: { pairing_code: code } });
+  }
+
   private onScanned(session: Session): void {
     if (this.session !== session || this.pairing === undefined || this.pairing.scanned) return;
     this.pairing.scanned = true;
@@ -376,7 +397,7 @@ export class WhatsAppChannel {
   private onUnlinked(
     session: Session,
     reason: string,
-    cause: "logged_out" | "qr_timeout" | "replaced",
+    cause: UnlinkCause,
   ): void {
     if (this.session !== session) return;
     void this.outbox.stop();
@@ -518,6 +539,20 @@ export class WhatsAppChannel {
       };
     }
   }
+}
+
+/**
+ * The admin call's `phone_number` (E.164, checked by the host) as Baileys takes it; a number
+ * that is not one is refused here too, as a bad parameter (the plugin can be driven directly).
+ */
+function pairingNumber(phoneNumber: string | undefined): string | undefined {
+  if (phoneNumber === undefined) return undefined;
+  const digits = phoneNumber.startsWith("+") ? phoneNumber.slice(1) : phoneNumber;
+  if (!PAIRING_NUMBER.test(digits))
+    throw new InvalidParamsError(
+      "phone_number must be the international number with its country code, digits only (E.164, e.g. +447700900123)",
+    );
+  return digits;
 }
 
 function safeName(name: string): string {

@@ -9,6 +9,13 @@
  * (`creds.update`, saved at once) and closes with 515 "restart required"; the next connection
  * opens as the linked device. A QR series that nobody scans ends with 408. 401 means the device
  * was logged out (from the phone, or replaced); 440 that another client took this session over.
+ *
+ * Linking by phone number is the same connection with another first step: once the server shows
+ * it is waiting for a link (the first QR code, which is then not shown), `requestPairingCode`
+ * registers the number and returns the 8-character code the person types on the phone. The phone
+ * then completes the same pair-success → 515 → open sequence as a scan. Asking earlier fails: the
+ * socket is not ready to send until WhatsApp has greeted it. The connection still ends with 408
+ * when its QR series runs out, which is then the code's end too.
  */
 import type { ConnectionState, WAMessage } from "baileys";
 import type { AuthStore } from "./auth-store.js";
@@ -17,9 +24,17 @@ import { baileysLogger, type WhatsAppSocket, type WhatsAppTransport } from "./tr
 
 export type LinkStatus = "idle" | "connecting" | "open" | "closed";
 
+/** Why the device is not linked: logged out, replaced, no code used in time, or no code issued. */
+export type UnlinkCause = "logged_out" | "qr_timeout" | "replaced" | "code_refused";
+
+/** How `connect` links an unlinked device: by QR codes, or by a pairing code for `phoneNumber`. */
+export type PairingMode = false | { qr: true } | { phoneNumber: string };
+
 export interface LinkHandlers {
   /** Pairing: a new QR code to show. */
   qr(code: string): void;
+  /** Pairing by phone number: the code to type on the phone. */
+  pairingCode(code: string): void;
   /** Pairing: the phone scanned the code; the device is finishing its link. */
   scanned(): void;
   /** The connection is open as `account`. */
@@ -27,7 +42,7 @@ export interface LinkHandlers {
   /** The connection dropped; a reconnection is scheduled unless `final`. */
   closed(reason: string, final: boolean): void;
   /** The device is not linked (anymore): logged out, or no code was scanned in time. */
-  unlinked(reason: string, cause: "logged_out" | "qr_timeout" | "replaced"): void;
+  unlinked(reason: string, cause: UnlinkCause): void;
   messages(messages: WAMessage[]): void;
 }
 
@@ -35,7 +50,9 @@ export class Link {
   private socket: WhatsAppSocket | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private attempts = 0;
-  private pairing = false;
+  private pairing: PairingMode = false;
+  /** The pairing code was asked for on this pairing (one per pairing: QR rotation keeps it valid). */
+  private codeAsked = false;
   status: LinkStatus = "idle";
 
   constructor(
@@ -51,9 +68,10 @@ export class Link {
     return this.status === "open" ? this.socket : undefined;
   }
 
-  /** Connects; `pairing` shows QR codes when the device is not linked (otherwise that is an error). */
-  connect(pairing: boolean): void {
+  /** Connects; `pairing` links an unlinked device (without it, an unlinked device is an error). */
+  connect(pairing: PairingMode): void {
     this.pairing = pairing;
+    this.codeAsked = false;
     this.attempts = 0;
     this.openSocket();
   }
@@ -99,7 +117,8 @@ export class Link {
 
   private onUpdate(socket: WhatsAppSocket, update: Partial<ConnectionState>): void {
     if (update.qr !== undefined) {
-      if (this.pairing) this.handlers.qr(update.qr);
+      if (this.pairing !== false && "phoneNumber" in this.pairing) this.askCode(socket, this.pairing.phoneNumber);
+      else if (this.pairing !== false) this.handlers.qr(update.qr);
       else {
         this.log("WhatsApp asks for a QR code: the device is not linked; start a pairing to link it");
         void this.drop("qr_timeout", "the device is not linked");
@@ -128,8 +147,9 @@ export class Link {
       void this.drop("replaced", `another WhatsApp Web session took this one over: ${reason}`);
       return;
     }
-    if (code === baileys().DisconnectReason.timedOut && this.pairing && !this.auth.linked()) {
-      void this.drop("qr_timeout", "no QR code was scanned in time");
+    if (code === baileys().DisconnectReason.timedOut && this.pairing !== false && !this.auth.linked()) {
+      const byCode = "phoneNumber" in this.pairing;
+      void this.drop("qr_timeout", byCode ? "the pairing code was not entered in time" : "no QR code was scanned in time");
       return;
     }
     if (code === baileys().DisconnectReason.restartRequired) {
@@ -144,13 +164,29 @@ export class Link {
     this.retryTimer.unref();
   }
 
-  private async drop(cause: "logged_out" | "qr_timeout" | "replaced", reason: string): Promise<void> {
-    const wasPairing = this.pairing;
+  /** Once per pairing: WhatsApp is waiting for a link, so the number may now ask for a code. */
+  private askCode(socket: WhatsAppSocket, phoneNumber: string): void {
+    if (this.codeAsked) return;
+    this.codeAsked = true;
+    socket.requestPairingCode(phoneNumber).then(
+      (code) => {
+        if (this.socket === socket) this.handlers.pairingCode(code);
+      },
+      (error: Error) => {
+        if (this.socket === socket)
+          void this.drop("code_refused", `WhatsApp did not issue a pairing code: ${error.message}`);
+      },
+    );
+  }
+
+  private async drop(cause: UnlinkCause, reason: string): Promise<void> {
+    const wasPairing = this.pairing !== false;
     this.pairing = false;
     await this.close();
-    // Dead keys (logged out) or a half-made link (no scan) must not be reused: the next pairing
-    // starts from fresh credentials.
-    if (cause === "logged_out" || (cause === "qr_timeout" && wasPairing)) this.auth.clear();
+    // Dead keys (logged out) or a half-made link (no scan, no code) must not be reused: the next
+    // pairing starts from fresh credentials.
+    if (cause === "logged_out" || cause === "code_refused" || (cause === "qr_timeout" && wasPairing))
+      this.auth.clear();
     this.status = "closed";
     this.handlers.unlinked(reason, cause);
   }

@@ -26,6 +26,7 @@ export type WhatsAppSocket = Pick<
   | "logout"
   | "getBotListV2"
   | "updateMediaMessage"
+  | "requestPairingCode"
 > & { readonly user: WASocket["user"] };
 
 export interface SocketOptions {

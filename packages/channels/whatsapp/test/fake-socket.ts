@@ -10,9 +10,15 @@
  * done here, in Baileys' order: on the phone's scan the credentials gain `me`, `creds.update`
  * and `connection.update {isNewLogin}` are emitted, then the connection closes with 515 (restart
  * required) — and the channel must reconnect to be open as the linked device.
+ *
+ * Linking by phone number likewise: `requestPairingCode` makes the code here and sets `me` to the
+ * bare number (creds.update) as Baileys does, then tells the servers the number and the code; when
+ * the phone enters that code the credentials become `registered` (Baileys' companion_finish) and
+ * the same pair-success sequence as a scan follows.
  */
+import { randomBytes } from "node:crypto";
 import { connect } from "node:net";
-import { type AuthenticationState, makeEventBuffer, type WAMessage } from "baileys";
+import { type AuthenticationState, bytesToCrockford, makeEventBuffer, type WAMessage } from "baileys";
 import type { SocketOptions, WhatsAppSocket } from "../src/transport.js";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -87,10 +93,22 @@ export function makeSocket({ auth, logger }: SocketOptions): WhatsAppSocket {
       case "qr":
         ev.emit("connection.update", { qr: String(message.code) });
         break;
+      case "code_entered":
+        // Baileys' companion_finish: the phone took the code; pair-success follows.
+        auth.creds.registered = true;
+        ev.emit("creds.update", { registered: true });
+        break;
       case "scanned": {
-        // Baileys' pair-success: the credentials now name the account; restart required.
+        // Baileys' pair-success: the credentials now name the account and hold its signed device
+        // identity; restart required.
         auth.creds.me = { id: String(message.account), name: "fake phone" };
-        ev.emit("creds.update", { me: auth.creds.me });
+        auth.creds.account = {
+          details: Buffer.from(String(message.account)),
+          accountSignatureKey: Buffer.alloc(32),
+          accountSignature: Buffer.alloc(64),
+          deviceSignature: Buffer.alloc(64),
+        };
+        ev.emit("creds.update", { me: auth.creds.me, account: auth.creds.account });
         ev.emit("connection.update", { isNewLogin: true, qr: undefined });
         end(closed(515, "Stream Errored (restart required)"));
         break;
@@ -131,6 +149,14 @@ export function makeSocket({ auth, logger }: SocketOptions): WhatsAppSocket {
     },
     getBotListV2: async () => (await call("getBotListV2")) as Array<{ jid: string; personaId: string }>,
     updateMediaMessage: async (message) => message,
+    requestPairingCode: async (phoneNumber, customPairingCode) => {
+      const code = customPairingCode ?? bytesToCrockford(randomBytes(5));
+      auth.creds.pairingCode = code;
+      auth.creds.me = { id: `${phoneNumber}@s.whatsapp.net`, name: "~" };
+      ev.emit("creds.update", auth.creds);
+      await call("requestPairingCode", phoneNumber, code);
+      return code;
+    },
     logout: async () => {
       await call("logout");
       end(closed(401, "Intentional Logout"));

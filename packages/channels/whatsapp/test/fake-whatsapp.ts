@@ -1,8 +1,9 @@
 /**
  * WhatsApp's servers and the person's phone, for tests: the other end of ./fake-socket.ts (which
  * the plugin's child loads in place of Baileys' network layer). A test drives it: show a QR code,
- * scan it as a phone, log the device out, deliver a message (with media bytes), and reads what the
- * channel did: messages sent (with their media), read receipts, logouts.
+ * scan it as a phone, type a pairing code on the phone, log the device out, deliver a message (with
+ * media bytes), and reads what the channel did: messages sent (with their media), read receipts,
+ * logouts, pairing codes asked for.
  *
  * A socket whose credentials name a linked account that was not logged out is opened at once (a
  * restored session needs no QR); one without waits for the test to show QR codes.
@@ -32,6 +33,8 @@ export class FakeWhatsApp {
   /** The number of socket hellos, linked or not. */
   hellos = 0;
   failSends = 0;
+  /** How many of the next pairing-code requests WhatsApp refuses. */
+  refuseCodes = 0;
   private sentId = 0;
 
   get address(): string {
@@ -63,6 +66,27 @@ export class FakeWhatsApp {
   scan(account: string): void {
     this.linked.add(account);
     this.push({ op: "scanned", account });
+  }
+
+  /** The pairing-code requests so far: the number and the code the device registered. */
+  codeRequests(): Array<{ phoneNumber: string; code: string }> {
+    return this.calls
+      .filter((c) => c.method === "requestPairingCode")
+      .map((c) => ({ phoneNumber: String(c.args[0]), code: String(c.args[1]) }));
+  }
+
+  /**
+   * The phone types `code` (Link with phone number): a code the device did not register for that
+   * number is refused on the phone (false, nothing reaches the device); the right one links
+   * `account` like a scan.
+   */
+  enterCode(code: string, account: string): boolean {
+    const phoneNumber = account.split(/[:@]/)[0];
+    const asked = this.codeRequests().at(-1);
+    if (asked === undefined || asked.code !== code || asked.phoneNumber !== phoneNumber) return false;
+    this.push({ op: "code_entered" });
+    this.scan(account);
+    return true;
   }
 
   /** WhatsApp gives up on the QR codes (none scanned). */
@@ -165,6 +189,13 @@ export class FakeWhatsApp {
     const method = String(message.method);
     const args = message.args as unknown[];
     const id = message.id;
+    if (method === "requestPairingCode" && this.refuseCodes > 0) {
+      this.refuseCodes -= 1;
+      this.calls.push({ method: "requestPairingCode (refused)", args });
+      this.wake();
+      reply({ op: "error", id, message: "Connection Closed" });
+      return;
+    }
     if (method === "sendMessage" && this.failSends > 0) {
       this.failSends -= 1;
       this.calls.push({ method: "sendMessage (failed)", args });

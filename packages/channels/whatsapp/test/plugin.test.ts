@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { ChannelRecipientError, type RpcError } from "@nexo/wire";
+import { ChannelRecipientError, InvalidParamsError, type RpcError } from "@nexo/wire";
 import { PluginProcess } from "../../../../examples/plugins/test-helpers/plugin-process.js";
 import { FakeWhatsApp } from "./fake-whatsapp.js";
 
@@ -75,13 +75,14 @@ describe("whatsapp plugin: pairing, messages, media, restart, logout", () => {
   };
   const request = <T = Record<string, unknown>>(method: string, params: Record<string, unknown>) =>
     plugin.peer.request<T>(method, { kind: "whatsapp", instance: null, ...params });
-  const startPairing = async () => {
+  const startPairing = async (more: Record<string, unknown> = {}) => {
     updates = [];
     const id = `challenge-${++challenges}`;
     const reply = await request("channel.pairing.start", {
       challenge_id: id,
       agent_id: "ana",
       expires_at_ms: Date.now() + 120_000,
+      ...more,
     });
     return { id, reply };
   };
@@ -128,6 +129,44 @@ describe("whatsapp plugin: pairing, messages, media, restart, logout", () => {
     await request("channel.pairing.cancel", { challenge_id: second.id });
     await fake.until("the socket closed", () => (fake.connected ? undefined : true));
     assert.equal(readdirSync(join(stateDir, "auth")).length, 0, "no half-made keys are kept");
+  });
+
+  test("by phone number: one code for the number (QR codes not shown), refused numbers, a code not entered in time, nothing in the log", async () => {
+    await assert.rejects(
+      startPairing({ phone_number: "+44 7700 900002" }),
+      rejectsWith(InvalidParamsError, /E\.164/),
+    );
+    const { id, reply } = await startPairing({ phone_number: "+447700900002" });
+    assert.match(String(reply.instructions), /Link with phone number/);
+    await fake.until("the pairing socket", () => (fake.connected ? true : undefined));
+    fake.showQr("2@code-ref-1,key,key,adv");
+    const shown = await update("awaiting_user");
+    assert.equal(shown.challenge_id, id);
+    const [asked] = fake.codeRequests();
+    assert.deepEqual(asked, { phoneNumber: "447700900002", code: shown.data?.pairing_code });
+    assert.match(asked!.code, /^[0-9A-Z]{8}$/);
+    // The QR rotation goes on under the code: it is neither shown nor a reason for a new code
+    // (the fake's messages arrive in order, so by "expired" this one was handled).
+    fake.showQr("2@code-ref-2,key,key,adv");
+    fake.qrTimeout();
+    const expired = await update("expired");
+    assert.match(expired.data?.error ?? "", /pairing code was not entered in time/);
+    assert.equal(updates.filter((u) => u.state === "qr_ready").length, 0, "no QR code while linking by number");
+    assert.equal(fake.codeRequests().length, 1);
+    assert.equal(readdirSync(join(stateDir, "auth")).length, 0, "the number's half-made keys are gone");
+
+    // WhatsApp refusing the code request ends the pairing at once, its keys wiped too.
+    fake.refuseCodes = 1;
+    await startPairing({ phone_number: "447700900002" });
+    await fake.until("the pairing socket", () => (fake.connected ? true : undefined));
+    fake.showQr("2@code-ref-3,key,key,adv");
+    const refused = await update("expired");
+    assert.match(refused.data?.error ?? "", /did not issue a pairing code/);
+    await fake.until("the socket closed", () => (fake.connected ? undefined : true));
+    assert.equal(readdirSync(join(stateDir, "auth")).length, 0);
+    await plugin.stderrMatch(/pairing code was not entered in time/);
+    assert.doesNotMatch(plugin.stderr, /7700900002/, "the number is not in the log");
+    assert.doesNotMatch(plugin.stderr, new RegExp(asked!.code), "the code is not in the log");
   });
 
   test("pairing: QR as text and PNG, scanned, linked; the keys are on disk, owner-only", async () => {

@@ -25,6 +25,8 @@ const SECRET_PATHS: Readonly<Partial<Record<OutboundMethodName, readonly (readon
   "nexo/admin/secrets/write": [["value"]],
   "nexo/admin/auth/rotate_token": [["new_token"]],
   "nexo/admin/llm_providers/upsert": [["api_key_secret_value"]],
+  // Personal data rather than a secret, but as guessable from a hash as a short password.
+  "nexo/admin/pairing/start": [["phone_number"]],
   "nexo/admin/credentials/register": [
     ["payload", "token"],
     ["payload", "password"],

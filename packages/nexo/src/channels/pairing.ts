@@ -28,6 +28,8 @@ export interface PairingStartRequest {
   agentId: string;
   channel: string;
   instance?: string | undefined;
+  /** Link by phone number (a pairing code) instead of a QR code; passed to the provider only. */
+  phoneNumber?: string | undefined;
 }
 
 export type PairingStarted = admin.PairingStartResult;
@@ -107,6 +109,8 @@ export class PairingChallenges {
         agent_id: request.agentId,
         instance: request.instance ?? null,
         expires_at_ms: hostDeadline,
+        // The number goes to the provider and nowhere else: the challenge does not keep it.
+        ...(request.phoneNumber === undefined ? {} : { phone_number: request.phoneNumber }),
       });
     } catch (error) {
       challenge.unlisten();

@@ -12,6 +12,10 @@
  * - cancel: `{cancelled: false}` for an unknown or already ended challenge; otherwise the challenge
  *   ends `cancelled`, the plugin is told and the notification goes out.
  *
+ * - start with `phone_number` (E.164, checked by the wire schema: -32602 otherwise) links by a
+ *   pairing code instead of a QR code: the number is handed to the plugin and kept nowhere here
+ *   (the audit row's hash is taken with it blanked, see ../audit.ts).
+ *
  * Challenges are in memory only: a daemon restart drops them (a QR code lives for seconds). When
  * the daemon stops, every live challenge ends (its plugin told to stop showing the code, its
  * timer cleared); a plugin that cannot cancel one is logged.
@@ -34,10 +38,10 @@ export const pairingDomain = defineAdminDomain({
     });
     onClose(() => challenges.close());
     return {
-      "nexo/admin/pairing/start": ({ agent_id, channel, instance }) =>
+      "nexo/admin/pairing/start": ({ agent_id, channel, instance, phone_number }) =>
         viaService(async () => {
           await daemon.agents.get(agent_id);
-          return challenges.start({ agentId: agent_id, channel, instance });
+          return challenges.start({ agentId: agent_id, channel, instance, phoneNumber: phone_number });
         }),
 
       "nexo/admin/pairing/status": ({ challenge_id }) =>

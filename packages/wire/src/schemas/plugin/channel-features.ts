@@ -61,6 +61,12 @@ export const ChannelPairingStartParamsSchema = z.looseObject({
   agent_id: z.string().min(1),
   /** When the host gives up on the challenge (epoch ms); the plugin may expire it sooner. */
   expires_at_ms: z.number().int().nonnegative(),
+  /**
+   * Link by phone number (a pairing code) instead of a QR code: the admin call's `phone_number`,
+   * already checked to be E.164 (digits, optional leading `+`). Personal data: the plugin keeps
+   * it out of its logs. A plugin that predates the field ignores it and pairs its usual way.
+   */
+  phone_number: z.string().min(1).optional(),
 });
 export type ChannelPairingStartParams = z.infer<typeof ChannelPairingStartParamsSchema>;
 
