@@ -3,8 +3,11 @@
  * WhatsApp plugin (FakeWhatsApp, WhatsApp's servers and the phone, behind the plugin's transport
  * seam), driven by Chromium. A channel no plugin can pair is refused inline; a started pairing
  * shows each QR code as the daemon pushes it (a new one replaces the old) and is cancelled from
- * the page; the next one is scanned by the phone and shows "linked" with the device's JID; the
- * audit view lists the calls. Its own small daemon: the main console test's has no WhatsApp.
+ * the page; linking with a phone number refuses a bad number beside Start, shows the pairing code
+ * large and copyable with its expiry, and ends expired when nobody types it; the next QR pairing is
+ * scanned by the phone and shows "linked" with the device's JID; the audit view lists the calls;
+ * last, the phone logs out and a code typed on it links it again. Its own small daemon: the main
+ * console test's has no WhatsApp.
  */
 import assert from "node:assert/strict";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
@@ -25,6 +28,7 @@ const CHROMIUM = "/usr/bin/chromium";
 const SCREENSHOTS = process.env.NEXO_CONSOLE_SCREENSHOTS;
 const TIMEOUT = 60_000;
 const ACCOUNT = "447700900001:7@s.whatsapp.net";
+const BY_NUMBER = "447700900002:3@s.whatsapp.net";
 
 let daemon: TestDaemon;
 let context: BrowserContext;
@@ -52,6 +56,21 @@ async function stateIs(state: string): Promise<void> {
 
 async function pluginSocket(): Promise<void> {
   await fake.until("the pairing socket", () => (fake.connected ? true : undefined), TIMEOUT);
+}
+
+/** Starts a pairing by phone number and returns the code the page shows once WhatsApp issued it. */
+async function codeShown(phone: string, qr: string): Promise<string> {
+  await page.getByTestId("pairing-by-phone").check();
+  await page.locator("input[name=phone]").fill(phone);
+  await page.getByTestId("pairing-start").click();
+  await pluginSocket();
+  fake.showQr(qr);
+  await stateIs("awaiting_user");
+  const shown = await page.getByTestId("pairing-code").innerText();
+  const asked = fake.codeRequests().at(-1);
+  assert.equal(asked?.phoneNumber, "447700900002", "WhatsApp got the number as digits");
+  assert.equal(shown, `${asked!.code.slice(0, 4)}-${asked!.code.slice(4)}`);
+  return asked!.code;
 }
 
 describe("linking a WhatsApp phone from the console", { timeout: 300_000 }, () => {
@@ -136,6 +155,41 @@ describe("linking a WhatsApp phone from the console", { timeout: 300_000 }, () =
     await fake.until("the pairing socket closed", () => (fake.connected ? undefined : true), TIMEOUT);
   });
 
+  test("by phone number: a bad number is refused beside Start; the code shows large and copyable with its expiry, then expires", async () => {
+    await page.getByTestId("pairing-by-phone").check();
+    await page.locator("input[name=phone]").fill("07700 900002");
+    await page.getByTestId("pairing-start").click();
+    await page.locator(".action .error", { hasText: "E.164" }).waitFor();
+
+    const code = await codeShown("+44 7700 900002", "2@code-ref,key,key,adv");
+    assert.equal(await page.getByTestId("pairing-qr").count(), 0, "no QR code while linking by number");
+    assert.match(await page.getByTestId("pairing-code-expiry").innerText(), /good until .+ unless used/);
+    const fontPx = await page
+      .getByTestId("pairing-code")
+      .evaluate((element) => Number.parseFloat(getComputedStyle(element).fontSize));
+    assert.ok(fontPx >= 32, `the code is large (${fontPx}px)`);
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(base).origin });
+    await page.getByTestId("pairing-code-copy").click();
+    await page.locator("[data-testid=pairing-code-copy]:text-is('Copy (copied)')").waitFor();
+    assert.equal(
+      await page.evaluate(() => navigator.clipboard.readText()),
+      code,
+      "the copy is the code itself",
+    );
+    const file = join(shots, "pairing-code.png");
+    await page.screenshot({ path: file, fullPage: true });
+    if (SCREENSHOTS !== undefined) {
+      mkdirSync(SCREENSHOTS, { recursive: true });
+      copyFileSync(file, join(SCREENSHOTS, "pairing-code.png"));
+    }
+
+    fake.qrTimeout();
+    await stateIs("expired");
+    await page.locator(".pairing .note", { hasText: "pairing code was not entered in time" }).waitFor();
+    assert.equal(await page.getByTestId("pairing-code").count(), 0, "no code is shown once expired");
+    await page.locator("input[name=link-by][value=qr]").check();
+  });
+
   test("the next pairing is scanned by the phone and shows linked with the device's JID", async () => {
     await page.getByTestId("pairing-start").click();
     await pluginSocket();
@@ -191,13 +245,25 @@ describe("linking a WhatsApp phone from the console", { timeout: 300_000 }, () =
     const starts = await daemon.auditTail({ microappId: "console", method: "nexo/admin/pairing/start" });
     assert.deepEqual(
       starts.entries.map((e) => e.result).sort(),
-      ["error", "ok", "ok"],
-      "the refused channel and both pairings",
+      ["error", "error", "ok", "ok", "ok"],
+      "the refused channel and number, both QR pairings and the one by number",
     );
     const cancels = await daemon.auditTail({ microappId: "console", method: "nexo/admin/pairing/cancel" });
     assert.deepEqual(
       cancels.entries.map((e) => e.result),
       ["ok"],
     );
+  });
+
+  test("after the phone logs the device out, a code typed on the phone links it again", async () => {
+    fake.logOut(ACCOUNT);
+    await fake.until("the socket closed", () => (fake.connected ? undefined : true), TIMEOUT);
+    await page.click('header nav a[href="/pairing"]');
+    await page.getByRole("heading", { name: "Link a device" }).waitFor();
+    const code = await codeShown("447700900002", "2@code-ref-2,key,key,adv");
+    assert.equal(fake.enterCode(code, BY_NUMBER), true);
+    await stateIs("linked");
+    assert.equal(await page.getByTestId("pairing-device").innerText(), BY_NUMBER);
+    assert.equal(await page.getByTestId("pairing-code").count(), 0);
   });
 });

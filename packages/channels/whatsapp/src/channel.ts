@@ -372,7 +372,11 @@ export class WhatsAppChannel {
     if (this.session !== session || this.pairing === undefined) return;
     // Whoever holds the code can link a device to the account: it goes to the operator only.
     this.options.redactor.add(code);
-    this.update({ challenge_id: this.pairing.challengeId, state: "awaiting_user", data: { pairing_code: code } });
+    this.update({
+      challenge_id: this.pairing.challengeId,
+      state: "awaiting_user",
+      data: { pairing_code: code },
+    });
   }
 
   private onScanned(session: Session): void {
@@ -394,11 +398,7 @@ export class WhatsAppChannel {
     if (this.pairing !== undefined) this.endPairing("linked", undefined, account);
   }
 
-  private onUnlinked(
-    session: Session,
-    reason: string,
-    cause: UnlinkCause,
-  ): void {
+  private onUnlinked(session: Session, reason: string, cause: UnlinkCause): void {
     if (this.session !== session) return;
     void this.outbox.stop();
     session.account = undefined;

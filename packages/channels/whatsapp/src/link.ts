@@ -117,7 +117,8 @@ export class Link {
 
   private onUpdate(socket: WhatsAppSocket, update: Partial<ConnectionState>): void {
     if (update.qr !== undefined) {
-      if (this.pairing !== false && "phoneNumber" in this.pairing) this.askCode(socket, this.pairing.phoneNumber);
+      if (this.pairing !== false && "phoneNumber" in this.pairing)
+        this.askCode(socket, this.pairing.phoneNumber);
       else if (this.pairing !== false) this.handlers.qr(update.qr);
       else {
         this.log("WhatsApp asks for a QR code: the device is not linked; start a pairing to link it");
@@ -149,7 +150,10 @@ export class Link {
     }
     if (code === baileys().DisconnectReason.timedOut && this.pairing !== false && !this.auth.linked()) {
       const byCode = "phoneNumber" in this.pairing;
-      void this.drop("qr_timeout", byCode ? "the pairing code was not entered in time" : "no QR code was scanned in time");
+      void this.drop(
+        "qr_timeout",
+        byCode ? "the pairing code was not entered in time" : "no QR code was scanned in time",
+      );
       return;
     }
     if (code === baileys().DisconnectReason.restartRequired) {

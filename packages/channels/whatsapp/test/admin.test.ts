@@ -83,7 +83,14 @@ describe("whatsapp pairing and bots through the admin RPC", () => {
   };
 
   test("pairing/start refuses a phone number that is not E.164, without echoing it", async () => {
-    for (const bad of ["+44 7700 900002", "07700900002", "+0447700900002", "123456", "4477009000021234", "call me"]) {
+    for (const bad of [
+      "+44 7700 900002",
+      "07700900002",
+      "+0447700900002",
+      "123456",
+      "4477009000021234",
+      "call me",
+    ]) {
       const frame = await admin("nexo/admin/pairing/start", {
         agent_id: "ana",
         channel: "whatsapp",

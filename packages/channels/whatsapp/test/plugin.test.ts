@@ -151,7 +151,11 @@ describe("whatsapp plugin: pairing, messages, media, restart, logout", () => {
     fake.qrTimeout();
     const expired = await update("expired");
     assert.match(expired.data?.error ?? "", /pairing code was not entered in time/);
-    assert.equal(updates.filter((u) => u.state === "qr_ready").length, 0, "no QR code while linking by number");
+    assert.equal(
+      updates.filter((u) => u.state === "qr_ready").length,
+      0,
+      "no QR code while linking by number",
+    );
     assert.equal(fake.codeRequests().length, 1);
     assert.equal(readdirSync(join(stateDir, "auth")).length, 0, "the number's half-made keys are gone");
 

@@ -39,6 +39,8 @@ export interface PairingStatus {
   channel?: string;
   instance?: string;
   qr_png_base64?: string;
+  /** Linking by phone number: the code to type on the phone (while awaiting_user). */
+  pairing_code?: string;
   device_jid?: string;
   error?: string;
 }

@@ -2,7 +2,12 @@
  * Link a device: start a pairing challenge for an agent on a channel whose plugin offers pairing
  * (WhatsApp's QR code), show each QR code as the daemon pushes it (a new one replaces the old),
  * follow the state to linked, expired or cancelled, and cancel it. The daemon refuses a channel
- * no plugin here can pair (`channel_unavailable`); that refusal shows beside the Start button.
+ * no plugin here can pair (`channel_unavailable`) and a phone number that is not E.164 (-32602);
+ * the refusal shows beside the Start button.
+ *
+ * "Link with phone number" is for a console the phone cannot scan (another room, a remote
+ * screen): the operator gives the account's number, and the page shows the pairing code the
+ * person types on the phone, large, copyable, with the time it is good until.
  */
 import { useEffect, useState } from "preact/hooks";
 import { rpc } from "../api.js";
@@ -16,21 +21,78 @@ interface Challenge {
   id: string;
   expiresAt: number;
   instructions?: string;
+  /** Started with a phone number: a pairing code, not QR codes. */
+  byNumber: boolean;
 }
 
-const STATE_TEXT: Record<PairingStatus["state"], string> = {
-  pending: "waiting for the channel to issue a code",
-  qr_ready: "scan the code with the phone",
-  awaiting_user: "scanned: the phone is finishing the link",
-  linked: "linked",
-  expired: "expired: no scan in time",
-  cancelled: "cancelled",
-};
+type LinkBy = "qr" | "phone";
+
+function stateText(status: PairingStatus | undefined, byNumber: boolean): string {
+  switch (status?.state ?? "pending") {
+    case "pending":
+      return "waiting for the channel to issue a code";
+    case "qr_ready":
+      return "scan the code with the phone";
+    case "awaiting_user":
+      return status?.pairing_code !== undefined
+        ? "type the code on the phone"
+        : `${byNumber ? "code taken" : "scanned"}: the phone is finishing the link`;
+    case "linked":
+      return "linked";
+    case "expired":
+      return byNumber ? "expired: the code was not used in time" : "expired: no scan in time";
+    case "cancelled":
+      return "cancelled";
+  }
+}
+
+/** A number as people write it (+44 7700 900123, (0044) …) without the spacing the daemon refuses. */
+function withoutSpacing(phone: string): string {
+  return phone.replace(/[\s().-]/g, "");
+}
+
+/** WhatsApp shows its 8-character codes in two halves; the copy is the code itself. */
+function shownCode(code: string): string {
+  return code.length === 8 ? `${code.slice(0, 4)}-${code.slice(4)}` : code;
+}
+
+function PairingCode(props: { code: string; expiresAt: number }) {
+  const [copied, setCopied] = useState<string | undefined>(undefined);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(props.code);
+      setCopied("copied");
+    } catch {
+      // No clipboard here (permissions, an old browser): select it for Ctrl+C instead.
+      const shown = document.querySelector("[data-testid=pairing-code]");
+      if (shown !== null) document.getSelection()?.selectAllChildren(shown);
+      setCopied("selected: press Ctrl+C");
+    }
+  };
+  return (
+    <div class="pairing-code">
+      <p class="note">the code to type on the phone:</p>
+      <output data-testid="pairing-code" aria-label="pairing code">
+        {shownCode(props.code)}
+      </output>
+      <p class="buttons">
+        <button type="button" onClick={() => void copy()} data-testid="pairing-code-copy">
+          {copied === undefined ? "Copy" : `Copy (${copied})`}
+        </button>
+        <span class="note" data-testid="pairing-code-expiry">
+          good until {time(props.expiresAt)} unless used
+        </span>
+      </p>
+    </div>
+  );
+}
 
 export function PairingPage() {
   const [agent, setAgent] = useAgentChoice();
   const [channel, setChannel] = useState("whatsapp");
   const [instance, setInstance] = useState("");
+  const [linkBy, setLinkBy] = useState<LinkBy>("qr");
+  const [phone, setPhone] = useState("");
   const [challenge, setChallenge] = useState<Challenge | undefined>(undefined);
   const [readError, setReadError] = useState<unknown>(undefined);
   const status = challenge === undefined ? undefined : pairings.value.get(challenge.id);
@@ -54,14 +116,18 @@ export function PairingPage() {
   const start = async () => {
     if (agent === undefined) throw new Error("choose an agent first");
     const trimmed = instance.trim();
+    const byNumber = linkBy === "phone";
+    if (byNumber && withoutSpacing(phone) === "") throw new Error("type the account's phone number first");
     const started = await rpc("pairing/start", {
       agent_id: agent,
       channel: channel.trim(),
       ...(trimmed === "" ? {} : { instance: trimmed }),
+      ...(byNumber ? { phone_number: withoutSpacing(phone) } : {}),
     });
     setChallenge({
       id: started.challenge_id,
       expiresAt: started.expires_at_ms,
+      byNumber,
       ...(started.instructions === undefined ? {} : { instructions: started.instructions }),
     });
     await readBack(started.challenge_id, true);
@@ -77,7 +143,8 @@ export function PairingPage() {
       <h1>Link a device</h1>
       <p class="note">
         Links a channel account to this daemon, e.g. a WhatsApp phone by its QR code: on the phone, WhatsApp →
-        Settings → Linked devices → Link a device, then scan the code shown here.
+        Settings → Linked devices → Link a device, then scan the code shown here. When the phone cannot see
+        this screen, link with its phone number instead: the page then shows a code to type on the phone.
       </p>
       <div class="filters" data-testid="pairing-form">
         <AgentPicker value={agent} onChange={setAgent} />
@@ -98,6 +165,43 @@ export function PairingPage() {
             onInput={(e) => setInstance((e.target as HTMLInputElement).value)}
           />
         </label>
+        <fieldset class="link-by">
+          <legend>link with</legend>
+          <label class="check">
+            <input
+              type="radio"
+              name="link-by"
+              value="qr"
+              checked={linkBy === "qr"}
+              onChange={() => setLinkBy("qr")}
+            />{" "}
+            QR code
+          </label>
+          <label class="check">
+            <input
+              type="radio"
+              name="link-by"
+              value="phone"
+              checked={linkBy === "phone"}
+              onChange={() => setLinkBy("phone")}
+              data-testid="pairing-by-phone"
+            />{" "}
+            phone number
+          </label>
+        </fieldset>
+        {linkBy === "phone" ? (
+          <label>
+            phone number{" "}
+            <input
+              name="phone"
+              type="tel"
+              autocomplete="off"
+              placeholder="+44 7700 900123"
+              value={phone}
+              onInput={(e) => setPhone((e.target as HTMLInputElement).value)}
+            />
+          </label>
+        ) : null}
         <ActionButton label="Start" kind="primary" action={start} disabled={live} testId="pairing-start" />
       </div>
       {challenge === undefined ? null : (
@@ -107,7 +211,7 @@ export function PairingPage() {
             <strong class={`state ${status?.state ?? "pending"}`} data-testid="pairing-state">
               {status?.state ?? "pending"}
             </strong>{" "}
-            — {STATE_TEXT[status?.state ?? "pending"]}
+            — {stateText(status, challenge.byNumber)}
             {status?.device_jid === undefined ? null : (
               <>
                 {" "}
@@ -123,6 +227,9 @@ export function PairingPage() {
               alt="QR code to scan with the phone"
               src={`data:image/png;base64,${status.qr_png_base64}`}
             />
+          ) : null}
+          {status?.state === "awaiting_user" && status.pairing_code !== undefined ? (
+            <PairingCode code={status.pairing_code} expiresAt={challenge.expiresAt} />
           ) : null}
           {challenge.instructions === undefined || !live ? null : (
             <p class="note">{challenge.instructions}</p>
