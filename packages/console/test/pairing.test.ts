@@ -30,6 +30,12 @@ const TIMEOUT = 60_000;
 const ACCOUNT = "447700900001:7@s.whatsapp.net";
 const BY_NUMBER = "447700900002:3@s.whatsapp.net";
 
+/** The page's globals these tests read (the tests' TypeScript has no DOM types). */
+interface InPage {
+  getComputedStyle(element: unknown): { fontSize: string };
+  navigator: { clipboard: { readText(): Promise<string> } };
+}
+
 let daemon: TestDaemon;
 let context: BrowserContext;
 let page: Page;
@@ -164,15 +170,17 @@ describe("linking a WhatsApp phone from the console", { timeout: 300_000 }, () =
     const code = await codeShown("+44 7700 900002", "2@code-ref,key,key,adv");
     assert.equal(await page.getByTestId("pairing-qr").count(), 0, "no QR code while linking by number");
     assert.match(await page.getByTestId("pairing-code-expiry").innerText(), /good until .+ unless used/);
-    const fontPx = await page
-      .getByTestId("pairing-code")
-      .evaluate((element) => Number.parseFloat(getComputedStyle(element).fontSize));
+    const fontPx = Number.parseFloat(
+      await page
+        .getByTestId("pairing-code")
+        .evaluate((element) => (globalThis as unknown as InPage).getComputedStyle(element).fontSize),
+    );
     assert.ok(fontPx >= 32, `the code is large (${fontPx}px)`);
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(base).origin });
     await page.getByTestId("pairing-code-copy").click();
     await page.locator("[data-testid=pairing-code-copy]:text-is('Copy (copied)')").waitFor();
     assert.equal(
-      await page.evaluate(() => navigator.clipboard.readText()),
+      await page.evaluate(() => (globalThis as unknown as InPage).navigator.clipboard.readText()),
       code,
       "the copy is the code itself",
     );

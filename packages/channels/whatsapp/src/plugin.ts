@@ -5,12 +5,13 @@
  * manifest is one directory up.
  *
  *   channel.start / channel.stop / channel.send_outbound    → WhatsAppChannel
- *   channel.pairing.start / cancel (+ pairing.update)        → linking a phone by QR code
+ *   channel.pairing.start / cancel (+ pairing.update)        → linking a phone by QR or pairing code
  *   channel.bots.list / send                                 → whatsapp/bot/list|send
  *   shutdown                                                 → the device disconnects, keys and queue stay
  *
  * Every write to stderr (the daemon's log) goes through the redactor: the QR codes shown while
- * pairing are added to it as they come, so a log line never holds one.
+ * pairing, the pairing codes and the phone number a pairing by number names are added to it as
+ * they come, so a log line never holds one.
  */
 import { Redactor, serveChannelPlugin } from "@nexo/channels-common";
 import { WhatsAppChannel } from "./channel.js";
