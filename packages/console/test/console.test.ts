@@ -517,6 +517,85 @@ describe("the operator console", { timeout: 600_000 }, () => {
     assert.ok(read.entries.length > 0, "read back with agent_events/read");
   });
 
+  test("live view: Load earlier reads back page after page to the oldest event, the rows in sight staying in place, live ones once", async () => {
+    // More than two of the view's reads (200 each): pauses and resumes of a conversation nobody
+    // writes in, each an event of ana's.
+    const scope = {
+      kind: "conversation",
+      agent_id: "ana",
+      channel: "loopback",
+      account_id: "default",
+      contact_id: "erin",
+    };
+    for (let i = 0; i < 220; i++) {
+      await api("processing/pause", { scope, reason: `paging ${i}` });
+      await api("processing/resume", { scope });
+    }
+    const stored = (await api("agent_events/list", { agent_id: "ana", limit: 1000 })) as {
+      events: { session_id: string; seq: number }[];
+    };
+    assert.ok(stored.events.length > 400, `${stored.events.length} events stored`);
+    // A fresh page: nothing held from the live stream, only what the view reads back.
+    await page.reload();
+    await go("/live");
+    await page.locator("select[name=agent]").selectOption("ana");
+    const events = page.getByTestId("live-events");
+    const keys = async () =>
+      (await events
+        .locator("li")
+        .evaluateAll((rows) =>
+          rows.map((row) => (row as unknown as { dataset: { key: string } }).dataset.key),
+        )) as string[];
+    await page.locator('[data-testid=live-events][data-count="200"]').waitFor();
+    assert.equal(await events.getByText("hello ana").count(), 0, "the oldest events are not read yet");
+
+    const earlier = page.getByRole("button", { name: "Load earlier" });
+    await earlier.scrollIntoViewIfNeeded();
+    const first = (await keys())[0]!;
+    const row = events.locator(`li[data-key="${first}"]`);
+    const at = (await row.boundingBox())!;
+    // Live events arrive while the earlier page is read: each must show once.
+    await Promise.all([
+      earlier.click(),
+      api("processing/pause", { scope, reason: "live meanwhile" }).then(() =>
+        api("processing/resume", { scope }),
+      ),
+    ]);
+    await page
+      .locator(
+        '[data-testid=live-events]:not([data-count="200"]):not([data-count="201"]):not([data-count="202"])',
+      )
+      .waitFor();
+    const moved = (await row.boundingBox())!;
+    assert.ok(Math.abs(moved.y - at.y) <= 1, `the row in sight stayed in place: ${at.y} → ${moved.y}`);
+    assert.ok((await keys()).indexOf(first) >= 200, "the earlier page went in above it");
+
+    // On to the oldest stored event.
+    for (let pages = 0; (await earlier.count()) > 0; pages++) {
+      assert.ok(pages < 5, "a few pages reach the oldest event");
+      const count = await events.getAttribute("data-count");
+      await earlier.click();
+      await page
+        .locator(`[data-testid=live-events]:not([data-count="${count}"])`)
+        .or(page.getByText("The oldest stored event."))
+        .first()
+        .waitFor();
+    }
+    await page.getByText("The oldest stored event.").waitFor();
+    await events.getByText("hello ana").first().waitFor();
+    const now = (await api("agent_events/list", { agent_id: "ana", limit: 1000 })) as typeof stored;
+    const all = await keys();
+    assert.equal(new Set(all).size, all.length, "no event twice");
+    const shown = new Set(all);
+    assert.deepEqual(
+      now.events.map((e) => `${e.session_id}#${e.seq}`).filter((key) => !shown.has(key)),
+      [],
+      "every stored event is shown, the live ones included",
+    );
+    const lists = await daemon.auditTail({ microappId: "console", method: "nexo/admin/agent_events/list" });
+    assert.ok(lists.entries.every((e) => e.result === "ok"));
+  });
+
   test("extension health: plugins with their state, and a restart button", async () => {
     await go("/extensions");
     const row = page.locator("tr[data-plugin=loopback]");

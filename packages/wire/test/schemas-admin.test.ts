@@ -270,8 +270,8 @@ const samples: Record<AdminMethodName, { params: unknown; result: unknown }> = {
     },
   },
   "nexo/admin/agent_events/list": {
-    params: { agent_id: "ana", kind: "transcript_appended", limit: 50 },
-    result: { events: [transcriptEvent] },
+    params: { agent_id: "ana", kind: "transcript_appended", limit: 50, before: "1764050000000:42" },
+    result: { events: [transcriptEvent], next_before: "1764049000000:17" },
   },
   "nexo/admin/agent_events/read": {
     params: { agent_id: "ana", session_id: SESSION, since_seq: 4 },
@@ -889,6 +889,14 @@ describe("admin: invalid messages are rejected with a useful path", () => {
       "events.0.role",
     );
     assertRejectedAt(AgentEventSchema, { agent_id: "ana" }, "kind");
+  });
+
+  test("a list cursor is the form the daemon writes, nothing else", () => {
+    const list = adminMethods["nexo/admin/agent_events/list"].params;
+    const notCursors = ["", "42", "1764050000000", "1764050000000:", "a:1", "-1:2", "1:2:3", "1.5:2", " 1:2"];
+    for (const before of notCursors)
+      assertRejectedAt(list, { agent_id: "ana", before }, "before", "next_before");
+    assertRejectedAt(list, { agent_id: "ana", before: 1764050000000 }, "before");
   });
 
   test("requests outside the admin namespace or without the app: id", () => {

@@ -51,6 +51,25 @@ export interface AgentEventListFilter {
   sinceMs?: number;
   tenantId?: string;
   limit?: number;
+  /** Only events strictly older than this position in the list's order (the previous page's end). */
+  before?: AgentEventPosition;
+}
+
+/**
+ * Where an event sits in an agent's list: its time, then its row id, which breaks ties between
+ * events of the same millisecond and only grows, so a position names exactly one place in the
+ * order and paging from it never repeats or skips an event.
+ */
+export interface AgentEventPosition {
+  atMs: number;
+  id: number;
+}
+
+/** One page of an agent's list: its events, newest first, and where the next (older) page starts. */
+export interface AgentEventPage {
+  events: StoredAgentEvent[];
+  /** The position of this page's oldest event, when older events may follow. */
+  next?: AgentEventPosition;
 }
 
 export interface AgentEventReadOptions {
@@ -91,6 +110,22 @@ INSERT INTO agent_events (session_id, seq, kind, agent_id, tenant_id, at_ms, fie
 SELECT @session_id, COALESCE((SELECT MAX(seq) FROM agent_events WHERE session_id = @session_id), 0) + 1,
        @kind, @agent_id, @tenant_id, @at_ms, @fields
 RETURNING ${COLUMNS}`;
+
+/**
+ * The list query for the filters that are set (exported so the store's test plans the very text
+ * the store runs). The `before` position is a row value: SQLite walks the agent index
+ * (agent_id, at_ms — which carries the row id) from the position backwards, the row id settling
+ * events of the same millisecond, so neither a page nor the ORDER BY needs a sort.
+ */
+export function agentEventsListSql(
+  filter: Pick<AgentEventListFilter, "kind" | "tenantId" | "before">,
+): string {
+  const clauses = ["agent_id = @agent_id", "at_ms >= @since_ms"];
+  if (filter.kind !== undefined) clauses.push("kind = @kind");
+  if (filter.tenantId !== undefined) clauses.push("tenant_id = @tenant_id");
+  if (filter.before !== undefined) clauses.push("(at_ms, id) < (@before_at_ms, @before_id)");
+  return `SELECT ${COLUMNS} FROM agent_events WHERE ${clauses.join(" AND ")} ORDER BY at_ms DESC, id DESC LIMIT @limit`;
+}
 
 function toEvent(row: Row): StoredAgentEvent {
   const fields = JSON.parse(row.fields) as Record<string, unknown>;
@@ -236,23 +271,51 @@ export class AgentEventRepository {
 
   /** An agent's events, newest first. */
   list(filter: AgentEventListFilter): StoredAgentEvent[] {
+    return this.#select(filter, this.#limit(filter.limit)).map(toEvent);
+  }
+
+  /**
+   * One page of an agent's events, newest first, from `filter.before` back: `next` is where the
+   * following page starts, present when there are older events (one row more than the page is
+   * read to know, never a count).
+   */
+  page(filter: AgentEventListFilter): AgentEventPage {
+    const limit = this.#limit(filter.limit);
+    const rows = this.#select(filter, limit + 1);
+    const events = rows.slice(0, limit);
+    const last = events.at(-1);
+    return {
+      events: events.map(toEvent),
+      ...(rows.length > limit && last !== undefined ? { next: { atMs: last.at_ms, id: last.id } } : {}),
+    };
+  }
+
+  #limit(limit: number | undefined): number {
+    return resolveLimit(limit, MAX_AGENT_EVENTS_LIMIT, MAX_AGENT_EVENTS_LIMIT);
+  }
+
+  #select(filter: AgentEventListFilter, limit: number): Row[] {
     requireId("agentId", filter.agentId);
-    const limit = resolveLimit(filter.limit, MAX_AGENT_EVENTS_LIMIT, MAX_AGENT_EVENTS_LIMIT);
-    const clauses = ["agent_id = @agent_id", "at_ms >= @since_ms"];
-    if (filter.kind !== undefined) clauses.push("kind = @kind");
-    if (filter.tenantId !== undefined) clauses.push("tenant_id = @tenant_id");
-    const rows = this.#db
-      .prepare(
-        `SELECT ${COLUMNS} FROM agent_events WHERE ${clauses.join(" AND ")} ORDER BY at_ms DESC, id DESC LIMIT @limit`,
-      )
-      .all({
-        agent_id: filter.agentId,
-        since_ms: filter.sinceMs ?? 0,
-        kind: filter.kind ?? null,
-        tenant_id: filter.tenantId ?? null,
-        limit,
-      }) as Row[];
-    return rows.map(toEvent);
+    const before = filter.before;
+    if (before !== undefined)
+      for (const [name, value] of [
+        ["before.atMs", before.atMs],
+        ["before.id", before.id],
+      ] as const)
+        if (!Number.isSafeInteger(value) || value < 0)
+          throw new StoreError(
+            "invalid_argument",
+            `${name} must be a non-negative integer, got ${String(value)}`,
+          );
+    return this.#db.prepare(agentEventsListSql(filter)).all({
+      agent_id: filter.agentId,
+      since_ms: filter.sinceMs ?? 0,
+      kind: filter.kind ?? null,
+      tenant_id: filter.tenantId ?? null,
+      before_at_ms: before?.atMs ?? null,
+      before_id: before?.id ?? null,
+      limit,
+    }) as Row[];
   }
 
   /** The stream's last seq (0 when it has none). */

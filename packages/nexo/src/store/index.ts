@@ -3,8 +3,11 @@
 export {
   type AgentEventListener,
   type AgentEventListFilter,
+  type AgentEventPage,
+  type AgentEventPosition,
   type AgentEventReadOptions,
   AgentEventRepository,
+  agentEventsListSql,
   DEFAULT_AGENT_EVENTS_READ_LIMIT,
   MAX_AGENT_EVENTS_LIMIT,
   type NewAgentEvent,

@@ -2,14 +2,25 @@
  * The agent event log on a real SQLite file: transcript appends become transcript_appended events
  * in the same write (redacted, seq per session, published after commit, none for a failed write),
  * other kinds are appended with their own per-stream seq, a transcript rollback never reuses a seq,
- * reads are exclusive of since_seq, lists newest first, and everything survives a reopen.
+ * reads are exclusive of since_seq, lists newest first and pages back from a position without
+ * repeating or skipping an event (fast-check over colliding timestamps), and everything survives a
+ * reopen.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { isStoreError, Store, type StoredAgentEvent, scopeStreamId } from "../../src/store/index.js";
+import Database from "better-sqlite3";
+import fc from "fast-check";
+import {
+  type AgentEventPosition,
+  agentEventsListSql,
+  isStoreError,
+  Store,
+  type StoredAgentEvent,
+  scopeStreamId,
+} from "../../src/store/index.js";
 
 let root: string;
 before(() => {
@@ -240,6 +251,125 @@ describe("agent event log: nested transactions and retention", () => {
       () => store.agentEvents.prune(Number.NaN),
       (error) => isStoreError(error),
     );
+    store.close();
+  });
+});
+
+describe("agent event log: paging back through an agent's list", () => {
+  it("pages newest first from each page's end: every event once, ties on the millisecond settled by the row id", () => {
+    const store = Store.open(join(root, "pages.db"));
+    let run = 0;
+    // Few distinct milliseconds, so most events share one with others; live events arrive between
+    // the pages (as they do while an operator reads back) and never disturb the older pages.
+    const event = fc.record({
+      atMs: fc.integer({ min: 0, max: 6 }),
+      kind: fc.constantFrom("transcript_appended", "processing_state_changed"),
+      stream: fc.constantFrom("s1", "s2", "s3"),
+      tenant: fc.constantFrom("acme", undefined),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(event, { maxLength: 40 }),
+        fc.integer({ min: 1, max: 7 }),
+        fc.record({
+          kind: fc.option(fc.constantFrom("transcript_appended", "processing_state_changed"), {
+            nil: undefined,
+          }),
+          tenantId: fc.option(fc.constant("acme"), { nil: undefined }),
+          sinceMs: fc.option(fc.integer({ min: 0, max: 6 }), { nil: undefined }),
+        }),
+        fc.array(fc.nat({ max: 3 }), { maxLength: 10 }),
+        (events, pageSize, filter, liveBetweenPages) => {
+          run++;
+          const agentId = `agent-${run}`;
+          const other = `other-${run}`;
+          const appended = events.map((e, order) => ({
+            order,
+            e,
+            stored: store.agentEvents.append({
+              kind: e.kind,
+              agentId: order % 5 === 4 ? other : agentId,
+              sessionId: `${e.stream}-${run}`,
+              atMs: e.atMs,
+              ...(e.tenant === undefined ? {} : { tenantId: e.tenant }),
+              fields: {},
+            }),
+          }));
+          const expected = appended
+            .filter(({ stored }) => stored.agent_id === agentId)
+            .filter(({ e }) => filter.kind === undefined || e.kind === filter.kind)
+            .filter(({ e }) => filter.tenantId === undefined || e.tenant === filter.tenantId)
+            .filter(({ e }) => filter.sinceMs === undefined || e.atMs >= filter.sinceMs)
+            .sort((a, b) => b.e.atMs - a.e.atMs || b.order - a.order)
+            .map(({ stored }) => `${stored.session_id}#${stored.seq}`);
+
+          const seen: string[] = [];
+          let before: AgentEventPosition | undefined;
+          for (let page = 0; ; page++) {
+            const got = store.agentEvents.page({
+              agentId,
+              limit: pageSize,
+              ...filter,
+              ...(before ? { before } : {}),
+            });
+            assert.ok(got.events.length <= pageSize);
+            seen.push(...got.events.map((e) => `${e.session_id}#${e.seq}`));
+            // A live event at the newest millisecond (or later) lands above every page already read.
+            for (let i = 0; i < (liveBetweenPages[page] ?? 0); i++)
+              store.agentEvents.append({
+                kind: "transcript_appended",
+                agentId,
+                sessionId: `live-${run}`,
+                atMs: 6 + i,
+                fields: {},
+              });
+            if (got.next === undefined) break;
+            assert.equal(got.events.length, pageSize, "only a full page says another may follow");
+            before = got.next;
+          }
+          assert.deepEqual(seen, expected);
+        },
+      ),
+      { numRuns: 200 },
+    );
+    store.close();
+  });
+
+  it("walks the agent index for a page from a position, with no sort; refuses a position that is not one", () => {
+    const path = join(root, "plan.db");
+    const store = Store.open(path);
+    const reader = new Database(path, { readonly: true });
+    for (const filter of [
+      {},
+      { before: { atMs: 1, id: 1 } },
+      { before: { atMs: 1, id: 1 }, kind: "x", tenantId: "t" },
+    ]) {
+      const sql = agentEventsListSql(filter);
+      const plan = reader.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({
+        agent_id: "a",
+        since_ms: 0,
+        kind: "x",
+        tenant_id: "t",
+        before_at_ms: 1,
+        before_id: 1,
+        limit: 2,
+      }) as Array<{
+        detail: string;
+      }>;
+      const details = plan.map((row) => row.detail).join(" | ");
+      assert.match(details, /USING INDEX agent_events_by_agent \(agent_id=\? AND at_ms>\?/, details);
+      assert.doesNotMatch(details, /TEMP B-TREE|SCAN agent_events/, details);
+    }
+    reader.close();
+    for (const before of [
+      { atMs: -1, id: 1 },
+      { atMs: 1, id: 1.5 },
+      { atMs: 2 ** 53, id: 1 },
+    ])
+      assert.throws(
+        () => store.agentEvents.page({ agentId: "ana", before }),
+        (e) => isStoreError(e, "invalid_argument"),
+      );
     store.close();
   });
 });

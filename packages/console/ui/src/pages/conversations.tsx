@@ -1,40 +1,85 @@
 /**
- * Live conversations: an agent's events as they happen. On open the page reads the stored events
- * back (agent_events/list, the newest BACKFILL) and then adds each live one; a lag notice or a
- * reconnect reads again, so nothing is missed. The list pages by EVENTS_PAGE from its end, which
- * follows new events; older ones than the backfill are found with Search. A person's message links
- * to taking that conversation over.
+ * Live conversations: an agent's events as they happen, oldest at the top, in one scrolling list.
+ * On open the page reads the newest stored events back (./event-history.ts) and then adds each
+ * live one; a lag notice or a reconnect reads again, so nothing is missed. "Load earlier" at the
+ * top reads the page before the oldest one held and puts it above, keeping in place what the
+ * operator was looking at. The list follows new events while it is scrolled to its end. A person's
+ * message links to taking that conversation over.
  */
-import { useMemo, useState } from "preact/hooks";
-import { rpc } from "../api.js";
-import { Empty, ErrorNote, useLoad, usePage } from "../components.js";
+import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import { Empty, ErrorNote } from "../components.js";
 import { type AgentEvent, liveEvents, resyncs } from "../live.js";
 import { AgentPicker, useAgentChoice } from "./agent-picker.js";
-import { EVENTS_PAGE, EventRow, mergeEvents } from "./events.js";
+import { useEventHistory } from "./event-history.js";
+import { EventRow, eventKey, mergeEvents } from "./events.js";
 
-const BACKFILL = 200;
+/** How close to its end (px) the list counts as at its end, and so follows new events. */
+const AT_END = 24;
+
+/** A row the operator was looking at, and how far below the list's top edge it was. */
+interface Anchor {
+  key: string;
+  offset: number;
+}
 
 export function ConversationsPage() {
   const [agent, setAgent] = useAgentChoice();
   const [session, setSession] = useState<string | undefined>(undefined);
-  const stored = useLoad(
-    () =>
-      agent === undefined
-        ? Promise.resolve({ events: [] })
-        : rpc("agent_events/list", { agent_id: agent, limit: BACKFILL }),
-    [agent, resyncs.value],
-  );
+  const history = useEventHistory(agent, resyncs.value);
   const events = useMemo(
     () =>
       mergeEvents(
-        (stored.data?.events ?? []) as AgentEvent[],
+        history.events,
         liveEvents.value.filter((e) => e.agent_id === agent),
       ),
-    [stored.data, liveEvents.value, agent],
+    [history.events, liveEvents.value, agent],
   );
   const sessions = [...new Set(events.map((e) => e.session_id))];
-  const shown = session === undefined ? events : events.filter((e) => e.session_id === session);
-  const { rows, pager } = usePage(shown, { size: EVENTS_PAGE, fromEnd: true });
+  const shown = useMemo(
+    () => (session === undefined ? events : events.filter((e) => e.session_id === session)),
+    [events, session],
+  );
+
+  const list = useRef<HTMLDivElement>(null);
+  const atEnd = useRef(true);
+  const anchor = useRef<Anchor | undefined>(undefined);
+  const [earlierError, setEarlierError] = useState<unknown>(undefined);
+  const [loading, setLoading] = useState(false);
+
+  // After each change of the rows. While an earlier page loads, the anchored row is put back where
+  // it was on every render: live events may render before the page does, and the page goes in
+  // above. The anchor is let go once the load ended (that render comes after the page's).
+  // Otherwise a list at its end stays at its end (new events, the first page).
+  useLayoutEffect(() => {
+    const box = list.current;
+    if (box === null) return;
+    const kept = anchor.current;
+    if (kept !== undefined) {
+      const row = box.querySelector<HTMLElement>(`[data-key="${CSS.escape(kept.key)}"]`);
+      if (row !== null) box.scrollTop = row.offsetTop - kept.offset;
+      if (!loading) anchor.current = undefined;
+    } else if (atEnd.current) box.scrollTop = box.scrollHeight;
+  }, [shown, loading]);
+
+  const loadEarlier = async () => {
+    const box = list.current;
+    if (box !== null) {
+      // The first row still in sight is the one to keep in place.
+      const rows = [...box.querySelectorAll<HTMLElement>("[data-key]")];
+      const first = rows.find((row) => row.offsetTop + row.offsetHeight > box.scrollTop);
+      if (first !== undefined)
+        anchor.current = { key: first.dataset.key ?? "", offset: first.offsetTop - box.scrollTop };
+    }
+    setLoading(true);
+    setEarlierError(undefined);
+    try {
+      await history.loadEarlier();
+    } catch (failure) {
+      setEarlierError(failure);
+    } finally {
+      setLoading(false);
+    }
+  };
 
   return (
     <section>
@@ -57,37 +102,59 @@ export function ConversationsPage() {
           </select>
         </label>
       </div>
-      <ErrorNote error={stored.error} />
-      {shown.length === 0 ? (
-        <Empty>No events yet: they appear here as the agent works.</Empty>
-      ) : (
-        <ol class="events" data-testid="live-events">
-          {rows.map((event) => (
-            <EventRow
-              key={`${event.session_id}#${event.seq}`}
-              event={event}
-              actions={
-                event.kind === "transcript_appended" &&
-                event.role === "user" &&
-                typeof event.sender_id === "string" ? (
-                  <a
-                    class="take"
-                    href={`/takeover?${new URLSearchParams({
-                      agent: event.agent_id,
-                      channel: String(event.source_plugin ?? ""),
-                      contact: event.sender_id,
-                      session: event.session_id,
-                    })}`}
-                  >
-                    take over
-                  </a>
-                ) : null
-              }
-            />
-          ))}
-        </ol>
-      )}
-      {pager}
+      <ErrorNote error={history.error} />
+      <div
+        class="scroller"
+        ref={list}
+        data-testid="live-scroller"
+        onScroll={(e) => {
+          const box = e.currentTarget;
+          atEnd.current = box.scrollHeight - box.scrollTop - box.clientHeight <= AT_END;
+        }}
+      >
+        <div class="earlier">
+          {history.hasEarlier ? (
+            <button type="button" disabled={loading} onClick={loadEarlier}>
+              {loading ? "Loading earlier events…" : "Load earlier"}
+            </button>
+          ) : events.length > 0 ? (
+            <span class="note">The oldest stored event.</span>
+          ) : null}
+          <ErrorNote error={earlierError} />
+        </div>
+        {shown.length === 0 ? (
+          <Empty>
+            {events.length === 0
+              ? "No events yet: they appear here as the agent works."
+              : "None of this conversation's events are loaded: load earlier ones."}
+          </Empty>
+        ) : (
+          <ol class="events" data-testid="live-events" data-count={shown.length}>
+            {shown.map((event) => (
+              <EventRow key={eventKey(event)} event={event} actions={takeOver(event)} />
+            ))}
+          </ol>
+        )}
+      </div>
     </section>
+  );
+}
+
+/** A person's message: the link that takes its conversation over. */
+function takeOver(event: AgentEvent) {
+  if (event.kind !== "transcript_appended" || event.role !== "user" || typeof event.sender_id !== "string")
+    return null;
+  return (
+    <a
+      class="take"
+      href={`/takeover?${new URLSearchParams({
+        agent: event.agent_id,
+        channel: String(event.source_plugin ?? ""),
+        contact: event.sender_id,
+        session: event.session_id,
+      })}`}
+    >
+      take over
+    </a>
   );
 }

@@ -47,6 +47,7 @@ export function EventRow({ event, actions }: { event: AgentEvent; actions?: prea
     <li
       class={`event ${event.kind} ${typeof event.role === "string" ? event.role : ""}`}
       data-seq={event.seq}
+      data-key={eventKey(event)}
     >
       <span class="when">{time(eventTime(event))}</span>
       <span class="who">

@@ -229,6 +229,69 @@ describe("agent_events/search filters (nexo additions): channel, role and time b
   });
 });
 
+describe("agent_events/list paged back with before (a nexo addition)", () => {
+  it("pages newest first with next_before until the oldest, same-millisecond events each once; a bad cursor is -32602", async () => {
+    rig = await adminRig([{ id: "reader", fixture: "probe", grants: ["audit_read", "transcripts_read"] }], {
+      services,
+    });
+    const T0 = Date.now() - 60_000;
+    const session = rig.store.sessions.create({ agentId: "ana", channel: "loopback" });
+    // Seven lines, three of them in the same millisecond: a page boundary falls among them.
+    const times = [T0, T0 + 1, T0 + 1, T0 + 1, T0 + 2, T0 + 3, T0 + 4];
+    for (const [i, at] of times.entries())
+      rig.store.transcripts.append(session.id, {
+        role: "user",
+        content: `line ${i}`,
+        createdAt: new Date(at),
+      });
+    type Page = { events: Event[]; next_before?: string };
+    const list = async (params: Record<string, unknown>) => {
+      const reply = await rig!.call("reader", LIST, { agent_id: "ana", ...params });
+      assert.equal(reply.error, undefined, JSON.stringify(reply.error));
+      return reply.result as Page;
+    };
+
+    const whole = await list({});
+    assert.deepEqual(
+      whole.events.map((e) => e.seq),
+      [7, 6, 5, 4, 3, 2, 1],
+      "without before: the list as it always was",
+    );
+    assert.equal(whole.next_before, undefined, "nothing older");
+
+    const bodies: string[] = [];
+    const cursors: string[] = [];
+    let page = await list({ limit: 2 });
+    for (;;) {
+      bodies.push(...page.events.map((e) => String(e.body)));
+      if (page.next_before === undefined) break;
+      cursors.push(page.next_before);
+      page = await list({ limit: 2, before: page.next_before });
+    }
+    assert.deepEqual(bodies, ["line 6", "line 5", "line 4", "line 3", "line 2", "line 1", "line 0"]);
+    assert.equal(cursors.length, 3, "pages of 2, 2, 2, 1");
+    // Newer events arriving meanwhile do not move a page already named by its cursor.
+    rig.store.transcripts.append(session.id, { role: "assistant", content: "a late reply" });
+    assert.deepEqual(
+      (await list({ limit: 2, before: cursors[1] })).events.map((e) => e.body),
+      ["line 2", "line 1"],
+    );
+    // The other filters apply to every page, as to the first.
+    assert.deepEqual((await list({ before: cursors[0], kind: "processing_state_changed" })).events, []);
+
+    for (const before of ["", "12", "12:x", "-1:2", "1:2:3", "99999999999999999:1", "9999999999999999:1"]) {
+      const bad = await rig.call("reader", LIST, { agent_id: "ana", before });
+      assert.equal(bad.error?.code, -32602, `${before}: ${JSON.stringify(bad)}`);
+      assert.match(bad.error?.message ?? "", /before/);
+    }
+    const rows = rig.store.audit.tail({ limit: 100 }).entries.filter((row) => row.method === LIST);
+    assert.ok(
+      rows.some((row) => row.result !== "ok"),
+      "refused cursors are audited too",
+    );
+  });
+});
+
 describe("agent event firehose", () => {
   it("pushes live only to subscribers, by capability, with the seq backfill returns", async () => {
     rig = await adminRig(

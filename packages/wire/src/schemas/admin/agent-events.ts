@@ -130,6 +130,17 @@ export const AGENT_EVENTS_LIST_DEFAULT_WINDOW_MS = 30 * 24 * 60 * 60 * 1000;
 export const AGENT_EVENTS_LIST_DEFAULT_LIMIT = 500;
 export const AGENT_EVENTS_LIST_MAX_LIMIT = 1000;
 
+/**
+ * Where a page of `agent_events/list` ended (a nexo addition): opaque to clients, who only pass a
+ * result's `next_before` back as `before`. The daemon writes it as `<at_ms>:<row id>` of the page's
+ * oldest event (the handler refuses a number past the exact integers).
+ */
+export const AgentEventsCursorSchema = lazySchema("admin.agent-events", () =>
+  z.string().regex(/^\d{1,16}:\d{1,16}$/, {
+    message: "not a cursor of agent_events/list: pass a result's next_before as it came",
+  }),
+);
+
 export const AgentEventsListParamsSchema = lazySchema("admin.agent-events", () =>
   z.looseObject({
     agent_id: NonEmptyStringSchema,
@@ -138,13 +149,18 @@ export const AgentEventsListParamsSchema = lazySchema("admin.agent-events", () =
     limit: CountSchema.optional(),
     /** Cross-tenant queries come back empty rather than revealing that events exist. */
     tenant_id: TenantIdSchema.optional(),
+    /** Only events older than this cursor (a previous answer's `next_before`; a nexo addition). */
+    before: AgentEventsCursorSchema.optional(),
   }),
 );
 export type AgentEventsListParams = z.infer<typeof AgentEventsListParamsSchema>;
 
-/** Newest first. */
+/**
+ * Newest first. `next_before` (a nexo addition) is there when older events may follow: pass it as
+ * `before`, with the same other params, for the next page back.
+ */
 export const AgentEventsListResultSchema = lazySchema("admin.agent-events", () =>
-  z.looseObject({ events: z.array(AgentEventSchema) }),
+  z.looseObject({ events: z.array(AgentEventSchema), next_before: AgentEventsCursorSchema.optional() }),
 );
 export type AgentEventsListResult = z.infer<typeof AgentEventsListResultSchema>;
 
