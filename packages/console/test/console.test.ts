@@ -517,7 +517,7 @@ describe("the operator console", { timeout: 600_000 }, () => {
     assert.ok(read.entries.length > 0, "read back with agent_events/read");
   });
 
-  test("live view: Load earlier reads back page after page to the oldest event, the rows in sight staying in place, live ones once", async () => {
+  test("live view: Load earlier reads back page after page to the oldest event, the rows in sight staying in place, live ones once; one conversation's own pages", async () => {
     // More than two of the view's reads (200 each): pauses and resumes of a conversation nobody
     // writes in, each an event of ana's.
     const scope = {
@@ -594,6 +594,50 @@ describe("the operator console", { timeout: 600_000 }, () => {
     );
     const lists = await daemon.auditTail({ microappId: "console", method: "nexo/admin/agent_events/list" });
     assert.ok(lists.entries.every((e) => e.result === "ok"));
+
+    // One conversation picked: its earlier pages are its own (agent_events/read back from its
+    // oldest seq shown), down to its seq 1, each seq once.
+    const calls = async (method: string) =>
+      (
+        await daemon.auditTail({
+          microappId: "console",
+          method: `nexo/admin/agent_events/${method}`,
+          limit: 1,
+        })
+      ).total;
+    await page.reload();
+    await go("/live");
+    await page.locator("select[name=agent]").selectOption("ana");
+    await earlier.waitFor();
+    const erin = "conversation:ana/loopback/default/erin";
+    await page.locator("select[name=session]").selectOption(erin);
+    const erinCount = now.events.filter((e) => e.session_id === erin).length;
+    assert.ok(Number(await events.getAttribute("data-count")) < erinCount, "erin's oldest are not read yet");
+    const [listsBefore, readsBefore] = [await calls("list"), await calls("read")];
+    for (let pages = 0; (await earlier.count()) > 0; pages++) {
+      assert.ok(pages < 5, "a few pages reach erin's first event");
+      const count = await events.getAttribute("data-count");
+      await earlier.scrollIntoViewIfNeeded();
+      const top = events.locator(`li[data-key="${(await keys())[0]!}"]`);
+      const was = (await top.boundingBox())!;
+      await earlier.click();
+      await page
+        .locator(`[data-testid=live-events]:not([data-count="${count}"])`)
+        .or(page.getByText("This conversation's oldest stored event."))
+        .first()
+        .waitFor();
+      const is = (await top.boundingBox())!;
+      assert.ok(Math.abs(is.y - was.y) <= 1, `the row in sight stayed in place: ${was.y} → ${is.y}`);
+    }
+    await page.getByText("This conversation's oldest stored event.").waitFor();
+    const seqs = (await keys()).map((key) => Number(key.slice(key.lastIndexOf("#") + 1)));
+    assert.deepEqual(
+      seqs,
+      Array.from({ length: erinCount }, (_, i) => i + 1),
+    );
+    assert.equal(await calls("list"), listsBefore, "no page of the agent's was read for erin's");
+    assert.ok((await calls("read")) >= readsBefore + 2, "erin's pages were read from her stream");
+    await page.locator("select[name=session]").selectOption("");
   });
 
   test("extension health: plugins with their state, and a restart button", async () => {

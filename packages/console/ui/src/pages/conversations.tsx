@@ -2,8 +2,8 @@
  * Live conversations: an agent's events as they happen, oldest at the top, in one scrolling list.
  * On open the page reads the newest stored events back (./event-history.ts) and then adds each
  * live one; a lag notice or a reconnect reads again, so nothing is missed. "Load earlier" at the
- * top reads the page before the oldest one held and puts it above, keeping in place what the
- * operator was looking at. The list follows new events while it is scrolled to its end. A person's
+ * top reads the page before the oldest one held (the agent's, or the picked conversation's) and
+ * puts it above, keeping in place what the operator was looking at. The list follows new events while it is scrolled to its end. A person's
  * message links to taking that conversation over.
  */
 import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
@@ -40,6 +40,16 @@ export function ConversationsPage() {
     [events, session],
   );
 
+  // One conversation picked: "earlier" is that conversation's, before its oldest seq shown.
+  const conversation = useMemo(
+    () =>
+      session === undefined || shown.length === 0
+        ? undefined
+        : { session, oldestSeq: Math.min(...shown.map((e) => e.seq)) },
+    [session, shown],
+  );
+  const hasEarlier = history.hasEarlier(conversation);
+
   const list = useRef<HTMLDivElement>(null);
   const atEnd = useRef(true);
   const anchor = useRef<Anchor | undefined>(undefined);
@@ -73,7 +83,7 @@ export function ConversationsPage() {
     setLoading(true);
     setEarlierError(undefined);
     try {
-      await history.loadEarlier();
+      await history.loadEarlier(conversation);
     } catch (failure) {
       setEarlierError(failure);
     } finally {
@@ -113,21 +123,21 @@ export function ConversationsPage() {
         }}
       >
         <div class="earlier">
-          {history.hasEarlier ? (
+          {hasEarlier ? (
             <button type="button" disabled={loading} onClick={loadEarlier}>
               {loading ? "Loading earlier events…" : "Load earlier"}
             </button>
           ) : events.length > 0 ? (
-            <span class="note">The oldest stored event.</span>
+            <span class="note">
+              {session === undefined
+                ? "The oldest stored event."
+                : "This conversation's oldest stored event."}
+            </span>
           ) : null}
           <ErrorNote error={earlierError} />
         </div>
         {shown.length === 0 ? (
-          <Empty>
-            {events.length === 0
-              ? "No events yet: they appear here as the agent works."
-              : "None of this conversation's events are loaded: load earlier ones."}
-          </Empty>
+          <Empty>No events yet: they appear here as the agent works.</Empty>
         ) : (
           <ol class="events" data-testid="live-events" data-count={shown.length}>
             {shown.map((event) => (

@@ -7,6 +7,10 @@
  * pushed the newest page forward leaves no gap behind it, and a page that overlaps what is held
  * (or what arrived live meanwhile) adds each event once. Only the first newest page sets where
  * "earlier" starts: every event after that cursor has been held since, whatever came later.
+ *
+ * One conversation picked, "earlier" is that conversation's: its seqs count 1, 2, 3… per stream, so
+ * the page before its oldest held seq S is `agent_events/read` from `S - 1 - HISTORY_PAGE` (the
+ * stream's own index), which an agent-wide page of a busy agent would rarely reach.
  */
 import { useEffect, useState } from "preact/hooks";
 import { rpc } from "../api.js";
@@ -23,14 +27,22 @@ interface Held {
   before: string | undefined;
   /** The first newest page came back: `before` is known. */
   started: boolean;
+  /** Conversations read back to their first stored event. */
+  complete: ReadonlySet<string>;
+}
+
+/** One conversation, by the oldest seq of it the view shows. */
+export interface Conversation {
+  session: string;
+  oldestSeq: number;
 }
 
 export interface EventHistory {
   events: readonly AgentEvent[];
-  /** Whether older events are stored than those held. */
-  hasEarlier: boolean;
-  /** Reads the page before the held events and adds it. */
-  loadEarlier: () => Promise<void>;
+  /** Whether older events are stored than those held: the agent's, or one conversation's. */
+  hasEarlier: (conversation?: Conversation) => boolean;
+  /** Reads the page before the held events (the agent's, or one conversation's) and adds it. */
+  loadEarlier: (conversation?: Conversation) => Promise<void>;
   error: unknown;
 }
 
@@ -39,6 +51,7 @@ const nothing = (agent: string | undefined): Held => ({
   events: [],
   before: undefined,
   started: false,
+  complete: new Set(),
 });
 
 export function useEventHistory(agent: string | undefined, resync: number): EventHistory {
@@ -62,6 +75,7 @@ export function useEventHistory(agent: string | undefined, resync: number): Even
                 events: mergeEvents(h.events, page.events as AgentEvent[]),
                 before: h.started ? h.before : page.next_before,
                 started: true,
+                complete: h.complete,
               },
         );
       },
@@ -74,7 +88,8 @@ export function useEventHistory(agent: string | undefined, resync: number): Even
     };
   }, [agent, resync]);
 
-  const loadEarlier = async () => {
+  const loadEarlier = async (conversation?: Conversation) => {
+    if (conversation !== undefined) return loadEarlierIn(conversation);
     const { agent: of, before } = held;
     if (of === undefined || before === undefined) return;
     const page = await rpc("agent_events/list", { agent_id: of, limit: HISTORY_PAGE, before });
@@ -86,11 +101,40 @@ export function useEventHistory(agent: string | undefined, resync: number): Even
     );
   };
 
+  const loadEarlierIn = async ({ session, oldestSeq }: Conversation) => {
+    const of = held.agent;
+    if (of === undefined || oldestSeq <= 1) return;
+    const since = Math.max(0, oldestSeq - 1 - HISTORY_PAGE);
+    const page = await rpc("agent_events/read", {
+      agent_id: of,
+      session_id: session,
+      since_seq: since,
+      limit: oldestSeq - 1 - since,
+    });
+    const older = (page.events as AgentEvent[]).filter((e) => e.seq < oldestSeq);
+    // Seq 1 reached, or nothing older is left (retention deleted it): this conversation is whole.
+    const whole = since === 0 || older.length === 0;
+    setHeld((h) =>
+      h.agent !== of
+        ? h
+        : {
+            ...h,
+            events: mergeEvents(older, h.events),
+            complete: whole ? new Set(h.complete).add(session) : h.complete,
+          },
+    );
+  };
+
+  const hasEarlier = (conversation?: Conversation) =>
+    conversation === undefined
+      ? held.before !== undefined
+      : conversation.oldestSeq > 1 && !held.complete.has(conversation.session);
+
   // Until the effect above has run for a newly chosen agent, the held events are the last one's.
   const mine = held.agent === agent;
   return {
     events: mine ? held.events : [],
-    hasEarlier: mine && held.before !== undefined,
+    hasEarlier: (conversation) => mine && hasEarlier(conversation),
     loadEarlier,
     error,
   };
