@@ -5,7 +5,9 @@
  * the same createBroker, against a real nats-server) — nor the AppServer's wire schemas, which only
  * the AppServer door needs (the daemon imports the schema groups it uses by their own subpath, not
  * through the `@nexo/wire/schemas` index, which builds every group) — nor prom-client, which loads
- * with the first metric counted or scraped (daemon/metrics.ts). Every chunk loaded is ASCII: V8 holds a
+ * with the first metric counted or scraped (daemon/metrics.ts) — nor ajv, though a plugin advertises
+ * tools: their schemas get a structural check at the handshake and ajv compiles each on the tool's
+ * first call (engine/tools/schema-validator.ts). Every chunk loaded is ASCII: V8 holds a
  * module's source for the process's life, as two-byte text (twice the bytes) when one character
  * of it is not ASCII (scripts/bundle-cli.mjs, asciiComments).
  */
@@ -18,6 +20,8 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { CLI_PATH } from "../helpers/cli.js";
 
+const DEMO_TOOLS = fileURLToPath(new URL("../../../../examples/plugins/demo-tools/", import.meta.url));
+
 const HOOKS = `export async function load(url, context, next) {
   if (url.startsWith("file:")) (await import("node:fs")).appendFileSync(process.env.NEXO_TEST_LOAD_LOG, url + "\\n");
   return next(url, context);
@@ -29,13 +33,15 @@ register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOKS)}`)})
 const load = Module._load;
 Module._load = function (request, ...rest) { appendFileSync(process.env.NEXO_TEST_LOAD_LOG, "require:" + request + "\\n"); return load.call(this, request, ...rest); };`;
 
-test("nexo start on the local broker is ready without the NATS client, the AppServer schemas or prom-client, from ASCII chunks", async () => {
+test("nexo start on the local broker is ready without the NATS client, the AppServer schemas, prom-client or ajv, from ASCII chunks", async () => {
   const dir = mkdtempSync(join(tmpdir(), "nexo-start-startup-"));
   const log = join(dir, "loaded.txt");
   writeFileSync(
     join(dir, "agents.yaml"),
     "agents:\n  - id: ana\n    model: { provider: scripted, model: nexo-scripted-demo }\n",
   );
+  // The quickstart's tool plugin: three tools, each with an input_schema.
+  writeFileSync(join(dir, "plugins.yaml"), `plugins:\n  - dir: ${JSON.stringify(DEMO_TOOLS)}\n`);
   writeFileSync(
     join(dir, "daemon.yaml"),
     `state_dir: ${join(dir, "state")}\nhttp: { bind: "127.0.0.1:0" }\n`,
@@ -66,6 +72,9 @@ test("nexo start on the local broker is ready without the NATS client, the AppSe
       !loadedAtReady.includes("require:prom-client"),
       "prom-client is loaded before the first metric or scrape",
     );
+    assert.match(stderr, /"plugins":\[[^\]]*"demo"/, "the demo tools plugin is not running at ready");
+    const ajv = loadedAtReady.filter((entry) => /^require:ajv/.test(entry));
+    assert.deepEqual(ajv, [], "ajv is loaded before any tool was called");
     const chunks = loadedAtReady
       .filter((u) => u.startsWith("file:") && u.includes("/bundle/"))
       .map((u) => fileURLToPath(u));

@@ -6,7 +6,11 @@
  * - `extends.tools` non-empty → the reply must carry a non-empty `tools` array;
  * - a name advertised but not declared → hard failure (the plugin is refused);
  * - a name declared but not advertised → a warning, and calls to it get -33401 from the host;
- * - a schema ajv cannot compile → hard failure naming the tool (the host could not validate calls).
+ * - a schema whose structure is broken → hard failure naming the tool (the host could not validate
+ *   calls). ajv itself compiles each schema on the tool's first call, not here (it stays unloaded
+ *   in a daemon whose tools were not called yet); what only ajv finds then (a `$ref` resolving
+ *   nowhere) refuses that call and every later one with -33402 naming the schema's problem, and
+ *   `nexo plugin check` reports it (engine/tools/schema-validator.ts).
  */
 import { ToolArgumentInvalidError, ToolNotFoundError } from "@nexo/wire";
 import * as plugin from "@nexo/wire/schemas/plugin";

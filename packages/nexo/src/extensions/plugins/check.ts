@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError } from "../../config/errors.js";
+import { SchemaValidators } from "../../engine/tools/schema-validator.js";
 import type { CheckReport, CheckStep as GenericCheckStep } from "../check-report.js";
 import { CommandNotFoundError } from "../command.js";
 import { ChildEnvError } from "../env.js";
@@ -171,6 +172,20 @@ function toolSteps(manifest: LoadedPluginManifest, session: PluginSession): Chec
     },
   ];
   for (const warning of session.warnings) steps.push({ step: "tools", status: "warn", detail: warning });
+  // The daemon compiles each schema with ajv on the tool's first call (engine/tools/schema-
+  // validator.ts); the author hears now what that call would: a schema ajv refuses.
+  const validators = new SchemaValidators();
+  for (const tool of session.catalog.tools.values()) {
+    try {
+      validators.compileNow(tool.inputSchema).release();
+    } catch (error) {
+      steps.push({
+        step: "tools",
+        status: "fail",
+        detail: `tool "${tool.name}" has an input_schema ajv refuses, so every call to it would be refused: ${(error as Error).message}`,
+      });
+    }
+  }
   return steps;
 }
 

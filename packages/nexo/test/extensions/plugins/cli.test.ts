@@ -91,6 +91,16 @@ describe("nexo plugin check", () => {
     assert.match(camel.stdout, /plugin check: FAILED$/m);
   });
 
+  it("fails a tool schema ajv refuses, which the daemon would only meet at the tool's first call", async () => {
+    const run = await nexo("plugin", "check", kitchen, "--env", "FIXTURE_SCHEMA=dangling-ref");
+    assert.equal(run.code, 1, run.stdout);
+    assert.match(
+      run.stdout,
+      /^FAIL\s+tools\s+tool "kitchen_echo" has an input_schema ajv refuses, so every call to it would be refused: can't resolve reference #\/definitions\/nowhere/m,
+    );
+    assert.match(run.stdout, /^plugin check: FAILED/m);
+  });
+
   it("reports stray stdout lines as a warning of their own (issue 14.5)", async () => {
     const clean = await nexo("plugin", "check", kitchen);
     assert.match(clean.stdout, /^ok\s+stdout\s+only JSON-RPC frames$/m);

@@ -99,6 +99,39 @@ describe("plugin host: handshake", () => {
     assert.equal(host.state, "failed");
   });
 
+  it("refuses at the handshake a tool schema whose structure is broken, naming the tool and the keyword", async () => {
+    const { host } = await makeHost("kitchen", { fixtureEnv: { FIXTURE_SCHEMA: "bad-type" } });
+    await assert.rejects(host.start(), (error: unknown) => {
+      assert.ok(error instanceof PluginCatalogError);
+      assert.match(
+        error.problems.join(),
+        /tool "kitchen_echo" has an input_schema that cannot be compiled: schema is invalid: \/properties\/text\/type must be one of array, boolean, integer, null, number, object, string/,
+      );
+      return true;
+    });
+    assert.equal(host.state, "failed");
+  });
+
+  it("refuses every call to a tool whose schema only ajv can refuse (from its first call), without reaching the plugin", async () => {
+    const { host } = await makeHost("kitchen", { fixtureEnv: { FIXTURE_SCHEMA: "dangling-ref" } });
+    await host.start();
+    for (let call = 0; call < 2; call++) {
+      await assert.rejects(invokePluginTool(host, "kitchen_echo", { text: "hi" }), (error: unknown) => {
+        assert.ok(error instanceof ToolArgumentInvalidError);
+        assert.match(
+          error.message,
+          /kitchen_echo: \(arguments\) cannot be checked: the tool's input schema is invalid \(can't resolve reference #\/definitions\/nowhere/,
+        );
+        return true;
+      });
+    }
+    // The other tools' schemas are fine and their calls go through.
+    const stats = (await invokePluginTool(host, "kitchen_stats", {})) as {
+      invocations: Record<string, number>;
+    };
+    assert.equal(stats.invocations.kitchen_echo, undefined);
+  });
+
   it("refuses to start without the sandbox under NEXO_PLUGIN_SANDBOX_REQUIRE=1", async () => {
     const { host } = await makeHost("kitchen", { env: baseEnv({ NEXO_PLUGIN_SANDBOX_REQUIRE: "1" }) });
     let spawned = false;
