@@ -5,14 +5,20 @@
  * settings from agents.yaml (provider, tools with plugins and MCP servers, hooks, approval allow
  * list), channels refusing approvals (nobody is there to answer), and the bound on sessions kept
  * in memory: idle ones beyond the cap are dropped and reloaded when their contact writes again.
+ *
+ * The engine's session code (the session and its turn loop, approvals, the built-in tools) is
+ * loaded with the first session, not at boot: a daemon nobody has written to never runs it, and
+ * holding it cost the idle quickstart daemon ~1 MB (issue 15, docs/performance.md). The router
+ * waits for `loading()` before its first turn; whoever opens a session outside a turn (the
+ * AppServer door) awaits it first.
  */
 
-import { buildToolRegistry } from "../engine/assemble.js";
+import type { buildToolRegistry } from "../engine/assemble.js";
 import type { HookRunner } from "../engine/hooks.js";
 import type { TenantProviders } from "../engine/providers/llm-config.js";
 import type { AgentSession } from "../engine/session.js";
 import type { MinimalLogger, ToolHost } from "../engine/session-types.js";
-import { type SessionPlace, SessionService } from "../engine/sessions/service.js";
+import type { SessionPlace, SessionService } from "../engine/sessions/service.js";
 import { LayeredTools } from "../engine/tools/layered.js";
 import type { ToolRegistry } from "../engine/tools/registry.js";
 import type { ApprovalMode, LlmProvider } from "../engine/types.js";
@@ -53,6 +59,36 @@ export interface DaemonSessionsOptions {
   wrapProvider?: (provider: LlmProvider) => LlmProvider;
 }
 
+interface SessionEngine {
+  buildToolRegistry: typeof buildToolRegistry;
+  SessionService: typeof SessionService;
+}
+
+/** Loaded once per process, by the first `loading()`. */
+let sessionEngine: SessionEngine | undefined;
+let engineLoad: Promise<SessionEngine> | undefined;
+/** Why the last load failed, for the error of an `open` that comes after it. */
+let engineLoadError: unknown;
+
+function loadSessionEngine(): Promise<SessionEngine> {
+  engineLoad ??= Promise.all([import("../engine/assemble.js"), import("../engine/sessions/service.js")]).then(
+    ([assemble, service]) => {
+      sessionEngine = {
+        buildToolRegistry: assemble.buildToolRegistry,
+        SessionService: service.SessionService,
+      };
+      return sessionEngine;
+    },
+    (error: unknown) => {
+      // A later call tries again rather than holding on to one failed import.
+      engineLoad = undefined;
+      engineLoadError = error;
+      throw error;
+    },
+  );
+  return engineLoad;
+}
+
 /** Channels have nobody to answer a tool_request; this is what the model hears instead. */
 export const CHANNEL_APPROVAL_REFUSAL =
   "this tool needs approval and nobody can approve it on a channel; the operator can allow it in agents.yaml (approval.allow)";
@@ -63,10 +99,34 @@ export class DaemonSessions implements SessionOpener {
   private readonly ownTools = new Map<string, ToolRegistry>();
 
   /** Records, transcripts and approval state in the store, the same for every door. */
-  private readonly service: SessionService;
+  private serviceOnceLoaded: SessionService | undefined;
 
-  constructor(private readonly options: DaemonSessionsOptions) {
-    this.service = new SessionService(options.store);
+  constructor(private readonly options: DaemonSessionsOptions) {}
+
+  /**
+   * Loads the engine's session code unless it is loaded already: a promise to await before the
+   * first `open`, `openMany`, `renew` or `openFor`, and `undefined` from then on (the router asks
+   * before every turn; no promise is made for a turn once the code is there).
+   */
+  loading(): Promise<void> | undefined {
+    if (sessionEngine !== undefined) return undefined;
+    return loadSessionEngine().then(() => undefined);
+  }
+
+  private engine(): SessionEngine {
+    if (sessionEngine === undefined)
+      throw new Error(
+        engineLoadError === undefined
+          ? "the engine's session code is not loaded yet: await DaemonSessions.loading() first"
+          : `the engine's session code could not be loaded: ${(engineLoadError as Error).message}`,
+        { cause: engineLoadError },
+      );
+    return sessionEngine;
+  }
+
+  private get service(): SessionService {
+    this.serviceOnceLoaded ??= new (this.engine().SessionService)(this.options.store);
+    return this.serviceOnceLoaded;
   }
 
   open(key: SessionKey): AgentSession {
@@ -225,7 +285,7 @@ export class DaemonSessions implements SessionOpener {
   private toolsOf(agentId: string, settings: Parameters<typeof buildToolRegistry>[0]): ToolRegistry {
     let tools = this.ownTools.get(agentId);
     if (!tools) {
-      tools = buildToolRegistry(settings);
+      tools = this.engine().buildToolRegistry(settings);
       this.ownTools.set(agentId, tools);
     }
     return tools;

@@ -7,7 +7,9 @@
  * through the `@nexo/wire/schemas` index, which builds every group) — nor prom-client, which loads
  * with the first metric counted or scraped (daemon/metrics.ts) — nor ajv, though a plugin advertises
  * tools: their schemas get a structural check at the handshake and ajv compiles each on the tool's
- * first call (engine/tools/schema-validator.ts). Every chunk loaded is ASCII: V8 holds a
+ * first call (engine/tools/schema-validator.ts) — nor the engine's session code (the session, its
+ * turn loop, the built-in tools), which loads with the first session (daemon/sessions.ts). Every
+ * chunk loaded is ASCII: V8 holds a
  * module's source for the process's life, as two-byte text (twice the bytes) when one character
  * of it is not ASCII (scripts/bundle-cli.mjs, asciiComments).
  */
@@ -86,6 +88,13 @@ test("nexo start on the local broker is ready without the NATS client, the AppSe
       !sources.includes("wire/dist/schemas/appserver/"),
       "the AppServer's schemas are loaded before ready",
     );
+    for (const engine of [
+      "engine/session.js",
+      "engine/turn.js",
+      "engine/assemble.js",
+      "engine/tools/builtins.js",
+    ])
+      assert.ok(!sources.includes(`nexo/dist/${engine}`), `${engine} is loaded before the first session`);
     // The command tree lists the scaffolders' choices (scaffold/choices), not their templates.
     for (const template of ["scaffold/plugin.js", "scaffold/microapp.js", "scaffold/config-dir.js"])
       assert.ok(!sources.includes(template), `${template} is loaded before ready`);

@@ -21,8 +21,10 @@ const AGENTS = `agents:
 `;
 const PLUGINS = `plugins:\n  - dir: ${KITCHEN}\n    grants: { memory_agents: "*" }\n`;
 
-function session(daemon: Daemon, contact: string): AgentSession {
+/** A session opened outside a turn: the engine's session code loads first (daemon/sessions.ts). */
+async function session(daemon: Daemon, contact: string): Promise<AgentSession> {
   const key = { agentId: "ana", channel: "web", account: undefined, contact };
+  await daemon.sessions.loading();
   return daemon.sessions.open(key);
 }
 
@@ -62,7 +64,7 @@ describe("memory.yaml", () => {
     const { daemon } = dir;
     await daemon.store.memory.store("ana", "likes green tea");
 
-    const off = session(daemon, "off");
+    const off = await session(daemon, "off");
     assert.deepEqual(memoryTools(off), []);
     assert.match(await pluginRecall(daemon, off), /long-term memory is turned off/);
     assert.equal((await daemon.store.memory.recall("ana", "tea", 5)).length, 1, "what is stored stays");
@@ -70,7 +72,7 @@ describe("memory.yaml", () => {
     dir.write("memory.yaml", "long_term:\n  enabled: true\n");
     // Throws when the directory does not validate.
     await daemon.services.reload();
-    const on = session(daemon, "on");
+    const on = await session(daemon, "on");
     assert.deepEqual(memoryTools(on), ["memory_recall", "memory_store"]);
     assert.match(await pluginRecall(daemon, on), /likes green tea/);
   });
@@ -83,7 +85,7 @@ describe("memory.yaml", () => {
     started.push(dir);
     const { daemon } = dir;
     for (const n of [1, 2, 3, 4, 5]) await daemon.store.memory.store("ana", `tea fact ${n}`);
-    const s = session(daemon, "limits");
+    const s = await session(daemon, "limits");
     const recall = (args: Record<string, unknown>) =>
       s.invokeTool(
         "memory_recall",

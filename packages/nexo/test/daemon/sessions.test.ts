@@ -41,6 +41,18 @@ describe("DaemonSessions", () => {
     });
   const key = (contact: string) => ({ agentId: "ana", channel: "chat", account: undefined, contact });
 
+  it("loads the engine's session code with the first session, not before", async () => {
+    const sessions = sessionsOf();
+    assert.throws(() => sessions.open(key("early")), /the engine's session code is not loaded yet/);
+    const loading = sessions.loading();
+    assert.ok(loading instanceof Promise);
+    await loading;
+    // Loaded once per process: no promise for a turn from then on, whichever instance asks.
+    assert.equal(sessions.loading(), undefined);
+    assert.equal(sessionsOf().loading(), undefined);
+    assert.equal(sessions.open(key("early")).history.length, 0);
+  });
+
   it("creates the record of a new contact and starts with no history", () => {
     const session = sessionsOf().open(key("new-contact"));
     assert.deepEqual(session.history, []);

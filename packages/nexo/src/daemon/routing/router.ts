@@ -45,6 +45,11 @@ export interface SessionOpener {
    */
   openMany?(keys: readonly SessionKey[]): void;
   /**
+   * A promise to await before the first `open` (the engine's code loads with the first session),
+   * `undefined` once nothing is left to wait for.
+   */
+  loading?(): Promise<void> | undefined;
+  /**
    * Starts a fresh conversation for the key (a person's `/new`): later messages open a new
    * session; the earlier one stays in the store. Returns the new session's id.
    */
@@ -504,10 +509,12 @@ export class Router {
 
   private async run(work: Work): Promise<void> {
     try {
-      if (work.committed !== undefined) {
-        await this.rowWritten(work);
-        this.openAhead();
-      }
+      if (work.committed !== undefined) await this.rowWritten(work);
+      // The first turn waits for the engine's session code to load (daemon/sessions.ts); should
+      // the load fail, its `open` below throws, and the turn fails as any turn that threw.
+      const loading = this.options.sessions.loading?.();
+      if (loading !== undefined) await loading.catch(() => undefined);
+      if (work.committed !== undefined) this.openAhead();
       await this.runTurn(work);
     } finally {
       if (work.inboxSeq !== undefined) this.inboxLive.delete(work.inboxSeq);

@@ -47,6 +47,9 @@ export function appServerDoor(
       if (agentId === undefined || agent === undefined) {
         throw new Error(`appserver.yaml: agent ${agentId ?? "(none)"} is not in agents.yaml`);
       }
+      // Its threads open the daemon's sessions as they start, synchronously: the engine's session
+      // code (loaded with the first session, daemon/sessions.ts) loads now.
+      await daemon.sessions.loading();
       const host = createThreadedAppServer({
         version: NEXO_VERSION,
         workspace: agent.workspace,
