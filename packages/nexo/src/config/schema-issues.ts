@@ -15,7 +15,13 @@ export type SchemaResult<T> = { ok: true; value: T } | { ok: false; issues: Conf
 /** Validates `data`; on failure returns one issue per problem (one per unknown key, too). */
 export function validateWithSchema<S extends z.ZodType>(schema: S, data: unknown): SchemaResult<z.output<S>> {
   const suggestions = new Map<string, string>();
-  const result = schema.safeParse(data, { error: (issue) => operatorMessage(issue, suggestions) });
+  // jitless: zod would compile a parser for each object schema on its first parse and keep it for
+  // the process's life; a config document is parsed once per load, so that code was compiled for
+  // nothing and held by every idle daemon (issue 15, docs/performance.md).
+  const result = schema.safeParse(data, {
+    error: (issue) => operatorMessage(issue, suggestions),
+    jitless: true,
+  });
   if (result.success) return { ok: true, value: result.data };
   return { ok: false, issues: result.error.issues.flatMap((issue) => toConfigIssues(issue, suggestions)) };
 }
