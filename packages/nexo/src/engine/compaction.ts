@@ -11,7 +11,7 @@ import type { ChatMessage, ContentBlock, LlmProvider, ToolSpec } from "./types.j
 export function estimateTokens(
   system: string | undefined,
   messages: ChatMessage[],
-  tools: ToolSpec[] = [],
+  tools: readonly ToolSpec[] = [],
 ): number {
   let chars = system?.length ?? 0;
   for (const m of messages) chars += messageChars(m);
@@ -28,8 +28,19 @@ export function messageChars(message: ChatMessage): number {
 /** Serialised schema sizes, by schema object: tools keep their schema for life, so this is computed once. */
 const schemaChars = new WeakMap<object, number>();
 
+/**
+ * Sizes of frozen spec lists, by list: a registry hands out one frozen list until its tools change
+ * (ToolRegistry.specs), so a turn measures it with one lookup instead of one per tool.
+ */
+const frozenListChars = new WeakMap<readonly ToolSpec[], number>();
+
 /** The size of the tool definitions sent with every request. */
-export function toolSpecChars(tools: ToolSpec[]): number {
+export function toolSpecChars(tools: readonly ToolSpec[]): number {
+  const frozen = Object.isFrozen(tools);
+  if (frozen) {
+    const known = frozenListChars.get(tools);
+    if (known !== undefined) return known;
+  }
   let chars = 0;
   for (const t of tools) {
     let size = schemaChars.get(t.inputSchema);
@@ -39,6 +50,7 @@ export function toolSpecChars(tools: ToolSpec[]): number {
     }
     chars += t.name.length + t.description.length + size;
   }
+  if (frozen) frozenListChars.set(tools, chars);
   return chars;
 }
 

@@ -22,7 +22,7 @@ import type {
 /** What the turn loop needs from the tool registry (engine/tools/registry.ts provides it). */
 export interface ToolHost {
   get(name: string): Tool | undefined;
-  specs(filter?: (tool: Tool) => boolean): ToolSpec[];
+  specs(filter?: (tool: Tool) => boolean): readonly ToolSpec[];
   invoke(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput>;
 }
 
@@ -132,7 +132,7 @@ export interface SessionState {
   replaceHistory(messages: ChatMessage[]): void;
   /** The history's size in the estimate's characters, kept up to date as messages come and go. */
   readonly historyChars: number;
-  toolSpecs(): ToolSpec[];
+  toolSpecs(): readonly ToolSpec[];
   findTool(name: string): Tool | undefined;
   invokeTool(name: string, args: Record<string, unknown>, call: ToolCallContext): Promise<ToolOutput>;
   contextWindow(): number | undefined;

@@ -173,7 +173,7 @@ export class AgentSession implements SessionState {
     if (!run.ended) {
       const message = (error as Error)?.message ?? String(error);
       run.emit({ type: "error", turnId, failure: "internal", message, retryable: false });
-      run.emit({ type: "turn_end", turnId, reason: "error", usage: run.usage });
+      run.end({ type: "turn_end", turnId, reason: "error", usage: run.usage });
     }
     return { turnId, reason: "error", usage: run.usage };
   }
@@ -288,7 +288,7 @@ export class AgentSession implements SessionState {
     this.charCount = messages.reduce((sum, m) => sum + messageChars(m), 0);
   }
 
-  toolSpecs(): ToolSpec[] {
+  toolSpecs(): readonly ToolSpec[] {
     return this.config.tools.specs(this.config.toolFilter);
   }
 

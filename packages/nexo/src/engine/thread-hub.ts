@@ -23,6 +23,9 @@ export interface LaggedEvent {
 
 export type HubEvent = TurnEvent | LaggedEvent;
 
+/** An event published while a turn runs, between its `turn_start` and its `turn_end`. */
+export type MidTurnEvent = Exclude<TurnEvent, { type: "turn_start" | "turn_end" }>;
+
 export interface SubscribeOptions {
   /** Receive the running turn's events so far (merged) before the live ones. */
   replay?: boolean;
@@ -101,13 +104,16 @@ function sizeOf(event: HubEvent): number {
 /** Raw events the log takes before it merges its tail: bounds its growth between merges. */
 const LOG_MERGE_EVERY = 256;
 
+/** A hub's readers when it has none (never changed: the hub replaces its array, see `subscribers`). */
+const NO_SUBSCRIBERS: readonly Subscription[] = Object.freeze([]);
+
 export class ThreadHub {
   /**
    * Replaced, never changed in place, when a reader comes or goes: `publish` walks the array it
    * started with by index (a Set's iterator is an object per event), and a reader that detaches
    * while an event is handed out (its turn ended, it fell behind) cannot disturb that walk.
    */
-  private subscribers: readonly Subscription[] = [];
+  private subscribers: readonly Subscription[] = NO_SUBSCRIBERS;
   /**
    * The running turn's events: merged up to `logMerged`, raw after it. Appending raw and merging
    * in batches (or when a reader asks) keeps the per-event cost at one array push: most turns are
@@ -119,11 +125,32 @@ export class ThreadHub {
   /** The merged part's last entry is a merged copy only the log holds, so it can grow in place. */
   private logTailOwned = false;
 
-  /** Hands `event` to every subscriber and to the running turn's log. Never waits. */
+  /**
+   * Hands `event` to every subscriber and to the running turn's log. Never waits. The event's
+   * `type` and `turnId` are read once here and handed on: events come in a dozen shapes, so every
+   * read of a field on one goes through V8's megamorphic cache, and the log and each subscriber
+   * would otherwise read both again.
+   */
   publish(event: TurnEvent): void {
-    this.record(event);
+    const type = event.type;
+    const turnId = event.turnId;
+    this.record(event, type, turnId);
+    const ends = type === "turn_end";
     const subscribers = this.subscribers;
-    for (let i = 0; i < subscribers.length; i++) subscribers[i]!.push(event);
+    for (let i = 0; i < subscribers.length; i++) subscribers[i]!.deliver(event, turnId, ends);
+  }
+
+  /**
+   * `publish` for an event of turn `turnId` that neither starts nor ends it, which is what a running
+   * turn publishes most (TurnRun.emit): nothing is read from the event at all.
+   */
+  publishWithin(event: MidTurnEvent, turnId: string): void {
+    if (this.logTurn === turnId) {
+      this.log.push(event);
+      if (this.log.length - this.logMerged >= LOG_MERGE_EVERY) this.mergeLog();
+    }
+    const subscribers = this.subscribers;
+    for (let i = 0; i < subscribers.length; i++) subscribers[i]!.deliver(event, turnId, false);
   }
 
   subscribe(options: SubscribeOptions = {}): Subscription {
@@ -137,7 +164,11 @@ export class ThreadHub {
       this.logTailOwned = false; // the log's objects are now shared with this subscriber
       for (const event of this.log) subscription.push(event);
     }
-    if (!subscription.ended) this.subscribers = [...this.subscribers, subscription];
+    if (!subscription.ended) {
+      const subscribers = this.subscribers;
+      // Not `[...subscribers, subscription]`: most hubs have no reader when one comes.
+      this.subscribers = subscribers.length === 0 ? [subscription] : subscribers.concat(subscription);
+    }
     return subscription;
   }
 
@@ -160,19 +191,22 @@ export class ThreadHub {
 
   /** A subscription stops receiving (it ended, was closed or detached for lag). */
   detach(subscription: Subscription): void {
-    if (this.subscribers.includes(subscription))
-      this.subscribers = this.subscribers.filter((subscriber) => subscriber !== subscription);
+    const subscribers = this.subscribers;
+    const at = subscribers.indexOf(subscription);
+    if (at === -1) return;
+    // A new array (see `subscribers`); the common case, the only reader leaving, allocates nothing.
+    this.subscribers = subscribers.length === 1 ? NO_SUBSCRIBERS : subscribers.filter((_, i) => i !== at);
   }
 
-  private record(event: TurnEvent): void {
-    if (event.type === "turn_start") {
+  private record(event: TurnEvent, type: TurnEvent["type"], turnId: string): void {
+    if (type === "turn_start") {
       this.log = [];
       this.logMerged = 0;
-      this.logTurn = event.turnId;
+      this.logTurn = turnId;
       this.logTailOwned = false;
     }
-    if (this.logTurn !== event.turnId) return;
-    if (event.type === "turn_end") {
+    if (this.logTurn !== turnId) return;
+    if (type === "turn_end") {
       this.log = [];
       this.logMerged = 0;
       this.logTurn = undefined;
@@ -251,11 +285,19 @@ export class Subscription implements AsyncIterable<HubEvent>, AsyncIterator<HubE
     return this.end - this.head;
   }
 
-  /** Called by the hub for every event. */
+  /** Queues `event` for this reader, or hands it to a waiting read. */
   push(event: TurnEvent): void {
+    this.deliver(event, event.turnId, event.type === "turn_end");
+  }
+
+  /**
+   * `push` with what it needs of the event already known: its turn and whether it is a `turn_end`
+   * (the hub reads them once for every reader, or knows them without reading). @internal
+   */
+  deliver(event: TurnEvent, turnId: string, ends: boolean): void {
     if (this.done) return;
-    if (this.turnId !== undefined && event.turnId !== this.turnId) return;
-    if (event.type === "turn_end" && this.turnId !== undefined) this.finish();
+    if (this.turnId !== undefined && turnId !== this.turnId) return;
+    if (ends && this.turnId !== undefined) this.finish();
     const waiting = this.waiting;
     if (waiting !== undefined && this.head === this.end) {
       this.waiting = undefined;
@@ -281,19 +323,10 @@ export class Subscription implements AsyncIterable<HubEvent>, AsyncIterator<HubE
       }
       return Promise.resolve({ value: undefined, done: true });
     }
-    return new Promise(this.wait);
-  }
-
-  /**
-   * The executor of a pending read, made once rather than per read, and by `bind` rather than as
-   * an arrow: a named arrow made per subscription is also given its name by a property write when
-   * built with keep-names (tsx, which the tests and benchmarks run on).
-   */
-  private readonly wait = armRead.bind(undefined, this);
-
-  /** Called by a pending read's executor: the reader now waits. @internal */
-  armReader(resolve: (result: IteratorResult<HubEvent>) => void): void {
-    this.waiting = resolve;
+    const read = new Promise<IteratorResult<HubEvent>>(captureResolve);
+    this.waiting = captured;
+    captured = undefined;
+    return read;
   }
 
   return(): Promise<IteratorResult<HubEvent>> {
@@ -369,7 +402,14 @@ export class Subscription implements AsyncIterable<HubEvent>, AsyncIterator<HubE
   }
 }
 
-/** A pending read's executor, bound once per subscription. */
-function armRead(subscription: Subscription, resolve: (result: IteratorResult<HubEvent>) => void): void {
-  subscription.armReader(resolve);
+/**
+ * A pending read's resolve function, handed out by `captureResolve`. One plain executor serves
+ * every read of every subscription: it runs synchronously inside `new Promise`, so the read takes
+ * its resolve function from here right after. (An executor bound to each subscription cost a
+ * `bind` per subscription and a bound-function call per read.)
+ */
+let captured: ((result: IteratorResult<HubEvent>) => void) | undefined;
+
+function captureResolve(resolve: (result: IteratorResult<HubEvent>) => void): void {
+  captured = resolve;
 }

@@ -5,8 +5,8 @@
  * that every call of the turn has an id of its own.
  */
 import { LlmAuthenticationError, LlmModelNotFoundError, LlmRateLimitedError } from "@nexo/wire";
-import type { TurnEvent } from "./events.js";
 import { isRetryable } from "./providers/errors.js";
+import type { MidTurnEvent } from "./thread-hub.js";
 import { nextItemId, type TurnRun, turnTools, uniqueCallId } from "./turn-run.js";
 import { addUsage, type ChatRequest, emptyUsage, type ToolUseBlock, type Usage } from "./types.js";
 
@@ -170,7 +170,7 @@ function chatRequest(run: TurnRun): ChatRequest {
   return request;
 }
 
-export function providerErrorEvent(turnId: string, error: unknown, during?: string): TurnEvent {
+export function providerErrorEvent(turnId: string, error: unknown, during?: string): MidTurnEvent {
   const retryable = isRetryable(error);
   let message = (error as Error)?.message ?? String(error);
   if (error instanceof LlmRateLimitedError && error.retryAfterSecs !== undefined) {

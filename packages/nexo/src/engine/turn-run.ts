@@ -6,11 +6,13 @@ import { releaseController, takeController } from "./abort-pool.js";
 import { toolSpecChars } from "./compaction.js";
 import type { TurnEvent } from "./events.js";
 import type { SessionState } from "./session-types.js";
+import type { MidTurnEvent } from "./thread-hub.js";
 import { emptyUsage, type ToolSpec, type Usage } from "./types.js";
 
-/** Where a turn's events go: the session's hub. */
+/** Where a turn's events go: the session's hub (see ThreadHub for both methods). */
 export interface EventSink {
   publish(event: TurnEvent): void;
+  publishWithin(event: MidTurnEvent, turnId: string): void;
 }
 
 /**
@@ -19,8 +21,10 @@ export interface EventSink {
  */
 export class TurnRun {
   /** The tool definitions offered during this turn, and their size, computed once per turn. */
-  tools?: { specs: ToolSpec[]; chars: number };
-  /** Call ids given out in this turn: each call the user sees has an id of its own. */
+  tools?: { specs: readonly ToolSpec[]; chars: number };
+  /** The first call id given out in this turn (see `uniqueCallId`). */
+  firstCallId?: string;
+  /** Call ids given out in this turn once there is more than one: each call has an id of its own. */
   callIds?: Set<string>;
   /** Items (text, reasoning) numbered so far in this turn. */
   items = 0;
@@ -83,14 +87,29 @@ export class TurnRun {
     return this.stopPromise;
   }
 
-  /** Publishes an event; never waits (the session's hub fans it out). */
-  emit(event: TurnEvent): void {
-    if (event.type === "turn_end") this.ended = true;
+  /**
+   * Publishes an event of the running turn; never waits (the session's hub fans it out). The
+   * turn's first and last events go through `start` and `end`, so that neither this nor the hub
+   * reads an event's type or turn: events come in a dozen shapes, and each such read is a
+   * megamorphic property load, for every event a turn publishes.
+   */
+  emit(event: MidTurnEvent): void {
+    this.sink.publishWithin(event, this.turnId);
+  }
+
+  /** Publishes the turn's first event. */
+  start(event: TurnEvent & { type: "turn_start" }): void {
+    this.sink.publish(event);
+  }
+
+  /** Publishes the turn's last event. */
+  end(event: TurnEvent & { type: "turn_end" }): void {
+    this.ended = true;
     this.sink.publish(event);
   }
 }
 
-export function turnTools(run: TurnRun): { specs: ToolSpec[]; chars: number } {
+export function turnTools(run: TurnRun): { specs: readonly ToolSpec[]; chars: number } {
   if (!run.tools) {
     const specs = run.session.toolSpecs();
     run.tools = { specs, chars: toolSpecChars(specs) };
@@ -110,9 +129,17 @@ export function nextItemId(run: TurnRun, kind: "msg" | "reasoning"): string {
  * keeps the providers' id alphabet (letters, digits, `_`, `-`).
  */
 export function uniqueCallId(run: TurnRun, id: string): string {
-  run.callIds ??= new Set();
-  const used = run.callIds;
   const base = id === "" ? "call" : id;
+  let used = run.callIds;
+  if (used === undefined) {
+    // Most turns make one call or none: the first id needs no set to be checked against.
+    if (run.firstCallId === undefined) {
+      run.firstCallId = base;
+      return base;
+    }
+    used = new Set([run.firstCallId]);
+    run.callIds = used;
+  }
   let unique = base;
   for (let n = 2; used.has(unique); n++) unique = `${base}_${n}`;
   used.add(unique);

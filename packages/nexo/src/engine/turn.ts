@@ -11,6 +11,7 @@
 import { LlmContextOverflowError } from "@nexo/wire";
 import { compact, compactionCut, needsCompaction } from "./compaction.js";
 import type { TurnEndReason, TurnEvent, TurnInput, TurnOutcome } from "./events.js";
+import type { MidTurnEvent } from "./thread-hub.js";
 import { callModel, type ModelReply, providerErrorEvent } from "./turn-model.js";
 import { estimateRequestTokens, type TurnRun } from "./turn-run.js";
 import { runToolCalls } from "./turn-tools.js";
@@ -28,7 +29,7 @@ export async function runTurn(run: TurnRun, turnInput: TurnInput): Promise<TurnO
   const { session, turnId, signal } = run;
   let reason: TurnEndReason = "error";
   let reply: string | undefined;
-  run.emit({ type: "turn_start", turnId, input: turnInput });
+  run.start({ type: "turn_start", turnId, input: turnInput });
   try {
     ({ reason, reply } = await work(run, turnInput));
     // Whatever the turn appended since its last write is kept before anyone hears it ended.
@@ -51,7 +52,7 @@ export async function runTurn(run: TurnRun, turnInput: TurnInput): Promise<TurnO
     // Built without a conditional spread (a throw-away object and V8's slow copy path per turn).
     const end: TurnEvent & { type: "turn_end" } = { type: "turn_end", turnId, reason, usage: run.usage };
     if (reply !== undefined) end.reply = reply;
-    run.emit(end);
+    run.end(end);
   }
   const outcome: TurnOutcome = { turnId, reason, usage: run.usage };
   if (reply !== undefined) outcome.reply = reply;
@@ -207,7 +208,7 @@ async function flushAfterFailure(run: TurnRun): Promise<void> {
 async function compactSafely(
   run: TurnRun,
   force: boolean,
-): Promise<"done" | "skipped" | "cancelled" | TurnEvent> {
+): Promise<"done" | "skipped" | "cancelled" | MidTurnEvent> {
   try {
     const compacted = await maybeCompact(run, force);
     if (run.signal.aborted) return "cancelled";

@@ -60,7 +60,7 @@ export interface ChatRequest {
   model: string;
   system?: string;
   messages: ChatMessage[];
-  tools?: ToolSpec[];
+  tools?: readonly ToolSpec[];
   maxTokens: number;
   temperature?: number;
   /** Extended thinking budget in tokens, when the provider supports it. */

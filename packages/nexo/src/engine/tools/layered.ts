@@ -17,7 +17,7 @@ export class LayeredTools implements ToolHost {
     return undefined;
   }
 
-  specs(filter?: (tool: Tool) => boolean): ToolSpec[] {
+  specs(filter?: (tool: Tool) => boolean): readonly ToolSpec[] {
     const seen = new Set<string>();
     const out: ToolSpec[] = [];
     for (const layer of this.layers) {

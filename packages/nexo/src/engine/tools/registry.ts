@@ -39,10 +39,23 @@ interface Entry {
   tool: Tool;
   validate: ArgumentValidator;
   release: () => void;
+  /** What the model is told about the tool (frozen: `specs` hands the same object out every time). */
+  spec: ToolSpec;
+}
+
+/** A tool's spec, made once when it is registered (a tool's name, description and schema are fixed). */
+function specOf(tool: Tool): ToolSpec {
+  return Object.freeze({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema });
 }
 
 export class ToolRegistry {
   private readonly entries = new Map<string, Entry>();
+  /**
+   * Every tool's spec, in registration order, until the next `register` or `unregister`: a turn
+   * asks for them before each model call, and the unfiltered list is the same until the tools
+   * change. Frozen, since every caller gets the same array.
+   */
+  private allSpecs: readonly ToolSpec[] | undefined;
   private readonly validators = new SchemaValidators();
   private readonly maxOutputBytes: number;
 
@@ -72,7 +85,7 @@ export class ToolRegistry {
       );
     }
     if (tool.source === "builtin") {
-      this.entries.set(tool.name, { tool, validate: trustedValidator(tool.inputSchema), release: () => {} });
+      this.add(tool, trustedValidator(tool.inputSchema), () => {});
       return;
     }
     let compiled: { validate: ArgumentValidator; release: () => void };
@@ -82,7 +95,12 @@ export class ToolRegistry {
       const reason = error instanceof Error ? error.message : String(error);
       throw new InvalidToolError(tool.name, tool.source, `invalid inputSchema: ${reason}`, { cause: error });
     }
-    this.entries.set(tool.name, { tool, ...compiled });
+    this.add(tool, compiled.validate, compiled.release);
+  }
+
+  private add(tool: Tool, validate: ArgumentValidator, release: () => void): void {
+    this.entries.set(tool.name, { tool, validate, release, spec: specOf(tool) });
+    this.allSpecs = undefined;
   }
 
   /** Adds several tools; stops at the first one that cannot be registered (those before it stay). */
@@ -96,6 +114,7 @@ export class ToolRegistry {
     if (entry === undefined) return false;
     entry.release();
     this.entries.delete(name);
+    this.allSpecs = undefined;
     return true;
   }
 
@@ -112,11 +131,18 @@ export class ToolRegistry {
     return [...this.entries.values()].map((entry) => entry.tool);
   }
 
-  /** What the model is told about the tools (all of them, or those `filter` keeps). */
-  specs(filter?: (tool: Tool) => boolean): ToolSpec[] {
-    return this.list()
-      .filter((tool) => filter === undefined || filter(tool))
-      .map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+  /**
+   * What the model is told about the tools (all of them, or those `filter` keeps). All of them is
+   * one array shared until the tools change, frozen like the specs in it.
+   */
+  specs(filter?: (tool: Tool) => boolean): readonly ToolSpec[] {
+    if (filter === undefined) {
+      this.allSpecs ??= Object.freeze(Array.from(this.entries.values(), (entry) => entry.spec));
+      return this.allSpecs;
+    }
+    const kept: ToolSpec[] = [];
+    for (const entry of this.entries.values()) if (filter(entry.tool)) kept.push(entry.spec);
+    return kept;
   }
 
   /** The approval category of a call; a name nobody registered counts as `exec`, as the spec says. */

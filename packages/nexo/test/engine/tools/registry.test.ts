@@ -16,7 +16,7 @@ import {
 import { SchemaValidators } from "../../../src/engine/tools/schema-validator.js";
 import { spawnTool } from "../../../src/engine/tools/spawn.js";
 import { closeNames, editDistance } from "../../../src/engine/tools/suggest.js";
-import type { Tool, ToolContext, ToolOutput } from "../../../src/engine/types.js";
+import type { Tool, ToolContext, ToolOutput, ToolSpec } from "../../../src/engine/types.js";
 import { toolContext } from "../../helpers/tools.js";
 
 const workspace = mkdtempSync(join(tmpdir(), "nexo-tools-registry-"));
@@ -193,6 +193,30 @@ describe("ToolRegistry registration", () => {
     assert.deepEqual(
       registry.specs((tool) => tool.category === "info").map((spec) => spec.name),
       ["Read", "Glob", "Grep", "memory_recall"],
+    );
+  });
+
+  it("hands out one frozen list of all specs until a tool comes or goes", () => {
+    const registry = new ToolRegistry();
+    registry.registerAll(builtinTools());
+    const first = registry.specs();
+    assert.equal(registry.specs(), first, "asked again with no change: the same list");
+    assert.ok(Object.isFrozen(first) && first.every((spec) => Object.isFrozen(spec)));
+    assert.throws(() => (first as ToolSpec[]).push(first[0]!), TypeError);
+
+    registry.register({ ...builtinTools()[0]!, name: "ReadAgain" });
+    const grown = registry.specs();
+    assert.notEqual(grown, first);
+    assert.deepEqual(
+      grown.map((spec) => spec.name),
+      [...first.map((spec) => spec.name), "ReadAgain"],
+    );
+    assert.equal(first.length, 8, "a list handed out earlier does not change");
+
+    registry.unregister("Read");
+    assert.deepEqual(
+      registry.specs().map((spec) => spec.name),
+      grown.map((spec) => spec.name).filter((name) => name !== "Read"),
     );
   });
 });

@@ -47,7 +47,7 @@ export class ChannelTools implements ToolHost {
     return this.registry()?.get(name);
   }
 
-  specs(filter?: (tool: Tool) => boolean): ToolSpec[] {
+  specs(filter?: (tool: Tool) => boolean): readonly ToolSpec[] {
     return this.registry()?.specs(filter) ?? [];
   }
 
