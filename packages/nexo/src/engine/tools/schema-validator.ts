@@ -91,7 +91,7 @@ export class SchemaValidators {
         if (compiled === undefined) {
           if (refused !== undefined) return refused;
           try {
-            compiled = this.instanceFor(dialect).compile(schema);
+            compiled = this.compileChecked(dialect, schema);
           } catch (error) {
             refused = [
               {
@@ -113,29 +113,47 @@ export class SchemaValidators {
   /** `compile` with ajv's whole check (meta-schema, references) now: throws with ajv's reason. */
   compileNow(schema: Record<string, unknown>): CompiledSchema {
     const dialect = dialectKey(schema.$schema);
-    const ajv = this.instanceFor(dialect);
-    const compiled: ValidateFunction = ajv.compile(schema);
+    const compiled = this.compileChecked(dialect, schema);
     return {
       validate: (args) => (compiled(args) ? [] : (compiled.errors ?? []).map(toIssue)),
       release: () => {
-        ajv.removeSchema(schema);
+        this.instances.get(dialect)?.removeSchema(schema);
       },
     };
   }
 
-  private instanceFor(dialect: Dialect): AjvInstance {
+  /**
+   * The meta-schema check by the process's shared instance (which compiles each dialect's
+   * meta-schema once, not once per plugin handshake and per registry), then the compile by this
+   * set's own instance. Throws with ajv's reason.
+   */
+  private compileChecked(dialect: Dialect, schema: Record<string, unknown>): ValidateFunction {
+    sharedInstance(dialect).validateSchema(schema, true);
     let ajv = this.instances.get(dialect);
     if (ajv === undefined) {
-      ajv = createAjv(dialect, true);
+      ajv = createAjv(dialect);
       this.instances.set(dialect, ajv);
     }
-    return ajv;
+    return ajv.compile(schema);
   }
 }
 
 /** Trusted schemas' validators, by dialect and schema text: built-in schemas are few and fixed. */
 const trustedValidators = new Map<string, ValidateFunction>();
-const trustedInstances = new Map<Dialect, AjvInstance>();
+/**
+ * One instance per dialect for the process: it compiles the trusted schemas and checks every
+ * other schema against its meta-schema.
+ */
+const sharedInstances = new Map<Dialect, AjvInstance>();
+
+function sharedInstance(dialect: Dialect): AjvInstance {
+  let ajv = sharedInstances.get(dialect);
+  if (ajv === undefined) {
+    ajv = createAjv(dialect);
+    sharedInstances.set(dialect, ajv);
+  }
+  return ajv;
+}
 
 /**
  * A validator for one of nexo's own schemas, compiled when first called and shared by every
@@ -149,12 +167,7 @@ export function trustedValidator(schema: Record<string, unknown>): ArgumentValid
       const text = `${key}\n${JSON.stringify(schema)}`;
       compiled = trustedValidators.get(text);
       if (compiled === undefined) {
-        let ajv = trustedInstances.get(key);
-        if (ajv === undefined) {
-          ajv = createAjv(key, false);
-          trustedInstances.set(key, ajv);
-        }
-        compiled = ajv.compile(schema);
+        compiled = sharedInstance(key).compile(schema);
         trustedValidators.set(text, compiled);
       }
     }
@@ -162,9 +175,10 @@ export function trustedValidator(schema: Record<string, unknown>): ArgumentValid
   };
 }
 
-function createAjv(dialect: Dialect, validateSchema: boolean): AjvInstance {
+/** No instance checks schemas as it compiles them: `compileChecked` asks the shared one first. */
+function createAjv(dialect: Dialect): AjvInstance {
   const AjvOfDialect = ajvClass(dialect);
-  const ajv = new AjvOfDialect({ strict: false, allErrors: true, logger: false, validateSchema });
+  const ajv = new AjvOfDialect({ strict: false, allErrors: true, logger: false, validateSchema: false });
   addFormats?.(ajv as Ajv);
   return ajv;
 }
