@@ -11,6 +11,7 @@
 // zod's namespace re-exports every message locale (about half of zod's bytes); the bundle
 // keeps English, the one zod configures and the only one nexo uses, since every command compiles
 // zod before its first answer (`nexo app-server`'s first `initialize`).
+import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -21,6 +22,45 @@ const englishZodMessages = {
   setup(builder) {
     builder.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
       contents: 'export { default as en } from "./en.js";\n',
+      loader: "js",
+    }));
+  },
+};
+
+/** A dynamic `import("node:…")` becomes a require() of the built-in (see bundleSnapshotEntries). */
+const builtinsRequired = {
+  name: "builtins-required",
+  setup(builder) {
+    builder.onResolve({ filter: /^node:/ }, (args) =>
+      args.kind === "dynamic-import" ? { path: args.path, namespace: "builtin-required" } : undefined,
+    );
+    builder.onLoad({ filter: /.*/, namespace: "builtin-required" }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});\n`,
+      loader: "js",
+    }));
+  },
+};
+
+/**
+ * better-sqlite3 as a constructor that loads the real module on its first call (see
+ * bundleSnapshotEntries): `new Database(...)` gets the real database, whose methods and types are
+ * the module's own. Only the default export is used (store/db.ts).
+ */
+const sqliteAtFirstOpen = {
+  name: "sqlite-at-first-open",
+  setup(builder) {
+    builder.onResolve({ filter: /^better-sqlite3$/ }, () => ({
+      path: "better-sqlite3",
+      namespace: "sqlite-at-first-open",
+    }));
+    builder.onLoad({ filter: /.*/, namespace: "sqlite-at-first-open" }, () => ({
+      contents: `const { createRequire } = require("node:module");
+let loaded;
+module.exports = function Database(...args) {
+  loaded ??= createRequire(globalThis.__nexoBundleUrl)("better-sqlite3");
+  return new loaded(...args);
+};
+`,
       loader: "js",
     }));
   },
@@ -47,6 +87,44 @@ await build({
   logLevel: "warning",
 });
 asciiComments(outdir);
+await bundleSnapshotEntries();
+// The blobs: made from those scripts by the same program an installed package runs.
+execFileSync(process.execPath, [`${nexo}bin/build-snapshot.mjs`], { stdio: "inherit" });
+
+/**
+ * The startup snapshots' scripts (cli/snapshot-start.ts), one per command that starts from one:
+ * bundle/snapshot/<command>.cjs. `node --build-snapshot` runs a single CommonJS script that may
+ * require Node's built-in modules only, so: no splitting, every dynamic import inlined (a
+ * snapshot's script has no ES module loader, not even for `import("node:zlib")`), and
+ * better-sqlite3, a native addon no snapshot can hold, loaded on the store's first open from
+ * where the package is found at start. `import.meta.url` reads `globalThis.__nexoBundleUrl`,
+ * which the script sets to bundle/main.js beside it (what the ES module bundle's modules see) and
+ * the snapshot's main sets again at start, from the blob's path. Whitespace is left out: V8 keeps
+ * a script's whole source in the heap, so every byte of it is in the blob and read at each start.
+ */
+async function bundleSnapshotEntries() {
+  const entries = { agent: "snapshot-agent", "app-server": "snapshot-app-server" };
+  await build({
+    entryPoints: Object.fromEntries(
+      Object.entries(entries).map(([command, file]) => [command, `${nexo}dist/cli/${file}.js`]),
+    ),
+    outdir: `${outdir}/snapshot`,
+    outExtension: { ".js": ".cjs" },
+    bundle: true,
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    define: { "import.meta.url": "globalThis.__nexoBundleUrl" },
+    banner: {
+      js: 'globalThis.__nexoBundleUrl = require("node:url").pathToFileURL(require("node:path").join(__dirname, "..", "main.js")).href;',
+    },
+    minifyWhitespace: true,
+    charset: "ascii",
+    plugins: [englishZodMessages, builtinsRequired, sqliteAtFirstOpen],
+    logLevel: "warning",
+  });
+  asciiComments(`${outdir}/snapshot`, ".cjs");
+}
 
 /**
  * Makes every chunk ASCII. esbuild escapes non-ASCII characters in strings, template literals,
@@ -57,10 +135,10 @@ asciiComments(outdir);
  * therefore comment text; each UTF-16 unit of it becomes one ASCII character, so every column
  * of the source map stays right (the map's sourcesContent keeps the original text).
  */
-function asciiComments(dir) {
+function asciiComments(dir, extension = ".js") {
   const ascii = { "\u2014": "-", "\u2013": "-", "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"' };
   for (const name of readdirSync(dir)) {
-    if (!name.endsWith(".js")) continue;
+    if (!name.endsWith(extension)) continue;
     const text = readFileSync(`${dir}/${name}`, "utf8");
     if (!/[\u0080-\uffff]/.test(text)) continue;
     writeFileSync(

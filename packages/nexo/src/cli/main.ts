@@ -3,28 +3,12 @@
 // cli/program.ts and map failures to exit codes. The program (commander and every command's
 // declaration) is imported only after the fast starts had their look at argv: `nexo app-server` on
 // stdio answers its first `initialize` (cli/app-server-fast.ts) and `nexo agent --json-stream`
-// writes `ready` (cli/agent-fast.ts) before any of it loads.
-import { setFlagsFromString } from "node:v8";
-import { captureSecrets } from "../secrets/index.js";
+// writes `ready` (cli/agent-fast.ts) before any of it loads. The `nexo` command a user runs is
+// bin/nexo, which starts this file (through bin/nexo.js) or, for these two commands, the same fast
+// starts from a startup snapshot (cli/snapshot-start.ts).
+import { startUp } from "./start-up.js";
 
-// Node's fetch (every model call) parses HTTP with llhttp compiled to WebAssembly. After a response
-// or two V8 re-compiles llhttp's hot functions with its optimizing tier on a background thread, and
-// an exiting process waits for that compile to finish: a one-shot `nexo agent --json-stream` spent
-// 0.4-0.9 s between its last answer and its exit (a bare `fetch` then `process.exit` too; 5-30 ms
-// with this). Ten times V8's default budget keeps a short-lived command in the baseline tier; a
-// long stream or a daemon still earns the optimized code. Set before any WebAssembly is compiled.
-setFlagsFromString("--wasm-tiering-budget=18000000");
-
-// Before anything reads the environment or starts a child: secrets leave process.env and
-// /proc/<pid>/environ, and the start-up view handed to the commands keeps them (secrets/capture.ts).
-const startup = captureSecrets();
-if (startup.warning !== undefined) {
-  const { createLogger } = await import("../log.js");
-  createLogger({ base: { component: "secrets" } }).warn(
-    { secrets: startup.captured },
-    `secrets stay readable by other processes of this user: ${startup.warning}`,
-  );
-}
+const startup = await startUp();
 
 /** Whether a fast start took this launch (then the program is never built). */
 async function startedFast(args: readonly string[]): Promise<boolean> {

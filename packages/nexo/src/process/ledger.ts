@@ -20,7 +20,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, w
 import { join } from "node:path";
 import { z } from "zod";
 import { currentProcessIdentity, judgeIdentity, type ProcessIdentity } from "./identity.js";
-import { type LineageMarks, RUN_TOKEN, signalLineage } from "./lineage.js";
+import { type LineageMarks, runToken, signalLineage } from "./lineage.js";
 import { readProcStat } from "./proc.js";
 import {
   type ChildRecorder,
@@ -90,7 +90,7 @@ export class ChildLedger implements ChildRecorder {
     dir: string,
     options: { owner?: ProcessIdentity; registry?: ProcessGroupRegistry } = {},
   ): ChildLedger {
-    const runDir = join(dir, RUN_TOKEN);
+    const runDir = join(dir, runToken());
     mkdirSync(runDir, { recursive: true, mode: 0o700 });
     writeAtomically(join(runDir, OWNER_FILE), options.owner ?? currentProcessIdentity());
     const ledger = new ChildLedger(runDir, options.registry);
@@ -148,7 +148,7 @@ export function reapOrphans(dir: string, self: ProcessIdentity = currentProcessI
     return report;
   }
   for (const run of runs) {
-    if (run === RUN_TOKEN || !/^[0-9a-f]{12}$/.test(run)) continue;
+    if (run === runToken() || !/^[0-9a-f]{12}$/.test(run)) continue;
     const runDir = join(dir, run);
     const owner = readJson(join(runDir, OWNER_FILE), OwnerSchema);
     if (owner === undefined) {

@@ -24,15 +24,24 @@ import { environHas, isLive, type ProcStat, processTable } from "./proc.js";
 
 export const PROCESS_TAG_VAR = "NEXO_PROCESS_TAG";
 
-/** Names this daemon process in the tags of the children it starts. */
-export const RUN_TOKEN = randomBytes(6).toString("hex");
+let token: string | undefined;
+
+/**
+ * Names this daemon process in the tags of the children it starts. Chosen on first use, not when
+ * the module loads: `nexo agent` starts from a startup snapshot whose modules were evaluated once,
+ * at build time (cli/snapshot-start.ts), and a token chosen then would be every process's.
+ */
+export function runToken(): string {
+  token ??= randomBytes(6).toString("hex");
+  return token;
+}
 
 let tagsIssued = 0;
 
-/** A fresh tag for one child of this process: `<RUN_TOKEN>.<n>`. */
+/** A fresh tag for one child of this process: `<run token>.<n>`. */
 export function newProcessTag(): string {
   tagsIssued += 1;
-  return `${RUN_TOKEN}.${tagsIssued}`;
+  return `${runToken()}.${tagsIssued}`;
 }
 
 /** A process seen earlier, to be found again only if it is still the same one (pid reuse). */

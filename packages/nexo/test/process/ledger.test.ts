@@ -17,7 +17,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { currentProcessIdentity } from "../../src/process/identity.js";
 import { ChildLedger, reapOrphans } from "../../src/process/ledger.js";
-import { RUN_TOKEN } from "../../src/process/lineage.js";
+import { runToken } from "../../src/process/lineage.js";
 import { fixture, isGone, pidsWithMarker, waitUntil } from "../fixtures/processes.js";
 
 const repoRoot = fileURLToPath(new URL("../../../..", import.meta.url));
@@ -133,8 +133,8 @@ describe("the ledger never signals a process it cannot prove is the recorded one
     const ledger = ChildLedger.open(dir);
     mkdirSync(join(dir, "not-a-run"));
     assert.deepEqual(reapOrphans(dir), { reaped: [], skipped: [] });
-    assert.ok(existsSync(join(dir, RUN_TOKEN, "owner.json")));
+    assert.ok(existsSync(join(dir, runToken(), "owner.json")));
     ledger.close();
-    assert.ok(!existsSync(join(dir, RUN_TOKEN)));
+    assert.ok(!existsSync(join(dir, runToken())));
   });
 });

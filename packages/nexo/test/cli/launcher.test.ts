@@ -1,0 +1,125 @@
+/**
+ * bin/nexo, the `nexo` command: a POSIX sh script that chooses between the startup snapshot of
+ * `nexo agent` / `nexo app-server` and the ES module entry, then `exec`s node. Here it runs in a
+ * copy of the package's layout with a stand-in `node` on PATH that prints what it was given, its
+ * pid and exits with a status of its own, so each decision is seen directly: the snapshot only
+ * when the stamp names the node found now, that node is not newer than the blob, the blob is
+ * there and NODE_OPTIONS is empty; arguments, pid (exec, no second process) and the exit status
+ * unchanged; the package found through npm's symlink.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, beforeEach, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const LAUNCHER = fileURLToPath(new URL("../../bin/nexo", import.meta.url));
+const root = mkdtempSync(join(tmpdir(), "nexo-launcher-"));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+const pkg = join(root, "pkg");
+const snapshot = join(pkg, "bundle", "snapshot");
+const pathDir = join(root, "path");
+const fakeNode = join(pathDir, "node");
+const launcher = join(pkg, "bin", "nexo");
+const agentBlob = join(snapshot, "agent.blob");
+
+interface Launch {
+  /** What the stand-in node was given, one argument per entry. */
+  argv: string[];
+  pid: number;
+  childPid: number | undefined;
+  code: number | null;
+}
+
+function launch(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Launch> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: { PATH: `${pathDir}:/usr/bin:/bin`, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const [pid, ...argv] = out.split("\0").slice(0, -1);
+      resolve({ argv, pid: Number(pid), childPid: child.pid, code });
+    });
+  });
+}
+
+beforeEach(() => {
+  rmSync(root, { recursive: true, force: true });
+  mkdirSync(join(pkg, "bin"), { recursive: true });
+  mkdirSync(snapshot, { recursive: true });
+  mkdirSync(pathDir);
+  copyFileSync(LAUNCHER, launcher);
+  chmodSync(launcher, 0o755);
+  writeFileSync(join(pkg, "bin", "nexo.js"), "");
+  // Prints its pid and arguments NUL-separated, and exits 7.
+  writeFileSync(fakeNode, `#!/bin/sh\nprintf '%s\\0' "$$" "$@"\nexit 7\n`);
+  chmodSync(fakeNode, 0o755);
+  writeFileSync(agentBlob, "blob");
+  writeFileSync(join(snapshot, "node"), `${fakeNode}\n`);
+  // The node binary older than the blob, as when the blob was built by it.
+  const past = new Date(Date.now() - 60_000);
+  utimesSync(fakeNode, past, past);
+});
+
+const ESM = (...args: string[]): string[] => [join(pkg, "bin", "nexo.js"), ...args];
+/** The blob as bin/nexo names it: through its own directory. */
+const SNAPSHOT = (...args: string[]): string[] => ["--snapshot-blob", `${pkg}/bin/../bundle/snapshot/agent.blob`, ...args];
+
+describe("bin/nexo", () => {
+  test("starts nexo agent from its snapshot, with the arguments, pid and exit status unchanged", async () => {
+    const args = ["agent", "--json-stream", "--system-prompt", "two  words\nand 'quotes' \"$HOME\" *", ""];
+    const run = await launch(launcher, args);
+    assert.deepEqual(run.argv, SNAPSHOT(...args));
+    assert.equal(run.pid, run.childPid, "node runs in the launcher's own process (exec)");
+    assert.equal(run.code, 7);
+  });
+
+  test("runs every other command, and a command without a blob, through the ES module entry", async () => {
+    assert.deepEqual((await launch(launcher, ["start", "--foreground"])).argv, ESM("start", "--foreground"));
+    assert.deepEqual((await launch(launcher, ["--version"])).argv, ESM("--version"));
+    assert.deepEqual((await launch(launcher, [])).argv, ESM());
+    assert.deepEqual((await launch(launcher, ["app-server"])).argv, ESM("app-server"));
+  });
+
+  test("leaves the snapshot for the ES module entry when node could refuse it", async () => {
+    assert.deepEqual(
+      (await launch(launcher, ["agent"], { NODE_OPTIONS: "--max-old-space-size=4096" })).argv,
+      ESM("agent"),
+      "NODE_OPTIONS set",
+    );
+
+    writeFileSync(join(snapshot, "node"), "/usr/local/bin/node\n");
+    assert.deepEqual((await launch(launcher, ["agent"])).argv, ESM("agent"), "built by another node");
+
+    rmSync(join(snapshot, "node"));
+    assert.deepEqual((await launch(launcher, ["agent"])).argv, ESM("agent"), "no stamp (a build that failed)");
+
+    writeFileSync(join(snapshot, "node"), `${fakeNode}\n`);
+    const future = new Date(Date.now() + 60_000);
+    utimesSync(fakeNode, future, future);
+    assert.deepEqual((await launch(launcher, ["agent"])).argv, ESM("agent"), "node replaced after the build");
+
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(fakeNode, past, past);
+    assert.deepEqual((await launch(launcher, ["agent"])).argv, SNAPSHOT("agent"), "the same build again");
+
+    rmSync(agentBlob);
+    assert.deepEqual((await launch(launcher, ["agent"])).argv, ESM("agent"), "no blob");
+  });
+
+  test("finds the package through npm's symlinks", async () => {
+    const binDir = join(root, "node_modules", ".bin");
+    mkdirSync(binDir, { recursive: true });
+    symlinkSync(join("..", "..", "pkg", "bin", "nexo"), join(binDir, "nexo"));
+    symlinkSync(join(binDir, "nexo"), join(root, "nexo-again"));
+    const run = await launch(join(root, "nexo-again"), ["agent"]);
+    assert.equal(run.argv[0], "--snapshot-blob");
+    assert.equal(run.argv.at(-1), "agent");
+    // The blob path goes through the links' directories; it names the same file.
+    assert.match(run.argv[1]!, /pkg\/bin\/\.\.\/bundle\/snapshot\/agent\.blob$/);
+  });
+});
