@@ -120,6 +120,7 @@ async function bundleSnapshotEntries() {
     },
     minifyWhitespace: true,
     charset: "ascii",
+    sourcemap: "linked",
     plugins: [englishZodMessages, builtinsRequired, sqliteAtFirstOpen],
     logLevel: "warning",
   });

@@ -139,14 +139,19 @@ export function fastAgentLaunch(
 /** Writes `ready`, then loads the door and serves the session `ready` announced. */
 export async function serveAgentFast(launch: FastAgentLaunch, env: NodeJS.ProcessEnv): Promise<void> {
   const door = import("./agent-run.js");
-  process.stdout.write(launch.ready);
   // Until the door installs its own: no turn can run yet, so a signal simply ends the process
-  // the way the door ends an idle one.
+  // the way the door ends an idle one. Installed before `ready` is written: a client may signal
+  // as soon as it reads it.
   const leave = (): void => process.exit(0);
   process.once("SIGTERM", leave);
   process.once("SIGINT", leave);
+  process.stdout.write(launch.ready);
   const { runAgent } = await door;
+  // runAgent opens the store and installs its own handlers before its first await; these go only
+  // then, so no moment is left without one (a SIGTERM during the store's open used to kill the
+  // process by the signal instead of ending it with status 0).
+  const running = runAgent(launch.flags, env, { readyWritten: true });
   process.off("SIGTERM", leave);
   process.off("SIGINT", leave);
-  await runAgent(launch.flags, env, { readyWritten: true });
+  await running;
 }
