@@ -40,7 +40,8 @@ import {
 } from "./appserver/line-client.js";
 import { type BenchContext, interleave, median, round } from "./lib.js";
 
-const NEXO = fileURLToPath(new URL("../packages/nexo/bin/nexo.js", import.meta.url));
+/** The `nexo` command as a user's install runs it (bin/nexo: the startup snapshot or the ES module entry). */
+const NEXO = fileURLToPath(new URL("../packages/nexo/bin/nexo", import.meta.url));
 const TURNS = 20;
 const DELTAS = 5_000;
 /** The longest a repetition may take (BENCH_AS_LIMIT_S overrides), by row. */
@@ -67,8 +68,8 @@ interface Peer {
 function nexoPeer(stateDir: string, home: string, mock: MockLlmServer): Peer {
   return {
     name: "nexo",
-    command: process.execPath,
-    args: (over) => [NEXO, "app-server", ...(over === "ws" ? ["--listen", "ws://127.0.0.1:0"] : [])],
+    command: NEXO,
+    args: (over) => ["app-server", ...(over === "ws" ? ["--listen", "ws://127.0.0.1:0"] : [])],
     env: {
       PATH: process.env.PATH,
       HOME: home,

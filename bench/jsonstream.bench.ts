@@ -37,7 +37,8 @@ import { CODEX_KEY_ENV, codexHome } from "./appserver/codex-home.js";
 import { INITIALIZE_PARAMS, LineClient, stop } from "./appserver/line-client.js";
 import { type BenchContext, interleave, median, round } from "./lib.js";
 
-const NEXO = fileURLToPath(new URL("../packages/nexo/bin/nexo.js", import.meta.url));
+/** The `nexo` command as a user's install runs it (bin/nexo: the startup snapshot or the ES module entry). */
+const NEXO = fileURLToPath(new URL("../packages/nexo/bin/nexo", import.meta.url));
 const WORDS = 20_000;
 /** The one-shot question's answer, as the mock model gives it. */
 const ANSWER = "The answer is 42.";
@@ -57,8 +58,8 @@ function spawnToReady(stateDir: string, workspace: string): Promise<number> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(
-      process.execPath,
-      [NEXO, "agent", "--json-stream", "--provider", "scripted", "--workspace", workspace],
+      NEXO,
+      ["agent", "--json-stream", "--provider", "scripted", "--workspace", workspace],
       {
         env: { PATH: process.env.PATH, NEXO_STATE_DIR: stateDir, NEXO_LOG: "warn" },
         stdio: ["pipe", "pipe", "inherit"],
@@ -126,13 +127,19 @@ function exitTime(child: ReturnType<typeof spawn>, t0: number): Promise<number> 
 }
 
 /**
- * A piped one-shot: `args` run by this Node with a clean environment, one message written and
+ * A piped one-shot: `command` with `args` run with a clean environment, one message written and
  * stdin ended at once; done = its `stream_end`. `nexo agent --json-stream` and the SDK floor.
  */
-function pipedOneShot(what: string, args: string[], mock: MockLlmServer, stateDir: string): Promise<OneShot> {
+function pipedOneShot(
+  what: string,
+  command: string,
+  args: string[],
+  mock: MockLlmServer,
+  stateDir: string,
+): Promise<OneShot> {
   mock.reset([{ text: ANSWER }]);
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, {
+  const child = spawn(command, args, {
     env: mockedAgentEnv(stateDir, mock),
     stdio: ["pipe", "pipe", "inherit"],
   });
@@ -164,7 +171,8 @@ function pipedOneShot(what: string, args: string[], mock: MockLlmServer, stateDi
 function nexoOneShot(mock: MockLlmServer, stateDir: string, workspace: string): Promise<OneShot> {
   return pipedOneShot(
     "nexo",
-    [NEXO, "agent", "--json-stream", "--provider", "anthropic", "--model", "bench", "--workspace", workspace],
+    NEXO,
+    ["agent", "--json-stream", "--provider", "anthropic", "--model", "bench", "--workspace", workspace],
     mock,
     stateDir,
   );
@@ -243,18 +251,8 @@ function streamThroughCli(
 ): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(
-      process.execPath,
-      [
-        NEXO,
-        "agent",
-        "--json-stream",
-        "--provider",
-        "anthropic",
-        "--model",
-        "bench",
-        "--workspace",
-        workspace,
-      ],
+      NEXO,
+      ["agent", "--json-stream", "--provider", "anthropic", "--model", "bench", "--workspace", workspace],
       {
         env: mockedAgentEnv(stateDir, mock),
         stdio: ["pipe", "pipe", "inherit"],
@@ -399,7 +397,7 @@ export default async function jsonStream(ctx: BenchContext): Promise<void> {
     await nexoOneShot(oneShotMock, stateDir, workspace); // the first answer's one-time costs are the point, but not the disk's
     // The floor: Node, the official SDK and one streamed request, nothing of nexo (sdk-one-shot.ts).
     const floorArgs = [await bundleSdkFloor(floorDir)];
-    await pipedOneShot("sdk floor", floorArgs, oneShotMock, stateDir);
+    await pipedOneShot("sdk floor", process.execPath, floorArgs, oneShotMock, stateDir);
     const shots: Record<string, OneShot[]> = { nexo: [], codex: [], floor: [] };
     const oneShots: Record<string, () => Promise<number>> = {
       nexo: async () => {
@@ -408,7 +406,7 @@ export default async function jsonStream(ctx: BenchContext): Promise<void> {
         return r.exit;
       },
       floor: async () => {
-        const r = await pipedOneShot("sdk floor", floorArgs, oneShotMock, stateDir);
+        const r = await pipedOneShot("sdk floor", process.execPath, floorArgs, oneShotMock, stateDir);
         shots.floor!.push(r);
         return r.exit;
       },

@@ -7,7 +7,7 @@
 //                            and the .d.ts alike) to a relative path there, so one copy of the wire
 //                            classes serves the runtime and the types. wire's own dependency (zod)
 //                            becomes the SDK's.
-//   nexo-<v>.tgz             the CLI. bin/nexo.js runs bundle/ (scripts/bundle-cli.mjs: every
+//   nexo-<v>.tgz             the CLI. bin/nexo runs bundle/ (scripts/bundle-cli.mjs: every
 //                            dependency inlined but better-sqlite3, a native addon, and those loaded
 //                            by name with createRequire: pino-pretty, ajv with ajv-formats, which
 //                            the tool schemas load on their first compile, and prom-client, which
@@ -218,6 +218,13 @@ function packCli(stage, out, sdkTarball) {
   const dir = join(stage, "nexo");
   const nexo = readJson(join(NEXO, "package.json"));
   copyBuilt(join(NEXO, "bundle"), join(dir, "bundle"));
+  // A startup snapshot loads only into the node binary that built it (bin/build-snapshot.mjs), so
+  // the tarball ships the snapshots' scripts and the install builds the blobs with the user's node;
+  // bin/nexo runs the ES module entry until they exist (an install with --ignore-scripts, a
+  // failed build).
+  for (const name of readdirSync(join(dir, "bundle", "snapshot"))) {
+    if (!name.endsWith(".cjs")) rmSync(join(dir, "bundle", "snapshot", name));
+  }
   cpSync(join(NEXO, "bin"), join(dir, "bin"), { recursive: true });
   mkdirSync(join(dir, "sdk"));
   cpSync(sdkTarball, join(dir, "sdk", basename(sdkTarball)));
@@ -242,6 +249,7 @@ function packCli(stage, out, sdkTarball) {
   const pkg = {
     ...rest,
     files: ["bin", "bundle", "sdk"],
+    scripts: { postinstall: "node bin/build-snapshot.mjs --if-possible" },
     dependencies,
     bundleDependencies: CLI_RUNTIME_DEPENDENCIES,
     // The addon is built for this platform and Node major (its ABI): npm refuses any other.

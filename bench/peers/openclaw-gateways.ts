@@ -21,7 +21,8 @@ import { fileURLToPath } from "node:url";
 import { LoopbackClient } from "../daemon/loopback-client.js";
 import { completionText, type OpenClawInstall, openclawConfig, openclawEnv } from "./openclaw.js";
 
-const NEXO = fileURLToPath(new URL("../../packages/nexo/bin/nexo.js", import.meta.url));
+/** The `nexo` command as a user's install runs it (bin/nexo). */
+const NEXO = fileURLToPath(new URL("../../packages/nexo/bin/nexo", import.meta.url));
 const LOOPBACK_PLUGIN = fileURLToPath(new URL("../../examples/plugins/loopback-channel", import.meta.url));
 /** Start-up and a turn may take long on a loaded machine (OpenClaw's first turn loads its tools). */
 const LIMIT_MS = Number(process.env.BENCH_OPENCLAW_LIMIT_S ?? 300) * 1000;
@@ -219,8 +220,8 @@ export async function startNexo(setup: GatewaySetup): Promise<Gateway> {
     writeFileSync(join(dir, name), text);
   const started = performance.now();
   const child = new Child(
-    process.execPath,
-    [NEXO, "start", "--config", dir],
+    NEXO,
+    ["start", "--config", dir],
     { PATH: process.env.PATH, HOME: home, LANG: process.env.LANG },
     dir,
   );

@@ -28,7 +28,8 @@ import { type BenchContext, type BenchResult, interleave, median, round } from "
 import { type Agent, claudeAgent, codexAgent, nexoAgent } from "./agents.js";
 import { CLAUDE_CODE_VERSION, claudeBinary, claudeEnv } from "./claude.js";
 
-const NEXO = fileURLToPath(new URL("../../packages/nexo/bin/nexo.js", import.meta.url));
+/** The `nexo` command as a user's install runs it (bin/nexo). */
+const NEXO = fileURLToPath(new URL("../../packages/nexo/bin/nexo", import.meta.url));
 const NEXO_VERSION = (
   JSON.parse(readFileSync(new URL("../../packages/nexo/package.json", import.meta.url), "utf8")) as {
     version: string;
@@ -53,8 +54,8 @@ export default async function peers(ctx: BenchContext): Promise<void> {
     const agents: Agent[] = [
       nexoAgent(
         {
-          command: process.execPath,
-          args: [NEXO, "agent", "--json-stream", "--provider", "anthropic", "--model", "claude-sonnet-5"],
+          command: NEXO,
+          args: ["agent", "--json-stream", "--provider", "anthropic", "--model", "claude-sonnet-5"],
           env: {
             PATH: process.env.PATH,
             HOME: home,

@@ -3,8 +3,6 @@
  * store and schemas, and the Anthropic SDK, evaluated when the snapshot is built; at start, the
  * fast start of agent-fast.ts.
  */
-// Node's HTTP client, which the providers send through (engine/providers/node-fetch.ts).
-import "node:http";
 import "../engine/providers/anthropic-sdk.js";
 import { fastAgentLaunch, serveAgentFast } from "./agent-fast.js";
 import "./agent-run.js";

@@ -13,7 +13,10 @@
  * argv, the clock, random state (uuid's pool fills on first use), stdio. Two things a snapshot
  * cannot hold are found at start instead: where the package is (the blob's path on node's
  * command line; `import.meta.url` reads it through `globalThis.__nexoBundleUrl`, see the bundler)
- * and better-sqlite3's native addon, which the store loads on its first open.
+ * and better-sqlite3's native addon, which the store loads on its first open. Node's own HTTP
+ * modules (node:http, and undici behind the SDK's first `Headers`) load at run time as they do from
+ * the ES module entry: in Node 20 `node:http` cannot even be loaded while a snapshot is built (its
+ * top level calls `Array.prototype.toSorted`, which the builder's context lacks).
  *
  * A launch the fast start does not take (`--resume`, a flag it leaves to commander, a failed
  * check, `--help`) needs commander and the rest of the CLI, which the snapshot does not hold (it
@@ -55,7 +58,8 @@ export function fromSnapshot(command: SnapshotCommand): void {
     // The blob lives in bundle/snapshot/; the package may have moved since it was built.
     const blob = blobPath();
     const snapshotDir = blob === undefined ? undefined : dirname(resolve(blob));
-    if (snapshotDir !== undefined) globalThis.__nexoBundleUrl = pathToFileURL(join(snapshotDir, "..", "main.js")).href;
+    if (snapshotDir !== undefined)
+      globalThis.__nexoBundleUrl = pathToFileURL(join(snapshotDir, "..", "main.js")).href;
     void start(command, snapshotDir).catch((error: unknown) => {
       process.stderr.write(`nexo: ${(error as Error).stack ?? String(error)}\n`);
       process.exit(1);
@@ -69,7 +73,8 @@ async function start(command: SnapshotCommand, snapshotDir: string | undefined):
   const args = process.argv.slice(1);
   const run = command(args.slice(1), startup.env);
   if (run !== undefined) return run();
-  if (snapshotDir === undefined) throw new Error("started from a snapshot without --snapshot-blob on node's command line");
+  if (snapshotDir === undefined)
+    throw new Error("started from a snapshot without --snapshot-blob on node's command line");
   runEntryInChild(join(snapshotDir, "..", "..", "bin", "nexo.js"), args, startup.env);
 }
 

@@ -9,7 +9,16 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, beforeEach, describe, test } from "node:test";
@@ -36,7 +45,10 @@ interface Launch {
 
 function launch(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Launch> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: { PATH: `${pathDir}:/usr/bin:/bin`, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(command, args, {
+      env: { PATH: `${pathDir}:/usr/bin:/bin`, ...env },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let out = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
     child.on("error", reject);
@@ -67,7 +79,11 @@ beforeEach(() => {
 
 const ESM = (...args: string[]): string[] => [join(pkg, "bin", "nexo.js"), ...args];
 /** The blob as bin/nexo names it: through its own directory. */
-const SNAPSHOT = (...args: string[]): string[] => ["--snapshot-blob", `${pkg}/bin/../bundle/snapshot/agent.blob`, ...args];
+const SNAPSHOT = (...args: string[]): string[] => [
+  "--snapshot-blob",
+  `${pkg}/bin/../bundle/snapshot/agent.blob`,
+  ...args,
+];
 
 describe("bin/nexo", () => {
   test("starts nexo agent from its snapshot, with the arguments, pid and exit status unchanged", async () => {
@@ -96,7 +112,11 @@ describe("bin/nexo", () => {
     assert.deepEqual((await launch(launcher, ["agent"])).argv, ESM("agent"), "built by another node");
 
     rmSync(join(snapshot, "node"));
-    assert.deepEqual((await launch(launcher, ["agent"])).argv, ESM("agent"), "no stamp (a build that failed)");
+    assert.deepEqual(
+      (await launch(launcher, ["agent"])).argv,
+      ESM("agent"),
+      "no stamp (a build that failed)",
+    );
 
     writeFileSync(join(snapshot, "node"), `${fakeNode}\n`);
     const future = new Date(Date.now() + 60_000);

@@ -155,7 +155,8 @@ describe("nexo agent from its startup snapshot", () => {
     const workspace = tempDir("ws");
     const state = tempDir("state");
     const ids = [];
-    for (let i = 0; i < 2; i++) ids.push((await oneShot([LAUNCHER], workspace, state)).lines[0]!.session_id as string);
+    for (let i = 0; i < 2; i++)
+      ids.push((await oneShot([LAUNCHER], workspace, state)).lines[0]!.session_id as string);
     // UUIDv7: 48 bits of time, then the version, 12 random bits, the variant, 62 random bits.
     const random = (id: string) => id.replaceAll("-", "").slice(13);
     assert.notEqual(random(ids[0]!), random(ids[1]!));
@@ -166,7 +167,11 @@ describe("nexo agent from its startup snapshot", () => {
     const state = tempDir("state");
     // Without --json-stream: the command's own refusal, exit 2, as from the ES module entry.
     const refused = start([LAUNCHER, "agent", "--workspace", tempDir("ws")], agentEnv(state), "");
-    const fromModules = start([process.execPath, CLI_PATH, "agent", "--workspace", tempDir("ws")], agentEnv(state), "");
+    const fromModules = start(
+      [process.execPath, CLI_PATH, "agent", "--workspace", tempDir("ws")],
+      agentEnv(state),
+      "",
+    );
     const [a, b] = await Promise.all([refused.done, fromModules.done]);
     assert.equal(a.code, b.code);
     assert.notEqual(a.code, 0);
@@ -174,7 +179,11 @@ describe("nexo agent from its startup snapshot", () => {
 
     // --session-id: the door writes ready; a whole turn runs.
     mock.reset([{ text: ANSWER }]);
-    const named = start([LAUNCHER, ...AGENT, "--workspace", tempDir("ws"), "--session-id", "named"], agentEnv(state), QUESTION);
+    const named = start(
+      [LAUNCHER, ...AGENT, "--workspace", tempDir("ws"), "--session-id", "named"],
+      agentEnv(state),
+      QUESTION,
+    );
     const end = await named.done;
     assert.equal(end.code, 0, end.stderr);
     assert.deepEqual(
@@ -224,7 +233,12 @@ describe("what a snapshot holds", () => {
     cpSync(fileURLToPath(new URL("../../package.json", import.meta.url)), join(pkg, "package.json"));
     const canary = "nexo-canary-4f1c2b9e7d";
     execFileSync(process.execPath, [BUILD_SNAPSHOT, "--dir", dir], {
-      env: { PATH: process.env.PATH, ANTHROPIC_API_KEY: canary, NEXO_CANARY: canary, HOME: `/home/${canary}` },
+      env: {
+        PATH: process.env.PATH,
+        ANTHROPIC_API_KEY: canary,
+        NEXO_CANARY: canary,
+        HOME: `/home/${canary}`,
+      },
       stdio: "pipe",
     });
     const blob = readFileSync(join(dir, "agent.blob"));
@@ -237,7 +251,11 @@ describe("what a snapshot holds", () => {
     const harness = join(tempDir("audit"), "audit.cjs");
     writeFileSync(harness, AUDIT);
     for (const script of ["agent.cjs", "app-server.cjs"]) {
-      const out = execFileSync(process.execPath, ["--enable-source-maps", harness, join(SNAPSHOT_DIR, script)], { encoding: "utf8", env: {} });
+      const out = execFileSync(
+        process.execPath,
+        ["--enable-source-maps", harness, join(SNAPSHOT_DIR, script)],
+        { encoding: "utf8", env: {} },
+      );
       const reads = JSON.parse(out) as Array<{ what: string; where: string }>;
       const unexpected = reads.filter(({ what, where }) => !allowed(what, where));
       assert.deepEqual(unexpected, [], `${script} reads state of one run at its top level`);
@@ -254,7 +272,8 @@ describe("what a snapshot holds", () => {
 function allowed(what: string, where: string): boolean {
   if (where.startsWith("node:")) return true;
   if (what === "env.NODE_V8_COVERAGE") return true;
-  if (/node_modules\/pino\/(pino|lib\/time)\.js/.test(where)) return /^(pid|hostname|Date\.now|hrtime)/.test(what);
+  if (/node_modules\/pino\/(pino|lib\/time)\.js/.test(where))
+    return /^(pid|hostname|Date\.now|hrtime)/.test(what);
   return false;
 }
 
