@@ -95,10 +95,20 @@ describe("bin/nexo", () => {
   });
 
   test("runs every other command, and a command without a blob, through the ES module entry", async () => {
-    assert.deepEqual((await launch(launcher, ["start", "--foreground"])).argv, ESM("start", "--foreground"));
     assert.deepEqual((await launch(launcher, ["--version"])).argv, ESM("--version"));
     assert.deepEqual((await launch(launcher, [])).argv, ESM());
     assert.deepEqual((await launch(launcher, ["app-server"])).argv, ESM("app-server"));
+  });
+
+  test("starts the daemon with one V8 worker thread and two malloc arenas, unless the operator chose", async () => {
+    // This stand-in also prints the malloc setting it was started with.
+    writeFileSync(fakeNode, `#!/bin/sh\nprintf '%s\\0' "$$" "MALLOC_ARENA_MAX=$MALLOC_ARENA_MAX" "$@"\nexit 7\n`);
+    const run = await launch(launcher, ["start", "--foreground"]);
+    assert.deepEqual(run.argv, ["MALLOC_ARENA_MAX=2", "--v8-pool-size=1", ...ESM("start", "--foreground")]);
+    assert.equal(run.pid, run.childPid, "node runs in the launcher's own process (exec)");
+    assert.equal(run.code, 7);
+    const chosen = await launch(launcher, ["start"], { MALLOC_ARENA_MAX: "4" });
+    assert.deepEqual(chosen.argv, ["MALLOC_ARENA_MAX=4", "--v8-pool-size=1", ...ESM("start")]);
   });
 
   test("leaves the snapshot for the ES module entry when node could refuse it", async () => {
