@@ -27,7 +27,18 @@ import type { AgentRunFlags } from "./agent-run.js";
 
 /** Flags with a value, and the option each fills. */
 const VALUE_FLAGS: Readonly<
-  Record<string, "provider" | "model" | "baseUrl" | "systemPrompt" | "workspace" | "stateDir" | "agentId">
+  Record<
+    string,
+    | "provider"
+    | "model"
+    | "baseUrl"
+    | "systemPrompt"
+    | "workspace"
+    | "stateDir"
+    | "agentId"
+    | "sessionId"
+    | "resume"
+  >
 > = {
   "--provider": "provider",
   "--model": "model",
@@ -36,6 +47,10 @@ const VALUE_FLAGS: Readonly<
   "--workspace": "workspace",
   "--state-dir": "stateDir",
   "--agent-id": "agentId",
+  // Read so that a launch naming its session (AionUi's always do) can skip commander too
+  // (agentLaunchFlags); the fast start itself declines them, since `ready` then depends on the store.
+  "--session-id": "sessionId",
+  "--resume": "resume",
 };
 const COUNT_FLAGS: Readonly<Record<string, "maxTokens" | "maxTurns">> = {
   "--max-tokens": "maxTokens",
@@ -84,6 +99,17 @@ function parseFlags(args: readonly string[]): AgentRunFlags | undefined {
   return flags;
 }
 
+/**
+ * `nexo agent ARGS` read as commander would, when every flag is one this file knows (the session's
+ * `--session-id` and `--resume` included) and `--json-stream` is given; else undefined. For a
+ * process whose door is already loaded (the startup snapshot, snapshot-agent.ts): such a launch
+ * goes straight to the door, which checks the flags, opens the session and writes `ready` itself.
+ */
+export function agentLaunchFlags(args: readonly string[]): AgentRunFlags | undefined {
+  const flags = parseFlags(args);
+  return flags?.jsonStream === true ? flags : undefined;
+}
+
 /** The launch, when `ready` can be written before the door loads: its flags, with the new session's id. */
 export interface FastAgentLaunch {
   flags: AgentRunFlags & { sessionId: string };
@@ -100,7 +126,8 @@ export function fastAgentLaunch(
   env: NodeJS.ProcessEnv,
 ): FastAgentLaunch | undefined {
   const flags = parseFlags(args);
-  if (flags?.jsonStream !== true) return undefined;
+  if (flags?.jsonStream !== true || flags.sessionId !== undefined || flags.resume !== undefined)
+    return undefined;
   let name: string;
   try {
     const entry = providerEntryOf(flags, env);

@@ -18,8 +18,9 @@
  * the ES module entry: in Node 20 `node:http` cannot even be loaded while a snapshot is built (its
  * top level calls `Array.prototype.toSorted`, which the builder's context lacks).
  *
- * A launch the fast start does not take (`--resume`, a flag it leaves to commander, a failed
- * check, `--help`) needs commander and the rest of the CLI, which the snapshot does not hold (it
+ * A launch the command's snapshot does not take (snapshot-agent.ts serves `--session-id` and
+ * `--resume` with its door; a flag left to commander, a value commander might read differently,
+ * `--help`) needs commander and the rest of the CLI, which the snapshot does not hold (it
  * would make every start slower) and cannot import (a snapshot's script has no ES module loader).
  * It runs the ES module entry, bin/nexo.js, in a child with the environment as it was, stdio
  * shared and signals passed on, and exits as the child did: correct, at the cost of a second start.

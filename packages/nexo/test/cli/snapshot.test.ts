@@ -176,20 +176,32 @@ describe("nexo agent from its startup snapshot", () => {
     assert.equal(a.code, b.code);
     assert.notEqual(a.code, 0);
     assert.deepEqual(a.stdout, b.stdout);
+  });
 
-    // --session-id: the door writes ready; a whole turn runs.
-    mock.reset([{ text: ANSWER }]);
-    const named = start(
-      [LAUNCHER, ...AGENT, "--workspace", tempDir("ws"), "--session-id", "named"],
-      agentEnv(state),
-      QUESTION,
-    );
-    const end = await named.done;
-    assert.equal(end.code, 0, end.stderr);
-    assert.deepEqual(
-      end.stdout.map((line) => (JSON.parse(line) as { type: string }).type),
-      ["ready", "stream_start", "text_delta", "stream_end"],
-    );
+  test("a launch naming its session (--session-id, then --resume) is served by the blob's own door, in one process", async () => {
+    const state = tempDir("state");
+    const workspace = tempDir("ws");
+    for (const naming of [
+      ["--session-id", "named"],
+      ["--resume", "named"],
+    ]) {
+      mock.reset([{ text: ANSWER }]);
+      const run = start([LAUNCHER, ...AGENT, "--workspace", workspace, ...naming], agentEnv(state));
+      const ready = await run.lines.next();
+      assert.equal(ready.done, false, "a first line");
+      assert.equal((JSON.parse(ready.value as string) as { session_id: string }).session_id, "named");
+      const pid = run.child.pid!;
+      assert.ok(commandLine(pid).includes("--snapshot-blob"), commandLine(pid).join(" "));
+      // No second start: the ES module entry would be this process's child.
+      assert.equal(readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim(), "");
+      run.child.stdin.end(QUESTION);
+      const end = await run.done;
+      assert.equal(end.code, 0, end.stderr);
+      assert.deepEqual(
+        end.stdout.map((line) => (JSON.parse(line) as { type: string }).type),
+        ["ready", "stream_start", "text_delta", "stream_end"],
+      );
+    }
   });
 
   test("SIGTERM ends an idle session with status 0", async () => {
