@@ -15,7 +15,10 @@ import { fileURLToPath } from "node:url";
 import { descendants, isAlive, type ResidentMemory, residentMemory, totalResident } from "./proc.js";
 import { type MetricsSnapshot, scrape } from "./prometheus.js";
 
-const NEXO = fileURLToPath(new URL("../../packages/nexo/bin/nexo.js", import.meta.url));
+/** The `nexo` command as an installed user runs it (a sh launcher that execs node; bin/nexo says how). */
+const NEXO = fileURLToPath(new URL("../../packages/nexo/bin/nexo", import.meta.url));
+/** The ES module entry, for runs that put flags of their own on node's command line. */
+const NEXO_ENTRY = fileURLToPath(new URL("../../packages/nexo/bin/nexo.js", import.meta.url));
 const LOOPBACK_PLUGIN = fileURLToPath(new URL("../../examples/plugins/loopback-channel", import.meta.url));
 /** The agent every benchmark message is routed to. */
 const BENCH_AGENT = "bench";
@@ -141,7 +144,10 @@ export class ChildDaemon {
     const dir = mkdtempSync(join(tmpdir(), `nexo-bench-daemon-${options.label}-`));
     mkdirSync(join(dir, "state"), { mode: 0o700 });
     for (const [name, text] of Object.entries(configFiles(options))) writeFileSync(join(dir, name), text);
-    const child = spawn(process.execPath, [...nodeArgs(), NEXO, "start", "--config", dir], {
+    const args = nodeArgs();
+    const [command, commandArgs] =
+      args.length === 0 ? [NEXO, []] : [process.execPath, [...args, NEXO_ENTRY]];
+    const child = spawn(command, [...commandArgs, "start", "--config", dir], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, LANG: process.env.LANG, NEXO_LOG: "info" },
       stdio: ["ignore", "ignore", "pipe"],
     });

@@ -2,9 +2,9 @@
  * The tool registry: one namespace for built-ins, MCP tools, plugin tools and microapp tools.
  *
  * Names are unique across sources (a clash is refused, never silently shadowed). Each tool's input
- * schema is compiled once, at registration, so a broken schema fails loudly there and not at the
- * first call — except nexo's own built-in tools, whose schemas a test proves valid: they compile on
- * their first call (schema-validator.ts says why). `invoke` is the only way the engine runs a tool: it validates, executes, caps the
+ * schema is checked at registration, so a structurally broken schema fails loudly there, and
+ * compiled by ajv on the tool's first call; nexo's own built-in tools, whose schemas a test proves
+ * valid, skip the check (schema-validator.ts says when what is checked, and why). `invoke` is the only way the engine runs a tool: it validates, executes, caps the
  * output, and turns every failure into an error output the model can read.
  */
 import type { Tool, ToolCategory, ToolContext, ToolOutput, ToolSpec } from "../types.js";
