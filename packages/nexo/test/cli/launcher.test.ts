@@ -102,7 +102,10 @@ describe("bin/nexo", () => {
 
   test("starts the daemon with one V8 worker thread and two malloc arenas, unless the operator chose", async () => {
     // This stand-in also prints the malloc setting it was started with.
-    writeFileSync(fakeNode, `#!/bin/sh\nprintf '%s\\0' "$$" "MALLOC_ARENA_MAX=$MALLOC_ARENA_MAX" "$@"\nexit 7\n`);
+    writeFileSync(
+      fakeNode,
+      `#!/bin/sh\nprintf '%s\\0' "$$" "MALLOC_ARENA_MAX=$MALLOC_ARENA_MAX" "$@"\nexit 7\n`,
+    );
     const run = await launch(launcher, ["start", "--foreground"]);
     assert.deepEqual(run.argv, ["MALLOC_ARENA_MAX=2", "--v8-pool-size=1", ...ESM("start", "--foreground")]);
     assert.equal(run.pid, run.childPid, "node runs in the launcher's own process (exec)");
