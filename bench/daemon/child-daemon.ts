@@ -145,8 +145,7 @@ export class ChildDaemon {
     mkdirSync(join(dir, "state"), { mode: 0o700 });
     for (const [name, text] of Object.entries(configFiles(options))) writeFileSync(join(dir, name), text);
     const args = nodeArgs();
-    const [command, commandArgs] =
-      args.length === 0 ? [NEXO, []] : [process.execPath, [...args, NEXO_ENTRY]];
+    const [command, commandArgs] = args.length === 0 ? [NEXO, []] : [process.execPath, [...args, NEXO_ENTRY]];
     const child = spawn(command, [...commandArgs, "start", "--config", dir], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, LANG: process.env.LANG, NEXO_LOG: "info" },
       stdio: ["ignore", "ignore", "pipe"],
