@@ -103,7 +103,11 @@ execFileSync(process.execPath, [`${nexo}bin/build-snapshot.mjs`], { stdio: "inhe
  * a script's whole source in the heap, so every byte of it is in the blob and read at each start.
  */
 async function bundleSnapshotEntries() {
-  const entries = { agent: "snapshot-agent", "app-server": "snapshot-app-server" };
+  // Only `nexo agent`: an AppServer snapshot (its door cannot be evaluated at build time, the daemon
+  // config creates a net.BlockList) answered `initialize` later than the ES module fast start,
+  // 86 against 55 ms, since deserializing its 8 MB costs more than the fast start's few chunks
+  // (docs/performance.md, "Starting from a startup snapshot").
+  const entries = { agent: "snapshot-agent" };
   await build({
     entryPoints: Object.fromEntries(
       Object.entries(entries).map(([command, file]) => [command, `${nexo}dist/cli/${file}.js`]),

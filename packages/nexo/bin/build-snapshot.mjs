@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Makes the startup snapshots bin/nexo starts `nexo agent` and `nexo app-server` from
+// Makes the startup snapshot bin/nexo starts `nexo agent` from
 // (docs/performance.md, "Cold start"): for each bundle/snapshot/<command>.cjs (scripts/bundle-cli.mjs),
 // `node --build-snapshot` writes bundle/snapshot/<command>.blob. Run by `npm run build` in the
 // repository and by the packed package's install; `--if-possible` (the install) reports a failure

@@ -1,7 +1,7 @@
 /**
  * Starting a command from a V8 startup snapshot (docs/performance.md, "Cold start").
  *
- * scripts/bundle-cli.mjs bundles each snapshot entry (snapshot-agent.ts, snapshot-app-server.ts)
+ * scripts/bundle-cli.mjs bundles each snapshot entry (snapshot-agent.ts; the only one, see there)
  * into one CommonJS script, and bin/build-snapshot.mjs runs it with `node --build-snapshot`: the
  * script's top level (every module of the command's door, the protocol's schemas, the provider
  * SDK) is evaluated then, and the heap it leaves is saved in a blob. bin/nexo starts

@@ -1,6 +1,6 @@
 /**
  * bin/nexo, the `nexo` command: a POSIX sh script that chooses between the startup snapshot of
- * `nexo agent` / `nexo app-server` and the ES module entry, then `exec`s node. Here it runs in a
+ * `nexo agent` and the ES module entry, then `exec`s node. Here it runs in a
  * copy of the package's layout with a stand-in `node` on PATH that prints what it was given, its
  * pid and exits with a status of its own, so each decision is seen directly: the snapshot only
  * when the stamp names the node found now, that node is not newer than the blob, the blob is

@@ -127,7 +127,7 @@ async function oneShot(command: string[], workspace: string, state: string) {
 describe("nexo agent from its startup snapshot", () => {
   test("the blobs are built, by the node on PATH", () => {
     const blobs = readdirSync(SNAPSHOT_DIR).filter((name) => name.endsWith(".blob"));
-    assert.deepEqual(blobs.sort(), ["agent.blob", "app-server.blob"]);
+    assert.deepEqual(blobs.sort(), ["agent.blob"]);
     const built = readFileSync(join(SNAPSHOT_DIR, "node"), "utf8").trim();
     assert.equal(execFileSync("sh", ["-c", "command -v node"], { encoding: "utf8" }).trim(), built);
   });
@@ -215,26 +215,6 @@ describe("nexo agent from its startup snapshot", () => {
   });
 });
 
-describe("nexo app-server from its startup snapshot", () => {
-  test("answers initialize and a second one, in a process that started from the blob", async () => {
-    const run = start([LAUNCHER, "app-server"], { NEXO_STATE_DIR: tempDir("state"), HOME: tempDir("home") });
-    const init = (id: number) =>
-      `${JSON.stringify({ id, method: "initialize", params: { clientInfo: { name: "t", version: "1" } } })}\n`;
-    run.child.stdin.write(init(1));
-    const first = JSON.parse((await run.lines.next()).value) as { id: number; result?: unknown };
-    assert.ok(commandLine(run.child.pid!).includes("--snapshot-blob"));
-    assert.equal(first.id, 1);
-    assert.ok(first.result);
-    // Only the door, loaded behind the fast answer, refuses a second initialize.
-    run.child.stdin.end(init(2));
-    const second = JSON.parse((await run.lines.next()).value) as { id: number; error?: unknown };
-    assert.equal(second.id, 2);
-    assert.ok(second.error);
-    const end = await run.done;
-    assert.equal(end.code, 0, end.stderr);
-  });
-});
-
 describe("what a snapshot holds", () => {
   test("nothing of the building environment", () => {
     // The package's layout: the script reads ../../package.json (the version) from its directory.
@@ -262,7 +242,7 @@ describe("what a snapshot holds", () => {
   test("the scripts' top level reads no randomness, clock, host, pid or environment of nexo's own", () => {
     const harness = join(tempDir("audit"), "audit.cjs");
     writeFileSync(harness, AUDIT);
-    for (const script of ["agent.cjs", "app-server.cjs"]) {
+    for (const script of ["agent.cjs"]) {
       const out = execFileSync(
         process.execPath,
         ["--enable-source-maps", harness, join(SNAPSHOT_DIR, script)],
