@@ -118,13 +118,13 @@ describe("a newcomer outside the clone, on the packed CLI and SDK", () => {
     writeFileSync(join(tools, "package.json"), '{ "name": "tools", "private": true }\n');
     await ok("npm", [...NPM_INSTALL, join(packed, "nexo-0.1.0.tgz")], tools, base);
     assert.ok(!existsSync(join(tools, "node_modules", "@nexo")), "no @nexo/* package was installed");
-    // The install built the startup snapshots with this node (bin/build-snapshot.mjs).
+    // The install built the startup snapshot of `nexo agent` with this node (bin/build-snapshot.mjs).
     const snapshots = join(tools, "node_modules", "nexo", "bundle", "snapshot");
     assert.deepEqual(
       readdirSync(snapshots)
         .filter((name) => name.endsWith(".blob"))
         .sort(),
-      ["agent.blob", "app-server.blob"],
+      ["agent.blob"],
     );
     took("packed and installed the CLI");
     // Deadlines for a loaded machine: `plugin check` waits 5 s for initialize by default.

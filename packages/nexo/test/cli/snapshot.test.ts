@@ -1,5 +1,5 @@
 /**
- * `nexo agent` and `nexo app-server` started from their startup snapshots (cli/snapshot-start.ts),
+ * `nexo agent` started from its startup snapshot (cli/snapshot-start.ts),
  * through bin/nexo exactly as a user's `nexo` runs them. Each test first checks, from
  * /proc/<pid>/cmdline, that the process really started from the blob (else it would compare the
  * ES module entry with itself). What is pinned:
