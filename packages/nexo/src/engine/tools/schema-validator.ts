@@ -102,7 +102,7 @@ export class SchemaValidators {
             return refused;
           }
         }
-        return compiled(args) ? [] : (compiled.errors ?? []).map(toIssue);
+        return issuesOf(compiled, args);
       },
       release: () => {
         if (compiled !== undefined) this.instances.get(dialect)?.removeSchema(schema);
@@ -115,7 +115,7 @@ export class SchemaValidators {
     const dialect = dialectKey(schema.$schema);
     const compiled = this.compileChecked(dialect, schema);
     return {
-      validate: (args) => (compiled(args) ? [] : (compiled.errors ?? []).map(toIssue)),
+      validate: (args) => issuesOf(compiled, args),
       release: () => {
         this.instances.get(dialect)?.removeSchema(schema);
       },
@@ -129,12 +129,7 @@ export class SchemaValidators {
    */
   private compileChecked(dialect: Dialect, schema: Record<string, unknown>): ValidateFunction {
     sharedInstance(dialect).validateSchema(schema, true);
-    let ajv = this.instances.get(dialect);
-    if (ajv === undefined) {
-      ajv = createAjv(dialect);
-      this.instances.set(dialect, ajv);
-    }
-    return ajv.compile(schema);
+    return instanceIn(this.instances, dialect).compile(schema);
   }
 }
 
@@ -147,12 +142,22 @@ const trustedValidators = new Map<string, ValidateFunction>();
 const sharedInstances = new Map<Dialect, AjvInstance>();
 
 function sharedInstance(dialect: Dialect): AjvInstance {
-  let ajv = sharedInstances.get(dialect);
+  return instanceIn(sharedInstances, dialect);
+}
+
+/** The dialect's instance in `instances`, made on first need. */
+function instanceIn(instances: Map<Dialect, AjvInstance>, dialect: Dialect): AjvInstance {
+  let ajv = instances.get(dialect);
   if (ajv === undefined) {
     ajv = createAjv(dialect);
-    sharedInstances.set(dialect, ajv);
+    instances.set(dialect, ajv);
   }
   return ajv;
+}
+
+/** Every problem ajv found with `args`; nothing when they are valid. */
+function issuesOf(compiled: ValidateFunction, args: unknown): ToolArgumentIssue[] {
+  return compiled(args) ? [] : (compiled.errors ?? []).map(toIssue);
 }
 
 /**
@@ -171,7 +176,7 @@ export function trustedValidator(schema: Record<string, unknown>): ArgumentValid
         trustedValidators.set(text, compiled);
       }
     }
-    return compiled(args) ? [] : (compiled.errors ?? []).map(toIssue);
+    return issuesOf(compiled, args);
   };
 }
 
