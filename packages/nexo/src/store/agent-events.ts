@@ -269,18 +269,13 @@ export class AgentEventRepository {
     return rows.map(toEvent);
   }
 
-  /** An agent's events, newest first. */
-  list(filter: AgentEventListFilter): StoredAgentEvent[] {
-    return this.#select(filter, this.#limit(filter.limit)).map(toEvent);
-  }
-
   /**
    * One page of an agent's events, newest first, from `filter.before` back: `next` is where the
    * following page starts, present when there are older events (one row more than the page is
    * read to know, never a count).
    */
   page(filter: AgentEventListFilter): AgentEventPage {
-    const limit = this.#limit(filter.limit);
+    const limit = resolveLimit(filter.limit, MAX_AGENT_EVENTS_LIMIT, MAX_AGENT_EVENTS_LIMIT);
     const rows = this.#select(filter, limit + 1);
     const events = rows.slice(0, limit);
     const last = events.at(-1);
@@ -288,10 +283,6 @@ export class AgentEventRepository {
       events: events.map(toEvent),
       ...(rows.length > limit && last !== undefined ? { next: { atMs: last.at_ms, id: last.id } } : {}),
     };
-  }
-
-  #limit(limit: number | undefined): number {
-    return resolveLimit(limit, MAX_AGENT_EVENTS_LIMIT, MAX_AGENT_EVENTS_LIMIT);
   }
 
   #select(filter: AgentEventListFilter, limit: number): Row[] {

@@ -129,13 +129,16 @@ describe("agent event log", () => {
       ["processing_state_changed"],
     );
     assert.deepEqual(
-      store.agentEvents.list({ agentId: "ana" }).map((e) => e.seq),
+      store.agentEvents.page({ agentId: "ana" }).events.map((e) => e.seq),
       [2, 1],
       "newest first",
     );
-    assert.deepEqual(store.agentEvents.list({ agentId: "ana", kind: "escalation_requested" }).length, 1);
-    assert.deepEqual(store.agentEvents.list({ agentId: "ana", sinceMs: 1500 }).length, 1);
-    assert.deepEqual(store.agentEvents.list({ agentId: "ana", tenantId: "other" }), []);
+    assert.deepEqual(
+      store.agentEvents.page({ agentId: "ana", kind: "escalation_requested" }).events.length,
+      1,
+    );
+    assert.deepEqual(store.agentEvents.page({ agentId: "ana", sinceMs: 1500 }).events.length, 1);
+    assert.deepEqual(store.agentEvents.page({ agentId: "ana", tenantId: "other" }).events, []);
     const dropped = store.agentEvents.appendScopeEvent(
       "pending_inbounds_dropped",
       scope,
