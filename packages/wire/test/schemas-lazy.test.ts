@@ -6,14 +6,17 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { types } from "node:util";
 import { z } from "zod";
 import "../src/schemas/index.js";
 import * as jsonstream from "../src/schemas/jsonstream.js";
 import { builtSchemaGroups, lazySchema } from "../src/schemas/lazy.js";
 
-test("importing every protocol's schemas builds none of json-stream's and no AppServer thread, turn or notification", () => {
+test("importing every protocol's schemas builds none of json-stream's or the plugin protocol's and no AppServer thread, turn or notification", () => {
   assert.deepEqual(
-    [...builtSchemaGroups()].filter((group) => group.startsWith("jsonstream.")),
+    [...builtSchemaGroups()].filter(
+      (group) => group.startsWith("jsonstream.") || group.startsWith("plugin."),
+    ),
     [],
   );
   // A few modules read another schema at import (an open union lists its members' tags); these
@@ -84,4 +87,31 @@ test("a lazy schema is the schema it builds: validation, composition, options, J
   assert.deepEqual(modes.options, ["x", "y"]);
   assert.equal(modes.default("x").parse(undefined), "x");
   assert.equal(builds, 1, "built once, whatever touched it");
+});
+
+test("once built, a lazy schema reads straight from the schema: no Proxy is left on the way", () => {
+  const lazy = lazySchema("test.proto", () => z.object({ n: z.number() }));
+  assert.ok(
+    types.isProxy(Object.getPrototypeOf(lazy)),
+    "before its first use the stand-in leads to the Proxy",
+  );
+  assert.equal(lazy.parse({ n: 1 }).n, 1);
+  const schema = Object.getPrototypeOf(lazy) as object;
+  assert.ok(!types.isProxy(schema), "the Proxy is still on the stand-in's prototype chain");
+  assert.ok(schema instanceof z.ZodObject);
+  assert.equal(lazy._zod, (schema as typeof lazy)._zod, "the stand-in reads the built schema's internals");
+  // A method zod defines on its prototypes runs with the stand-in as `this`: the wrapper it makes
+  // holds the stand-in, which parses as the schema.
+  assert.deepEqual(lazy.optional().parse(undefined), undefined);
+  assert.equal(lazy.array().safeParse([{ n: "x" }]).success, false);
+});
+
+test("a write or an `in` test is the first use too", () => {
+  const written = lazySchema("test.write", () => z.string());
+  (written as unknown as { note: string }).note = "kept";
+  assert.equal((written as unknown as { note: string }).note, "kept");
+  assert.ok(written.safeParse("x").success);
+  const asked = lazySchema("test.in", () => z.string());
+  assert.ok("safeParse" in asked);
+  assert.ok(!types.isProxy(Object.getPrototypeOf(asked)));
 });

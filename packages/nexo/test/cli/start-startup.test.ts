@@ -8,17 +8,21 @@
  * with the first metric counted or scraped (daemon/metrics.ts) — nor ajv, though a plugin advertises
  * tools: their schemas get a structural check at the handshake and ajv compiles each on the tool's
  * first call (engine/tools/schema-validator.ts) — nor the engine's session code (the session, its
- * turn loop, the built-in tools), which loads with the first session (daemon/sessions.ts). Every
+ * turn loop, the built-in tools), which loads with the first session (daemon/sessions.ts). The
+ * plugin protocol's schemas are loaded but built on first use (@nexo/wire's schemas/lazy.ts): a heap
+ * snapshot taken at ready still holds every `llm.*`, `memory.*`, `hook.*`, host-service and
+ * `tool.*` schema unbuilt, though the tool plugin has shaken hands. Every
  * chunk loaded is ASCII: V8 holds a
  * module's source for the process's life, as two-byte text (twice the bytes) when one character
  * of it is not ASCII (scripts/bundle-cli.mjs, asciiComments).
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { CLI_PATH } from "../helpers/cli.js";
 
@@ -35,7 +39,53 @@ register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOKS)}`)})
 const load = Module._load;
 Module._load = function (request, ...rest) { appendFileSync(process.env.NEXO_TEST_LOAD_LOG, "require:" + request + "\\n"); return load.call(this, request, ...rest); };`;
 
-test("nexo start on the local broker is ready without the NATS client, the AppServer schemas, prom-client or ajv, from ASCII chunks", async () => {
+/**
+ * The groups of the lazy schemas a heap snapshot holds unbuilt, with how many of each: a lazy
+ * schema not yet built is an object `{group, build, standIn, built}` that its stand-in's prototype
+ * (a Proxy) keeps alive until the first use, after which nothing references it.
+ */
+function unbuiltLazyGroups(snapshotText: string): Map<string, number> {
+  const snapshot = JSON.parse(snapshotText) as {
+    snapshot: {
+      meta: { node_fields: string[]; edge_fields: string[]; node_types: [string[]]; edge_types: [string[]] };
+    };
+    nodes: number[];
+    edges: number[];
+    strings: string[];
+  };
+  const {
+    node_fields: nodeFields,
+    edge_fields: edgeFields,
+    node_types: nodeTypes,
+    edge_types: edgeTypes,
+  } = snapshot.snapshot.meta;
+  const [N, E] = [nodeFields.length, edgeFields.length];
+  const [typeAt, nameAt, edgeCountAt] = ["type", "name", "edge_count"].map((f) => nodeFields.indexOf(f)) as [
+    number,
+    number,
+    number,
+  ];
+  const [edgeTypeAt, edgeNameAt, toAt] = ["type", "name_or_index", "to_node"].map((f) =>
+    edgeFields.indexOf(f),
+  ) as [number, number, number];
+  const { nodes, edges, strings } = snapshot;
+  const groups = new Map<string, number>();
+  for (let node = 0, edge = 0; node < nodes.length; node += N) {
+    const end = edge + nodes[node + edgeCountAt]! * E;
+    const names = new Map<string, number>();
+    for (; edge < end; edge += E)
+      if (edgeTypes[0][edges[edge + edgeTypeAt]!] === "property")
+        names.set(strings[edges[edge + edgeNameAt]!]!, edges[edge + toAt]!);
+    const group = names.get("group");
+    if (nodeTypes[0][nodes[node + typeAt]!] !== "object" || group === undefined) continue;
+    if (!names.has("build") || !names.has("standIn") || !names.has("built")) continue;
+    const name = strings[nodes[group + nameAt]!]!;
+    groups.set(name, (groups.get(name) ?? 0) + 1);
+  }
+  return groups;
+}
+
+test("nexo start on the local broker is ready without the NATS client, the AppServer schemas, prom-client or ajv, from ASCII chunks, unused plugin schemas unbuilt", async () => {
   const dir = mkdtempSync(join(tmpdir(), "nexo-start-startup-"));
   const log = join(dir, "loaded.txt");
   writeFileSync(
@@ -50,8 +100,17 @@ test("nexo start on the local broker is ready without the NATS client, the AppSe
   );
   const child = spawn(
     process.execPath,
-    ["--import", `data:text/javascript,${encodeURIComponent(REGISTER)}`, CLI_PATH, "start", "--config", dir],
+    [
+      "--import",
+      `data:text/javascript,${encodeURIComponent(REGISTER)}`,
+      "--heapsnapshot-signal=SIGUSR2",
+      CLI_PATH,
+      "start",
+      "--config",
+      dir,
+    ],
     {
+      cwd: dir,
       env: { PATH: process.env.PATH, HOME: dir, NEXO_LOG: "info", NEXO_TEST_LOAD_LOG: log },
       stdio: ["ignore", "ignore", "pipe"],
     },
@@ -100,6 +159,33 @@ test("nexo start on the local broker is ready without the NATS client, the AppSe
       assert.ok(!sources.includes(template), `${template} is loaded before ready`);
     const twoByte = chunks.filter((file) => /[\u0080-\uffff]/.test(readFileSync(file, "utf8")));
     assert.deepEqual(twoByte, [], "chunks with non-ASCII text");
+
+    // What the plugin's handshake did not need is still unbuilt: every schema of these files.
+    child.kill("SIGUSR2");
+    let unbuilt: Map<string, number> | undefined;
+    for (let tries = 0; unbuilt === undefined; tries++) {
+      await sleep(250);
+      const file = readdirSync(dir).find((name) => name.endsWith(".heapsnapshot"));
+      try {
+        if (file !== undefined) unbuilt = unbuiltLazyGroups(readFileSync(join(dir, file), "utf8"));
+      } catch (error) {
+        // still being written: not JSON yet
+        if (tries > 240) throw error;
+      }
+    }
+    const expected = {
+      "plugin.llm": 17,
+      "plugin.memory": 9,
+      "plugin.services": 9,
+      "plugin.hook": 3,
+      "plugin.tool": 4,
+    };
+    for (const [group, count] of Object.entries(expected))
+      assert.equal(
+        unbuilt.get(group),
+        count,
+        `${group}: ${unbuilt.get(group) ?? 0} of its ${count} schemas unbuilt`,
+      );
   } finally {
     child.kill("SIGTERM");
     const killer = setTimeout(() => child.kill("SIGKILL"), 30_000);

@@ -1,18 +1,31 @@
 /**
  * Schemas built on their first use rather than when their module is imported.
  *
- * Building a zod schema is not free (each one is an object with its own internals, closures and
- * bound methods), and a protocol module declares far more of them than one process uses: a
- * one-shot `nexo agent --json-stream` parses one command and never validates the events it writes,
- * yet importing the json-stream module built all ~300 of its schemas before the first request.
+ * Building a zod schema is not free (each one is an object with its own internals and checks),
+ * and a protocol module declares far more of them than one process uses: a one-shot
+ * `nexo agent --json-stream` parses one command and never validates the events it writes, and an
+ * idle daemon whose plugins offer no LLM or memory never reads the plugin protocol's `llm.*` or
+ * `memory.*` messages.
  *
  * `lazySchema(group, build)` stands in for `build()`: the same schema, the same type, the same
- * validation, built the first time anything touches it (a parse, a property, another schema that
- * composes it — which then builds it as part of itself). Every access goes through a Proxy to the
- * built schema, so a lazy schema costs one trap per property read; that is nothing next to the
- * parse it starts, but it is why hot per-message schemas of a throughput path should be weighed
- * before they are made lazy. `group` names the set a schema belongs to (`jsonstream.events`), so
- * tests can hold which groups a path builds ({@link builtSchemaGroups}).
+ * validation, built the first time anything reads a property of it (a parse, a method, another
+ * schema that composes it and reads it). `group` names the set a schema belongs to
+ * (`jsonstream.events`, `plugin.llm`), so tests can hold which groups a path builds
+ * ({@link builtSchemaGroups}).
+ *
+ * How, and why this way: the stand-in is an empty object whose prototype is a Proxy. Reading any
+ * property the stand-in lacks (all of them) reaches the Proxy, which builds the schema and then
+ * makes the built schema the stand-in's prototype in its own place. From then on there is no
+ * Proxy on the way: every read is an ordinary one-step prototype lookup, which V8's inline caches
+ * serve as they serve the schema's own properties. Such schemas can therefore sit on per-message
+ * paths (the plugin protocol's `tool.invoke`, `broker.event`) at no cost per call; a Proxy in
+ * front of the schema for good cost a trap on every property read, for as long as the process ran.
+ * zod's methods read `this`, so a method called on the stand-in sees the stand-in, whose every
+ * property is the built schema's: `optional()`, `array()` and the like wrap the stand-in, which
+ * behaves as the schema.
+ *
+ * What the stand-in does not do is list the built schema's own properties (`Object.keys`, spread):
+ * they are its prototype's. Nothing reads a schema that way; zod reads properties by name.
  */
 
 const builtGroups = new Set<string>();
@@ -22,30 +35,45 @@ export function builtSchemaGroups(): ReadonlySet<string> {
   return builtGroups;
 }
 
+/** A lazy schema not yet built: the Proxy's target, holding what building it needs. */
+interface Unbuilt {
+  readonly group: string;
+  readonly build: () => object;
+  standIn: object;
+  built: object | undefined;
+}
+
+function built(unbuilt: Unbuilt): object {
+  if (unbuilt.built === undefined) {
+    const schema = unbuilt.build();
+    unbuilt.built = schema;
+    builtGroups.add(unbuilt.group);
+    // The Proxy leaves the stand-in's prototype chain here: later reads never meet it.
+    Object.setPrototypeOf(unbuilt.standIn, schema);
+  }
+  return unbuilt.built;
+}
+
+/**
+ * The traps a property read, write or `in` test of the stand-in reaches while it has no schema
+ * yet, and `instanceof`, which walks the prototype chain. `receiver` is the stand-in (or an
+ * object built on it), so getters and setters see it as `this`, as they will once built.
+ */
+const beforeFirstUse: ProxyHandler<Unbuilt> = {
+  get: (unbuilt, key, receiver) => Reflect.get(built(unbuilt), key, receiver),
+  set: (unbuilt, key, value, receiver) => Reflect.set(built(unbuilt), key, value, receiver),
+  has: (unbuilt, key) => Reflect.has(built(unbuilt), key),
+  getPrototypeOf: (unbuilt) => built(unbuilt),
+  // Nothing of the target (the bookkeeping above) shows through the Proxy.
+  ownKeys: () => [],
+  getOwnPropertyDescriptor: () => undefined,
+  defineProperty: () => false,
+  deleteProperty: () => true,
+};
+
 /** `build()`, deferred to the first time the schema is used. */
 export function lazySchema<T extends object>(group: string, build: () => T): T {
-  let schema: T | undefined;
-  const real = (): T => {
-    if (schema === undefined) {
-      schema = build();
-      builtGroups.add(group);
-    }
-    return schema;
-  };
-  // The target only satisfies the Proxy's invariants: it has no own properties and stays
-  // extensible, so every trap may answer for the built schema (a property the schema holds as
-  // non-configurable is reported configurable, which the invariants allow here).
-  return new Proxy(Object.create(null) as T, {
-    get: (_target, key) => Reflect.get(real(), key),
-    set: (_target, key, value) => Reflect.set(real(), key, value),
-    has: (_target, key) => Reflect.has(real(), key),
-    deleteProperty: (_target, key) => Reflect.deleteProperty(real(), key),
-    defineProperty: (_target, key, descriptor) => Reflect.defineProperty(real(), key, descriptor),
-    ownKeys: () => Reflect.ownKeys(real()),
-    getOwnPropertyDescriptor: (_target, key) => {
-      const descriptor = Reflect.getOwnPropertyDescriptor(real(), key);
-      return descriptor === undefined ? undefined : { ...descriptor, configurable: true };
-    },
-    getPrototypeOf: () => Reflect.getPrototypeOf(real()),
-  });
+  const unbuilt: Unbuilt = { group, build, standIn: {}, built: undefined };
+  unbuilt.standIn = Object.create(new Proxy(unbuilt, beforeFirstUse)) as object;
+  return unbuilt.standIn as T;
 }

@@ -4,6 +4,7 @@
  * acknowledged publish, `broker.publish_acked` (child → host request, below).
  */
 import { z } from "zod";
+import { lazySchema } from "../lazy.js";
 import { JsonObjectSchema } from "./common.js";
 
 /**
@@ -12,16 +13,18 @@ import { JsonObjectSchema } from "./common.js";
  * (notes §5.8), so only `topic` and `source` are required. A missing payload reads as `{}`, as
  * the TypeScript SDK does.
  */
-export const BrokerEventSchema = z.looseObject({
-  id: z.string().optional(),
-  timestamp: z.string().optional(),
-  topic: z.string().min(1),
-  source: z.string().min(1),
-  session_id: z.string().nullable().optional(),
-  correlation_id: z.string().nullable().optional(),
-  metadata: JsonObjectSchema.optional(),
-  payload: z.unknown().default({}),
-});
+export const BrokerEventSchema = lazySchema("plugin.broker", () =>
+  z.looseObject({
+    id: z.string().optional(),
+    timestamp: z.string().optional(),
+    topic: z.string().min(1),
+    source: z.string().min(1),
+    session_id: z.string().nullable().optional(),
+    correlation_id: z.string().nullable().optional(),
+    metadata: JsonObjectSchema.optional(),
+    payload: z.unknown().default({}),
+  }),
+);
 export type BrokerEvent = z.infer<typeof BrokerEventSchema>;
 export type BrokerEventInput = z.input<typeof BrokerEventSchema>;
 
@@ -29,17 +32,21 @@ export type BrokerEventInput = z.input<typeof BrokerEventSchema>;
  * `broker.event` params. A handler is given `params.topic` (the subscription match), which need
  * not equal `event.topic`.
  */
-export const BrokerEventParamsSchema = z.looseObject({
-  topic: z.string().min(1),
-  event: BrokerEventSchema,
-});
+export const BrokerEventParamsSchema = lazySchema("plugin.broker", () =>
+  z.looseObject({
+    topic: z.string().min(1),
+    event: BrokerEventSchema,
+  }),
+);
 export type BrokerEventParams = z.infer<typeof BrokerEventParamsSchema>;
 
 /** `broker.publish` params. The host checks `topic` against the plugin's allowlist (§6). */
-export const BrokerPublishParamsSchema = z.looseObject({
-  topic: z.string().min(1),
-  event: BrokerEventSchema,
-});
+export const BrokerPublishParamsSchema = lazySchema("plugin.broker", () =>
+  z.looseObject({
+    topic: z.string().min(1),
+    event: BrokerEventSchema,
+  }),
+);
 export type BrokerPublishParams = z.infer<typeof BrokerPublishParamsSchema>;
 
 /**
@@ -51,37 +58,41 @@ export type BrokerPublishParams = z.infer<typeof BrokerPublishParamsSchema>;
  * sending the `broker.publish` notification, which stays served as before.
  */
 export const HOST_FEATURES = ["broker.publish_acked"] as const;
-export const HostFeatureSchema = z.enum(HOST_FEATURES);
+export const HostFeatureSchema = lazySchema("plugin.broker", () => z.enum(HOST_FEATURES));
 export type HostFeature = z.infer<typeof HostFeatureSchema>;
 
 /**
  * The `initialize` params' advertisement. Unknown names are dropped rather than refused, so a
  * plugin talking to a newer nexo still starts; anything that is not an array reads as none.
  */
-export const HostFeaturesAdvertSchema = z
-  .unknown()
-  .transform((value): HostFeature[] =>
-    Array.isArray(value)
-      ? value.filter((name): name is HostFeature => (HOST_FEATURES as readonly unknown[]).includes(name))
-      : [],
-  );
+export const HostFeaturesAdvertSchema = lazySchema("plugin.broker", () =>
+  z
+    .unknown()
+    .transform((value): HostFeature[] =>
+      Array.isArray(value)
+        ? value.filter((name): name is HostFeature => (HOST_FEATURES as readonly unknown[]).includes(name))
+        : [],
+    ),
+);
 
 export const BrokerPublishAckedParamsSchema = BrokerPublishParamsSchema;
 export type BrokerPublishAckedParams = BrokerPublishParams;
 
 /** The acknowledgement. */
-export const BrokerPublishAckedResultSchema = z.looseObject({
-  /** The broker event's id (the host mints one when the plugin sent none). */
-  event_id: z.string().min(1),
-  /**
-   * True when the message is in the durable inbox: a daemon killed from now on answers it after
-   * its restart. False when it is queued in memory only (the inbox write failed, or the daemon
-   * runs without one).
-   */
-  durable: z.boolean(),
-  /** The inbox already held this message (same channel message id): no second turn runs. */
-  duplicate: z.boolean(),
-});
+export const BrokerPublishAckedResultSchema = lazySchema("plugin.broker", () =>
+  z.looseObject({
+    /** The broker event's id (the host mints one when the plugin sent none). */
+    event_id: z.string().min(1),
+    /**
+     * True when the message is in the durable inbox: a daemon killed from now on answers it after
+     * its restart. False when it is queued in memory only (the inbox write failed, or the daemon
+     * runs without one).
+     */
+    durable: z.boolean(),
+    /** The inbox already held this message (same channel message id): no second turn runs. */
+    duplicate: z.boolean(),
+  }),
+);
 export type BrokerPublishAckedResult = z.infer<typeof BrokerPublishAckedResultSchema>;
 
 /** Why an acknowledged publish was refused: `error.data.reason` of codes -32013…-32016, -32012, -32602. */
@@ -93,13 +104,15 @@ export const PUBLISH_REFUSALS = [
   "inbox_full",
   "not_acknowledged",
 ] as const;
-export const PublishRefusalSchema = z.enum(PUBLISH_REFUSALS);
+export const PublishRefusalSchema = lazySchema("plugin.broker", () => z.enum(PUBLISH_REFUSALS));
 export type PublishRefusal = z.infer<typeof PublishRefusalSchema>;
 
 /** `error.data` of a refused acknowledged publish. */
-export const PublishRefusedDataSchema = z.looseObject({
-  reason: PublishRefusalSchema,
-  /** Present when retrying later may succeed (inbox or queue full, not acknowledged). */
-  retry_after_secs: z.number().int().nonnegative().optional(),
-});
+export const PublishRefusedDataSchema = lazySchema("plugin.broker", () =>
+  z.looseObject({
+    reason: PublishRefusalSchema,
+    /** Present when retrying later may succeed (inbox or queue full, not acknowledged). */
+    retry_after_secs: z.number().int().nonnegative().optional(),
+  }),
+);
 export type PublishRefusedData = z.infer<typeof PublishRefusedDataSchema>;

@@ -2,6 +2,7 @@
  * Building blocks shared by the plugin contract's message schemas and its manifest schema.
  */
 import { z } from "zod";
+import { lazySchema } from "../lazy.js";
 
 /**
  * The slug rule for plugin ids, channel kinds and every `[plugin.extends]` id (plugin contract
@@ -9,23 +10,27 @@ import { z } from "zod";
  */
 export const PLUGIN_ID_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;
 
-export const PluginIdSchema = z
-  .string()
-  .regex(PLUGIN_ID_PATTERN, { error: "must match ^[a-z][a-z0-9_]{0,31}$ (lowercase slug, max 32 chars)" });
+export const PluginIdSchema = lazySchema("plugin.common", () =>
+  z
+    .string()
+    .regex(PLUGIN_ID_PATTERN, { error: "must match ^[a-z][a-z0-9_]{0,31}$ (lowercase slug, max 32 chars)" }),
+);
 
 /** Token counts as every LLM exchange of the contract reports them. */
-export const TokenUsageSchema = z.looseObject({
-  prompt_tokens: z.number().int().nonnegative(),
-  completion_tokens: z.number().int().nonnegative(),
-});
+export const TokenUsageSchema = lazySchema("plugin.common", () =>
+  z.looseObject({
+    prompt_tokens: z.number().int().nonnegative(),
+    completion_tokens: z.number().int().nonnegative(),
+  }),
+);
 export type TokenUsage = z.infer<typeof TokenUsageSchema>;
 
 /** The `{ ok: true }` acknowledgement of shutdown / channel.start / channel.stop. */
-export const OkResultSchema = z.looseObject({ ok: z.boolean() });
+export const OkResultSchema = lazySchema("plugin.common", () => z.looseObject({ ok: z.boolean() }));
 export type OkResult = z.infer<typeof OkResultSchema>;
 
 /** A JSON object whose members the contract leaves opaque (payloads, metadata, JSON Schemas). */
-export const JsonObjectSchema = z.record(z.string(), z.unknown());
+export const JsonObjectSchema = lazySchema("plugin.common", () => z.record(z.string(), z.unknown()));
 export type JsonObject = z.infer<typeof JsonObjectSchema>;
 
 /**

@@ -3,6 +3,7 @@
  * (§4.1.1) and the graceful `shutdown` request. Both are host → child requests.
  */
 import { z } from "zod";
+import { lazySchema } from "../lazy.js";
 import { HostFeaturesAdvertSchema } from "./broker.js";
 import { ChannelFeaturesAdvertSchema } from "./channel-features.js";
 import { JsonObjectSchema, OkResultSchema, optionalParams } from "./common.js";
@@ -11,12 +12,14 @@ import { JsonObjectSchema, OkResultSchema, optionalParams } from "./common.js";
  * `initialize` params. The host always sends `nexo_version`, but the reference SDKs ignore it and
  * the conformance kit sends `{}`, so a child must not insist on it.
  */
-export const InitializeParamsSchema = optionalParams(
-  z.looseObject({
-    nexo_version: z.string().optional(),
-    /** nexo's optional host features (./broker.ts); absent from upstream hosts. */
-    host_features: HostFeaturesAdvertSchema.optional(),
-  }),
+export const InitializeParamsSchema = lazySchema("plugin.lifecycle", () =>
+  optionalParams(
+    z.looseObject({
+      nexo_version: z.string().optional(),
+      /** nexo's optional host features (./broker.ts); absent from upstream hosts. */
+      host_features: HostFeaturesAdvertSchema.optional(),
+    }),
+  ),
 );
 export type InitializeParams = z.infer<typeof InitializeParamsSchema>;
 
@@ -25,11 +28,13 @@ export type InitializeParams = z.infer<typeof InitializeParamsSchema>;
  * missing schema as `{}`; the host treats an absent one the same way but warns about both, since
  * such a tool's arguments are never validated (issue 14.5) — so absence is kept visible here.
  */
-export const RemoteToolDefSchema = z.looseObject({
-  name: z.string().min(1),
-  description: z.string(),
-  input_schema: JsonObjectSchema.optional(),
-});
+export const RemoteToolDefSchema = lazySchema("plugin.lifecycle", () =>
+  z.looseObject({
+    name: z.string().min(1),
+    description: z.string(),
+    input_schema: JsonObjectSchema.optional(),
+  }),
+);
 export type RemoteToolDef = z.infer<typeof RemoteToolDefSchema>;
 
 /**
@@ -38,11 +43,13 @@ export type RemoteToolDef = z.infer<typeof RemoteToolDefSchema>;
  * converted to JSON, which SDKs render differently (e.g. TOML datetimes become strings), so it is
  * deliberately not validated against the manifest schema here.
  */
-export const EchoedManifestSchema = z.looseObject({
-  plugin: z.looseObject({
-    id: z.string().min(1),
+export const EchoedManifestSchema = lazySchema("plugin.lifecycle", () =>
+  z.looseObject({
+    plugin: z.looseObject({
+      id: z.string().min(1),
+    }),
   }),
-});
+);
 export type EchoedManifest = z.infer<typeof EchoedManifestSchema>;
 
 /**
@@ -50,35 +57,39 @@ export type EchoedManifest = z.infer<typeof EchoedManifestSchema>;
  * present, and whether every name is declared in `[plugin.extends].tools`, depends on the host's
  * copy of the manifest and is checked there.
  */
-export const InitializeResultSchema = z
-  .looseObject({
-    manifest: EchoedManifestSchema,
-    server_version: z.string(),
-    tools: z.array(RemoteToolDefSchema).optional(),
-    /** nexo's optional channel features the plugin implements (./channel-features.ts). */
-    channel_features: ChannelFeaturesAdvertSchema.optional(),
-  })
-  .superRefine((result, ctx) => {
-    const seen = new Set<string>();
-    result.tools?.forEach((tool, index) => {
-      if (seen.has(tool.name)) {
-        ctx.addIssue({
-          code: "custom",
-          message: `tool "${tool.name}" is advertised more than once`,
-          path: ["tools", index, "name"],
-        });
-      }
-      seen.add(tool.name);
-    });
-  });
+export const InitializeResultSchema = lazySchema("plugin.lifecycle", () =>
+  z
+    .looseObject({
+      manifest: EchoedManifestSchema,
+      server_version: z.string(),
+      tools: z.array(RemoteToolDefSchema).optional(),
+      /** nexo's optional channel features the plugin implements (./channel-features.ts). */
+      channel_features: ChannelFeaturesAdvertSchema.optional(),
+    })
+    .superRefine((result, ctx) => {
+      const seen = new Set<string>();
+      result.tools?.forEach((tool, index) => {
+        if (seen.has(tool.name)) {
+          ctx.addIssue({
+            code: "custom",
+            message: `tool "${tool.name}" is advertised more than once`,
+            path: ["tools", index, "name"],
+          });
+        }
+        seen.add(tool.name);
+      });
+    }),
+);
 export type InitializeResult = z.infer<typeof InitializeResultSchema>;
 export type InitializeResultInput = z.input<typeof InitializeResultSchema>;
 
 /** `shutdown` params; the conformance kit omits them entirely. */
-export const ShutdownParamsSchema = optionalParams(
-  z.looseObject({
-    reason: z.string().optional(),
-  }),
+export const ShutdownParamsSchema = lazySchema("plugin.lifecycle", () =>
+  optionalParams(
+    z.looseObject({
+      reason: z.string().optional(),
+    }),
+  ),
 );
 export type ShutdownParams = z.infer<typeof ShutdownParamsSchema>;
 

@@ -16,6 +16,7 @@
  */
 import { z } from "zod";
 import { formatIssues } from "../../issues.js";
+import { lazySchema } from "../lazy.js";
 import { PluginIdSchema, toolNameInNamespace } from "./common.js";
 import { type SandboxPathKind, sandboxPathProblem } from "./sandbox-paths.js";
 
@@ -62,227 +63,249 @@ export const SUPERVISOR_STDERR_TAIL_MAX = 512;
 export const SUPERVISOR_BACKOFF_MS_MIN = 100;
 export const SUPERVISOR_BACKOFF_MS_MAX = 300_000;
 
-const NonBlankStringSchema = z
-  .string()
-  .refine((value) => value.trim() !== "", { error: "must not be blank" });
+const NonBlankStringSchema = lazySchema("plugin.manifest", () =>
+  z.string().refine((value) => value.trim() !== "", { error: "must not be blank" }),
+);
 
 // --- [plugin.requires] --------------------------------------------------------------------------
 
-export const ManifestRequiresSchema = z.looseObject({
-  nexo_capabilities: z.array(z.string()).optional(),
-});
+export const ManifestRequiresSchema = lazySchema("plugin.manifest", () =>
+  z.looseObject({
+    nexo_capabilities: z.array(z.string()).optional(),
+  }),
+);
 export type ManifestRequires = z.infer<typeof ManifestRequiresSchema>;
 
 // --- [plugin.entrypoint] ------------------------------------------------------------------------
 
 // Closed (issue 14.4): a typo such as `arg` for `args` would otherwise start the plugin without
 // its arguments and say nothing; the config loader turns the unknown key into a did-you-mean.
-export const ManifestEntrypointSchema = z
-  .strictObject({
-    /** An absolute path or a binary on PATH. */
-    command: NonBlankStringSchema,
-    args: z.array(z.string()).optional(),
-    env: z.record(z.string(), z.string()).optional(),
-  })
-  .superRefine((entrypoint, ctx) => {
-    for (const [key, value] of Object.entries(entrypoint.env ?? {})) {
-      const path = ["env", key];
-      if (key.startsWith(RESERVED_ENV_PREFIX)) {
-        ctx.addIssue({
-          code: "custom",
-          path,
-          message: `env key "${key}" is reserved: keys beginning with ${RESERVED_ENV_PREFIX} belong to the daemon`,
-        });
-      } else if (key === "" || key.includes("=") || key.includes("\0")) {
-        ctx.addIssue({ code: "custom", path, message: `"${key}" is not a usable environment variable name` });
+export const ManifestEntrypointSchema = lazySchema("plugin.manifest", () =>
+  z
+    .strictObject({
+      /** An absolute path or a binary on PATH. */
+      command: NonBlankStringSchema,
+      args: z.array(z.string()).optional(),
+      env: z.record(z.string(), z.string()).optional(),
+    })
+    .superRefine((entrypoint, ctx) => {
+      for (const [key, value] of Object.entries(entrypoint.env ?? {})) {
+        const path = ["env", key];
+        if (key.startsWith(RESERVED_ENV_PREFIX)) {
+          ctx.addIssue({
+            code: "custom",
+            path,
+            message: `env key "${key}" is reserved: keys beginning with ${RESERVED_ENV_PREFIX} belong to the daemon`,
+          });
+        } else if (key === "" || key.includes("=") || key.includes("\0")) {
+          ctx.addIssue({
+            code: "custom",
+            path,
+            message: `"${key}" is not a usable environment variable name`,
+          });
+        }
+        if (value.includes("\0")) {
+          ctx.addIssue({ code: "custom", path, message: "environment values cannot contain NUL" });
+        }
       }
-      if (value.includes("\0")) {
-        ctx.addIssue({ code: "custom", path, message: "environment values cannot contain NUL" });
-      }
-    }
-  });
+    }),
+);
 export type ManifestEntrypoint = z.infer<typeof ManifestEntrypointSchema>;
 
 // --- [[plugin.channels.register]] ---------------------------------------------------------------
 
-export const ManifestChannelRegistrationSchema = z.looseObject({
-  /** Drives the `plugin.outbound.<kind>` / `plugin.inbound.<kind>` topic allowlist (§6). */
-  kind: PluginIdSchema,
-  /** Implementation type name; informational. */
-  adapter: z.string().min(1),
-});
+export const ManifestChannelRegistrationSchema = lazySchema("plugin.manifest", () =>
+  z.looseObject({
+    /** Drives the `plugin.outbound.<kind>` / `plugin.inbound.<kind>` topic allowlist (§6). */
+    kind: PluginIdSchema,
+    /** Implementation type name; informational. */
+    adapter: z.string().min(1),
+  }),
+);
 export type ManifestChannelRegistration = z.infer<typeof ManifestChannelRegistrationSchema>;
 
-export const ManifestChannelsSchema = z
-  .looseObject({
-    register: z.array(ManifestChannelRegistrationSchema).optional(),
-  })
-  .superRefine((channels, ctx) => {
-    const seen = new Set<string>();
-    channels.register?.forEach((registration, index) => {
-      if (seen.has(registration.kind)) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["register", index, "kind"],
-          message: `channel kind "${registration.kind}" is registered more than once`,
-        });
-      }
-      seen.add(registration.kind);
-    });
-  });
+export const ManifestChannelsSchema = lazySchema("plugin.manifest", () =>
+  z
+    .looseObject({
+      register: z.array(ManifestChannelRegistrationSchema).optional(),
+    })
+    .superRefine((channels, ctx) => {
+      const seen = new Set<string>();
+      channels.register?.forEach((registration, index) => {
+        if (seen.has(registration.kind)) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["register", index, "kind"],
+            message: `channel kind "${registration.kind}" is registered more than once`,
+          });
+        }
+        seen.add(registration.kind);
+      });
+    }),
+);
 export type ManifestChannels = z.infer<typeof ManifestChannelsSchema>;
 
 // --- [plugin.extends] ---------------------------------------------------------------------------
 
-const ExtendsIdListSchema = z.array(PluginIdSchema).optional();
+const ExtendsIdListSchema = lazySchema("plugin.manifest", () => z.array(PluginIdSchema).optional());
 
-export const ManifestExtendsSchema = z
-  .strictObject(
-    {
-      channels: ExtendsIdListSchema,
-      llm_providers: ExtendsIdListSchema,
-      memory_backends: ExtendsIdListSchema,
-      hooks: ExtendsIdListSchema,
-      tools: ExtendsIdListSchema,
-    },
-    {
-      error: (issue) =>
-        issue.code === "unrecognized_keys"
-          ? `unknown key; [plugin.extends] only accepts ${EXTENDS_SECTIONS.join(", ")}`
-          : undefined,
-    },
-  )
-  .superRefine((extendsSection, ctx) => {
-    const claimedBy = new Map<string, ExtendsSection>();
-    for (const section of EXTENDS_SECTIONS) {
-      const seenHere = new Set<string>();
-      extendsSection[section]?.forEach((id, index) => {
-        const path = [section, index];
-        if (seenHere.has(id)) {
-          ctx.addIssue({ code: "custom", path, message: `"${id}" is listed twice in ${section}` });
-          return;
-        }
-        seenHere.add(id);
-        const owner = claimedBy.get(id);
-        if (owner === undefined) {
-          claimedBy.set(id, section);
-        } else {
-          ctx.addIssue({
-            code: "custom",
-            path,
-            message: `"${id}" is already declared in ${owner}; an id may occupy only one [plugin.extends] list`,
-          });
-        }
-      });
-    }
-  });
+export const ManifestExtendsSchema = lazySchema("plugin.manifest", () =>
+  z
+    .strictObject(
+      {
+        channels: ExtendsIdListSchema,
+        llm_providers: ExtendsIdListSchema,
+        memory_backends: ExtendsIdListSchema,
+        hooks: ExtendsIdListSchema,
+        tools: ExtendsIdListSchema,
+      },
+      {
+        error: (issue) =>
+          issue.code === "unrecognized_keys"
+            ? `unknown key; [plugin.extends] only accepts ${EXTENDS_SECTIONS.join(", ")}`
+            : undefined,
+      },
+    )
+    .superRefine((extendsSection, ctx) => {
+      const claimedBy = new Map<string, ExtendsSection>();
+      for (const section of EXTENDS_SECTIONS) {
+        const seenHere = new Set<string>();
+        extendsSection[section]?.forEach((id, index) => {
+          const path = [section, index];
+          if (seenHere.has(id)) {
+            ctx.addIssue({ code: "custom", path, message: `"${id}" is listed twice in ${section}` });
+            return;
+          }
+          seenHere.add(id);
+          const owner = claimedBy.get(id);
+          if (owner === undefined) {
+            claimedBy.set(id, section);
+          } else {
+            ctx.addIssue({
+              code: "custom",
+              path,
+              message: `"${id}" is already declared in ${owner}; an id may occupy only one [plugin.extends] list`,
+            });
+          }
+        });
+      }
+    }),
+);
 export type ManifestExtends = z.infer<typeof ManifestExtendsSchema>;
 
 // --- [plugin.sandbox] ---------------------------------------------------------------------------
 
-export const SandboxNetworkSchema = z.enum(["deny", "host"]);
+export const SandboxNetworkSchema = lazySchema("plugin.manifest", () => z.enum(["deny", "host"]));
 export type SandboxNetwork = z.infer<typeof SandboxNetworkSchema>;
 
 const SANDBOX_KEYS = ["enabled", "network", "fs_read_paths", "fs_write_paths", "drop_user"];
 
-export const ManifestSandboxSchema = z
-  .strictObject(
-    {
-      enabled: z.boolean().optional(),
-      network: SandboxNetworkSchema.optional(),
-      fs_read_paths: z.array(z.string()).optional(),
-      fs_write_paths: z.array(z.string()).optional(),
-      drop_user: z.boolean().optional(),
-    },
-    {
-      error: (issue) =>
-        issue.code === "unrecognized_keys"
-          ? `unknown key; [plugin.sandbox] only accepts ${SANDBOX_KEYS.join(", ")}`
-          : undefined,
-    },
-  )
-  .superRefine((sandbox, ctx) => {
-    // A disabled section binds nothing, so its paths are inert; the reference validator skips it too.
-    if (sandbox.enabled !== true) return;
-    const lists: Array<[string, SandboxPathKind, string[] | undefined]> = [
-      ["fs_read_paths", "read", sandbox.fs_read_paths],
-      ["fs_write_paths", "write", sandbox.fs_write_paths],
-    ];
-    for (const [key, kind, paths] of lists) {
-      paths?.forEach((path, index) => {
-        const problem = sandboxPathProblem(path, kind);
-        if (problem !== undefined) ctx.addIssue({ code: "custom", path: [key, index], message: problem });
-      });
-    }
-  });
+export const ManifestSandboxSchema = lazySchema("plugin.manifest", () =>
+  z
+    .strictObject(
+      {
+        enabled: z.boolean().optional(),
+        network: SandboxNetworkSchema.optional(),
+        fs_read_paths: z.array(z.string()).optional(),
+        fs_write_paths: z.array(z.string()).optional(),
+        drop_user: z.boolean().optional(),
+      },
+      {
+        error: (issue) =>
+          issue.code === "unrecognized_keys"
+            ? `unknown key; [plugin.sandbox] only accepts ${SANDBOX_KEYS.join(", ")}`
+            : undefined,
+      },
+    )
+    .superRefine((sandbox, ctx) => {
+      // A disabled section binds nothing, so its paths are inert; the reference validator skips it too.
+      if (sandbox.enabled !== true) return;
+      const lists: Array<[string, SandboxPathKind, string[] | undefined]> = [
+        ["fs_read_paths", "read", sandbox.fs_read_paths],
+        ["fs_write_paths", "write", sandbox.fs_write_paths],
+      ];
+      for (const [key, kind, paths] of lists) {
+        paths?.forEach((path, index) => {
+          const problem = sandboxPathProblem(path, kind);
+          if (problem !== undefined) ctx.addIssue({ code: "custom", path: [key, index], message: problem });
+        });
+      }
+    }),
+);
 export type ManifestSandbox = z.infer<typeof ManifestSandboxSchema>;
 
 // --- [plugin.supervisor] ------------------------------------------------------------------------
 
 // Closed for the same reason: `respwan = true` silently meant "never restart".
-export const ManifestSupervisorSchema = z
-  .strictObject({
-    respawn: z.boolean().optional(),
-    max_attempts: z.number().int().nonnegative().optional(),
-    backoff_ms: z.number().int().nonnegative().optional(),
-    stderr_tail_lines: z.number().int().nonnegative().max(SUPERVISOR_STDERR_TAIL_MAX).optional(),
-  })
-  .superRefine((supervisor, ctx) => {
-    // The respawn knobs are inert while respawn is off, so only then are their bounds enforced.
-    if (supervisor.respawn !== true) return;
-    const maxAttempts = supervisor.max_attempts ?? SUPERVISOR_DEFAULTS.max_attempts;
-    if (maxAttempts < 1) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["max_attempts"],
-        message: "must be at least 1 when respawn = true",
-      });
-    }
-    const backoff = supervisor.backoff_ms ?? SUPERVISOR_DEFAULTS.backoff_ms;
-    if (backoff < SUPERVISOR_BACKOFF_MS_MIN || backoff > SUPERVISOR_BACKOFF_MS_MAX) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["backoff_ms"],
-        message: `must be between ${SUPERVISOR_BACKOFF_MS_MIN} and ${SUPERVISOR_BACKOFF_MS_MAX} when respawn = true`,
-      });
-    }
-  });
+export const ManifestSupervisorSchema = lazySchema("plugin.manifest", () =>
+  z
+    .strictObject({
+      respawn: z.boolean().optional(),
+      max_attempts: z.number().int().nonnegative().optional(),
+      backoff_ms: z.number().int().nonnegative().optional(),
+      stderr_tail_lines: z.number().int().nonnegative().max(SUPERVISOR_STDERR_TAIL_MAX).optional(),
+    })
+    .superRefine((supervisor, ctx) => {
+      // The respawn knobs are inert while respawn is off, so only then are their bounds enforced.
+      if (supervisor.respawn !== true) return;
+      const maxAttempts = supervisor.max_attempts ?? SUPERVISOR_DEFAULTS.max_attempts;
+      if (maxAttempts < 1) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["max_attempts"],
+          message: "must be at least 1 when respawn = true",
+        });
+      }
+      const backoff = supervisor.backoff_ms ?? SUPERVISOR_DEFAULTS.backoff_ms;
+      if (backoff < SUPERVISOR_BACKOFF_MS_MIN || backoff > SUPERVISOR_BACKOFF_MS_MAX) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["backoff_ms"],
+          message: `must be between ${SUPERVISOR_BACKOFF_MS_MIN} and ${SUPERVISOR_BACKOFF_MS_MAX} when respawn = true`,
+        });
+      }
+    }),
+);
 export type ManifestSupervisor = z.infer<typeof ManifestSupervisorSchema>;
 
 // --- [plugin] and the document ------------------------------------------------------------------
 
-export const ManifestPluginSchema = z
-  .looseObject({
-    id: PluginIdSchema,
-    version: z.string().regex(SEMVER_PATTERN, { error: "must be a semantic version such as 0.2.0" }),
-    name: NonBlankStringSchema,
-    description: NonBlankStringSchema,
-    min_nexo_version: z.string().regex(VERSION_REQUIREMENT_PATTERN, {
-      error: 'must be a version requirement such as ">=0.1.0"',
+export const ManifestPluginSchema = lazySchema("plugin.manifest", () =>
+  z
+    .looseObject({
+      id: PluginIdSchema,
+      version: z.string().regex(SEMVER_PATTERN, { error: "must be a semantic version such as 0.2.0" }),
+      name: NonBlankStringSchema,
+      description: NonBlankStringSchema,
+      min_nexo_version: z.string().regex(VERSION_REQUIREMENT_PATTERN, {
+        error: 'must be a version requirement such as ">=0.1.0"',
+      }),
+      requires: ManifestRequiresSchema.optional(),
+      entrypoint: ManifestEntrypointSchema.optional(),
+      channels: ManifestChannelsSchema.optional(),
+      extends: ManifestExtendsSchema.optional(),
+      sandbox: ManifestSandboxSchema.optional(),
+      supervisor: ManifestSupervisorSchema.optional(),
+    })
+    .superRefine((plugin, ctx) => {
+      plugin.extends?.tools?.forEach((toolName, index) => {
+        if (!toolNameInNamespace(plugin.id, toolName)) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["extends", "tools", index],
+            message: `tool "${toolName}" must be named ${plugin.id}_* or ext_${plugin.id}_*`,
+          });
+        }
+      });
     }),
-    requires: ManifestRequiresSchema.optional(),
-    entrypoint: ManifestEntrypointSchema.optional(),
-    channels: ManifestChannelsSchema.optional(),
-    extends: ManifestExtendsSchema.optional(),
-    sandbox: ManifestSandboxSchema.optional(),
-    supervisor: ManifestSupervisorSchema.optional(),
-  })
-  .superRefine((plugin, ctx) => {
-    plugin.extends?.tools?.forEach((toolName, index) => {
-      if (!toolNameInNamespace(plugin.id, toolName)) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["extends", "tools", index],
-          message: `tool "${toolName}" must be named ${plugin.id}_* or ext_${plugin.id}_*`,
-        });
-      }
-    });
-  });
+);
 export type ManifestPlugin = z.infer<typeof ManifestPluginSchema>;
 
-export const PluginManifestSchema = z.looseObject({
-  plugin: ManifestPluginSchema,
-});
+export const PluginManifestSchema = lazySchema("plugin.manifest", () =>
+  z.looseObject({
+    plugin: ManifestPluginSchema,
+  }),
+);
 export type PluginManifest = z.infer<typeof PluginManifestSchema>;
 
 /**

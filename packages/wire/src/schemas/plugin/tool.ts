@@ -3,19 +3,22 @@
  * declaring `[plugin.extends].tools`.
  */
 import { z } from "zod";
+import { lazySchema } from "../lazy.js";
 
 /**
  * `tool.invoke` params. The host always sends all four members; the SDKs tolerate a missing
  * `plugin_id` (they substitute the manifest id), missing `args` (null) and missing `agent_id`
  * (notes §5.7), and so does this schema.
  */
-export const ToolInvokeParamsSchema = z.looseObject({
-  plugin_id: z.string().optional(),
-  tool_name: z.string().min(1),
-  /** Any JSON value; the host validated it against the tool's advertised `input_schema`. */
-  args: z.unknown().optional(),
-  agent_id: z.string().nullable().optional(),
-});
+export const ToolInvokeParamsSchema = lazySchema("plugin.tool", () =>
+  z.looseObject({
+    plugin_id: z.string().optional(),
+    tool_name: z.string().min(1),
+    /** Any JSON value; the host validated it against the tool's advertised `input_schema`. */
+    args: z.unknown().optional(),
+    agent_id: z.string().nullable().optional(),
+  }),
+);
 export type ToolInvokeParams = z.infer<typeof ToolInvokeParamsSchema>;
 
 /**
@@ -38,27 +41,31 @@ export function isPlainToolInvokeParams(value: unknown): boolean {
 }
 
 /** The host does not constrain a tool's result beyond it being JSON (§5.t). */
-export const ToolInvokeResultSchema = z.unknown();
+export const ToolInvokeResultSchema = lazySchema("plugin.tool", () => z.unknown());
 export type ToolInvokeResult = z.infer<typeof ToolInvokeResultSchema>;
 
 /**
  * One block of a conventional tool result. Only `text` blocks are typed here; others pass through
  * with their `type`.
  */
-export const ToolContentBlockSchema = z
-  .looseObject({
-    type: z.string().min(1),
-    text: z.string().optional(),
-  })
-  .refine((block) => block.type !== "text" || block.text !== undefined, {
-    error: 'a "text" block needs a string "text"',
-    path: ["text"],
-  });
+export const ToolContentBlockSchema = lazySchema("plugin.tool", () =>
+  z
+    .looseObject({
+      type: z.string().min(1),
+      text: z.string().optional(),
+    })
+    .refine((block) => block.type !== "text" || block.text !== undefined, {
+      error: 'a "text" block needs a string "text"',
+      path: ["text"],
+    }),
+);
 export type ToolContentBlock = z.infer<typeof ToolContentBlockSchema>;
 
 /** The conventional result shape (the host's ToolResponse): content blocks plus an error flag. */
-export const ToolResponseSchema = z.looseObject({
-  content: z.array(ToolContentBlockSchema),
-  is_error: z.boolean().default(false),
-});
+export const ToolResponseSchema = lazySchema("plugin.tool", () =>
+  z.looseObject({
+    content: z.array(ToolContentBlockSchema),
+    is_error: z.boolean().default(false),
+  }),
+);
 export type ToolResponse = z.infer<typeof ToolResponseSchema>;
