@@ -18,14 +18,11 @@
  * the ES module entry: in Node 20 `node:http` cannot even be loaded while a snapshot is built (its
  * top level calls `Array.prototype.toSorted`, which the builder's context lacks).
  *
- * A launch the command's snapshot does not take (snapshot-agent.ts serves `--session-id` and
- * `--resume` with its door; a flag left to commander, a value commander might read differently,
- * `--help`) needs commander and the rest of the CLI, which the snapshot does not hold (it
- * would make every start slower) and cannot import (a snapshot's script has no ES module loader).
- * It runs the ES module entry, bin/nexo.js, in a child with the environment as it was, stdio
- * shared and signals passed on, and exits as the child did: correct, at the cost of a second start.
+ * Every launch the launcher sends to a snapshot is served in the snapshot's process: the command's
+ * fast start, its door, or commander with the command's declaration (cli/snapshot-agent.ts), so
+ * `nexo agent --help` or a bad flag starts node once, as a served launch does. The ES module entry
+ * used to be re-run in a child for those: a second Node start.
  */
-import { spawn } from "node:child_process";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { startupSnapshot } from "node:v8";
@@ -36,11 +33,8 @@ declare global {
   var __nexoBundleUrl: string | undefined;
 }
 
-/** A command's fast start: the work for these arguments, or undefined when commander must run them. */
-export type SnapshotCommand = (
-  args: readonly string[],
-  env: NodeJS.ProcessEnv,
-) => (() => Promise<void>) | undefined;
+/** A command's work for these arguments (every launch of the command: help and usage errors too). */
+export type SnapshotCommand = (args: readonly string[], env: NodeJS.ProcessEnv) => Promise<void>;
 
 /** The `--snapshot-blob` path node was started with (bin/nexo puts it on the command line). */
 function blobPath(): string | undefined {
@@ -61,38 +55,15 @@ export function fromSnapshot(command: SnapshotCommand): void {
     const snapshotDir = blob === undefined ? undefined : dirname(resolve(blob));
     if (snapshotDir !== undefined)
       globalThis.__nexoBundleUrl = pathToFileURL(join(snapshotDir, "..", "main.js")).href;
-    void start(command, snapshotDir).catch((error: unknown) => {
+    void start(command).catch((error: unknown) => {
       process.stderr.write(`nexo: ${(error as Error).stack ?? String(error)}\n`);
       process.exit(1);
     });
   });
 }
 
-async function start(command: SnapshotCommand, snapshotDir: string | undefined): Promise<void> {
+async function start(command: SnapshotCommand): Promise<void> {
   const startup = await startUp();
-  // process.argv: node, then the arguments (no script).
-  const args = process.argv.slice(1);
-  const run = command(args.slice(1), startup.env);
-  if (run !== undefined) return run();
-  if (snapshotDir === undefined)
-    throw new Error("started from a snapshot without --snapshot-blob on node's command line");
-  runEntryInChild(join(snapshotDir, "..", "..", "bin", "nexo.js"), args, startup.env);
-}
-
-/** Runs the ES module entry with `args` as this process's stand-in, and ends as it ends. */
-function runEntryInChild(entry: string, args: readonly string[], env: NodeJS.ProcessEnv): void {
-  const child = spawn(process.execPath, [entry, ...args], { stdio: "inherit", env });
-  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
-  const pass = (signal: NodeJS.Signals): void => void child.kill(signal);
-  for (const signal of signals) process.on(signal, pass);
-  child.on("error", (error) => {
-    process.stderr.write(`nexo: cannot start ${entry}: ${error.message}\n`);
-    process.exit(1);
-  });
-  child.on("exit", (code, signal) => {
-    for (const name of signals) process.off(name, pass);
-    // Ended by a signal: end the same way, so the caller sees what it would have seen.
-    if (signal !== null) process.kill(process.pid, signal);
-    else process.exit(code ?? 1);
-  });
+  // process.argv: node, then the arguments (no script): the command's name, then its own.
+  await command(process.argv.slice(2), startup.env);
 }

@@ -9,7 +9,9 @@
  *   pool fills at run time), the secrets leave /proc/<pid>/environ at start, a variable set at
  *   build time is not in the blob (a blob is built here with a canary secret in the environment),
  *   and the scripts' top level reads no randomness, clock, host, pid or environment of nexo's own;
- * - a launch the fast start leaves to commander runs the ES module entry, with its exit status;
+ * - a launch neither the fast start nor the door takes (help, version, usage errors, a missing
+ *   `--json-stream`) is commander's, in the blob's one process: the same output and exit status as
+ *   the ES module entry, and no second node (counted by the coverage file each node writes);
  * - SIGTERM ends an idle session as it does from the ES module entry.
  */
 import assert from "node:assert/strict";
@@ -163,19 +165,66 @@ describe("nexo agent from its startup snapshot", () => {
     assert.notEqual(random(ids[0]!).slice(4), random(ids[1]!).slice(4));
   });
 
-  test("a launch the fast start leaves to commander runs the ES module entry, with its exit status", async () => {
+  test("a launch only commander takes is served in the blob's one process, as the ES module entry serves it", async () => {
     const state = tempDir("state");
-    // Without --json-stream: the command's own refusal, exit 2, as from the ES module entry.
-    const refused = start([LAUNCHER, "agent", "--workspace", tempDir("ws")], agentEnv(state), "");
-    const fromModules = start(
-      [process.execPath, CLI_PATH, "agent", "--workspace", tempDir("ws")],
-      agentEnv(state),
-      "",
-    );
-    const [a, b] = await Promise.all([refused.done, fromModules.done]);
-    assert.equal(a.code, b.code);
-    assert.notEqual(a.code, 0);
-    assert.deepEqual(a.stdout, b.stdout);
+    const workspace = tempDir("ws");
+    const shapes = [
+      ["--help"],
+      ["-h"],
+      ["--json-stream", "--help"],
+      ["--log-format", "json", "--help"],
+      ["--version"],
+      ["-V"],
+      ["--bogus"],
+      ["--json-stream", "--bogus"],
+      ["--json-stream", "--max-turns", "0"],
+      ["--max-tokens", "abc", "--json-stream"],
+      ["--json-stream", "--provider"],
+      ["--json-stream", "--log-format", "nope"],
+      ["--json-stream", "extra"],
+      // Without --json-stream: the command's own refusal (a json-stream error line, exit 2).
+      ["--workspace", workspace],
+    ];
+    for (const shape of shapes) {
+      const args = ["agent", ...shape];
+      // Every node writes a coverage file named by its pid when it exits, whether it ran from the
+      // blob or not: how many nodes ran, after the fact (they are gone before /proc could be read).
+      const coverage = tempDir("coverage");
+      const fromBlob = start([LAUNCHER, ...args], { ...agentEnv(state), NODE_V8_COVERAGE: coverage }, "");
+      const fromModules = start([process.execPath, CLI_PATH, ...args], agentEnv(state), "");
+      const [a, b] = await Promise.all([fromBlob.done, fromModules.done]);
+      const what = args.join(" ");
+      assert.deepEqual(
+        { code: a.code, signal: a.signal, stdout: a.stdout, stderr: a.stderr },
+        { code: b.code, signal: b.signal, stdout: b.stdout, stderr: b.stderr },
+        what,
+      );
+      const nodes = readdirSync(coverage);
+      assert.deepEqual(
+        nodes.map((name) => name.split("-")[1]),
+        [String(fromBlob.child.pid)],
+        `${what}: one node, the launched process (${nodes.join(", ")})`,
+      );
+      const scripts = (
+        JSON.parse(readFileSync(join(coverage, nodes[0]!), "utf8")) as { result: Array<{ url: string }> }
+      ).result.map((script) => script.url);
+      assert.ok(
+        scripts.some((url) => url.endsWith("/bundle/snapshot/agent.cjs")),
+        `${what}: started from the blob`,
+      );
+      assert.ok(
+        !scripts.some((url) => url.endsWith("/bin/nexo.js")),
+        `${what}: the ES module entry never ran`,
+      );
+    }
+    // Help and usage errors go where commander sends them.
+    const help = start([LAUNCHER, "agent", "--help"], agentEnv(state), "");
+    const helpEnd = await help.done;
+    assert.equal(helpEnd.code, 0);
+    assert.equal(helpEnd.stdout[0], "Usage: nexo agent [options]");
+    const bad = await start([LAUNCHER, "agent", "--bogus"], agentEnv(state), "").done;
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /^error: unknown option '--bogus'\n\(run nexo agent --help for usage\)\n$/);
   });
 
   test("a launch naming its session (--session-id, then --resume) is served by the blob's own door, in one process", async () => {
