@@ -11,13 +11,14 @@
  *   built-in tools and the provider of the flags or the environment (the offline scripted model
  *   when no key is set).
  *
- * Every child is started with this same executable, so the chat and what it starts are always the
- * same version.
+ * Every child is this same nexo, run by this same node, so the chat and what it starts are always
+ * the same version. It starts as the `nexo` command would start it: through the launcher beside
+ * the entry (bin/nexo, which gives `nexo start` its start-time node flags), told to run this node.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readFileSync, readSync, realpathSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { LineTransport, type MessageTransport, WebSocketTransport } from "@nexo/wire";
 import { WebSocket } from "ws";
 import { ConfigError, writeFileAtomic } from "../config/index.js";
@@ -230,14 +231,38 @@ async function appServerTarget(
   };
 }
 
+/**
+ * `nexo ARGS` started as a user's `nexo` starts it: through the POSIX sh launcher beside the entry
+ * (bin/nexo: `--v8-pool-size=1` and `MALLOC_ARENA_MAX=2` for the daemon, and whatever else it
+ * decides for a command), with NEXO_NODE naming this process's node so the launcher runs that one
+ * rather than the first node on PATH. The launcher `exec`s node: the child's pid is node's. Where
+ * there is no launcher (Windows, or the entry run from elsewhere than bin/), the entry with this
+ * node directly.
+ */
 function spawnNexo(
   args: string[],
   env: NodeJS.ProcessEnv,
   stdio: ["ignore" | "pipe", "pipe" | number, "pipe" | number],
   detached = false,
 ): ChildProcess {
-  const bin = realpathSync(process.argv[1]!);
-  return spawn(process.execPath, [bin, ...args], { env, stdio, detached });
+  const entry = realpathSync(process.argv[1]!);
+  const launcher = join(dirname(entry), "nexo");
+  if (process.platform !== "win32" && isFile(launcher)) {
+    return spawn("/bin/sh", [launcher, ...args], {
+      env: { ...env, NEXO_NODE: process.execPath },
+      stdio,
+      detached,
+    });
+  }
+  return spawn(process.execPath, [entry, ...args], { env, stdio, detached });
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 interface Endpoint {

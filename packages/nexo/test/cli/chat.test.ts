@@ -7,7 +7,16 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -16,6 +25,8 @@ import { CLI_PATH, runCli } from "../helpers/cli.js";
 import { waitFor } from "../helpers/wait.js";
 
 const QUICKSTART = fileURLToPath(new URL("../../../../examples/quickstart", import.meta.url));
+/** The CLI's entry as tsc writes it: no launcher beside it, as on an install without bin/nexo. */
+const DIST_ENTRY = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 
 function tempDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -41,6 +52,46 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** A chat kept running (stdin open) so what it started can be looked at in /proc. */
+function runningChat(entry: string, args: string[], chatEnv: NodeJS.ProcessEnv) {
+  const chat = spawn(process.execPath, [entry, "chat", ...args], {
+    env: chatEnv,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  after(() => chat.kill("SIGKILL"));
+  let out = "";
+  let err = "";
+  chat.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+  chat.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+  return {
+    chat,
+    out: () => out,
+    err: () => err,
+    /** The pid the banner names, once it is printed. */
+    startedPid: (what: RegExp) =>
+      waitFor(
+        "the banner",
+        () => {
+          const match = new RegExp(`${what.source} \\(pid (\\d+)`).exec(err);
+          return match ? Number(match[1]) : undefined;
+        },
+        90_000,
+      ),
+    /** Ends the chat (Ctrl-D) and resolves with its exit status. */
+    leave: async (input = "") => {
+      chat.stdin.end(input);
+      const [code] = (await once(chat, "exit")) as [number | null];
+      return code;
+    },
+  };
+}
+
+/** A process's argv and environment, from /proc. */
+function processOf(pid: number): { argv: string[]; environ: string[] } {
+  const list = (file: string) => readFileSync(`/proc/${pid}/${file}`, "utf8").split("\0").slice(0, -1);
+  return { argv: list("cmdline"), environ: list("environ") };
 }
 
 /** A copy of the quickstart config whose workspace is a temp dir (tests write files there). */
@@ -121,6 +172,29 @@ describe("nexo chat with a private app-server", () => {
     assert.match(resumed.stdout, new RegExp(`^thread ${ids[0]}$`, "m"));
   });
 
+  it("starts its app-server through the launcher beside the entry, or with the entry itself where there is none", {
+    timeout: 120_000,
+  }, async () => {
+    const workspace = tempDir("nexo-chat-ws-");
+    for (const [entry, expected] of [
+      // The `nexo` command's way: bin/nexo beside bin/nexo.js, which execs node with bin/nexo.js.
+      [CLI_PATH, realpathSync(CLI_PATH)],
+      [DIST_ENTRY, DIST_ENTRY],
+    ] as const) {
+      const run = runningChat(entry, ["--workspace", workspace], env(tempDir("nexo-chat-state-")));
+      const pid = await run.startedPid(/a private nexo app-server/);
+      assert.deepEqual(processOf(pid).argv, [
+        process.execPath,
+        expected,
+        "app-server",
+        "--workspace",
+        workspace,
+      ]);
+      assert.equal(await run.leave(), 0, run.err());
+      assert.equal(alive(pid), false, "the private app-server outlived the chat");
+    }
+  });
+
   it("refuses contradictory flags and an unknown thread with a clear message", {
     timeout: 60_000,
   }, async () => {
@@ -158,6 +232,45 @@ describe("nexo chat with a config directory", () => {
     const pid = bannerPid(result.stderr);
     await waitFor("the daemon to stop", () => !alive(pid) || undefined, 20_000);
     assert.equal(existsSync(join(state, "appserver.json")), false, "the endpoint file is removed");
+  });
+
+  it("starts the daemon as the nexo command starts it: the launcher's flags, on the chat's own node", {
+    timeout: 120_000,
+  }, async () => {
+    const config = quickstartCopy();
+    const state = tempDir("nexo-chat-state-");
+    // Another `node` first on PATH: it runs the real one with a mark in its environment (the
+    // plugins, which the daemon starts with `node`, still run). The daemon must not be started by it.
+    const pathDir = tempDir("nexo-chat-path-");
+    writeFileSync(
+      join(pathDir, "node"),
+      `#!/bin/sh\nNEXO_TEST_PATH_NODE=1 exec '${process.execPath}' "$@"\n`,
+    );
+    chmodSync(join(pathDir, "node"), 0o755);
+    const run = runningChat(
+      CLI_PATH,
+      ["--config", config],
+      env(state, { PATH: `${pathDir}:${process.env.PATH}` }),
+    );
+    const pid = await run.startedPid(/a daemon started for this chat/);
+    const daemon = processOf(pid);
+    // What bin/nexo gives `nexo start` (test/cli/launcher.test.ts pins the launcher itself).
+    assert.deepEqual(daemon.argv, [
+      process.execPath,
+      "--v8-pool-size=1",
+      realpathSync(CLI_PATH),
+      "start",
+      "--config",
+      config,
+      "--appserver",
+      "ws://127.0.0.1:0",
+    ]);
+    assert.ok(daemon.environ.includes("MALLOC_ARENA_MAX=2"), "two malloc arenas");
+    assert.ok(!daemon.environ.some((v) => v.startsWith("NEXO_TEST_PATH_NODE=")), "the chat's own node");
+    assert.ok(!daemon.environ.some((v) => v.startsWith("NEXO_NODE=")), "the launcher keeps NEXO_NODE");
+    assert.equal(await run.leave("weather in Oslo\n"), 0, run.err());
+    assert.match(run.out(), /Forecast for Oslo/);
+    await waitFor("the daemon to stop", () => !alive(pid) || undefined, 20_000);
   });
 
   it("reports an invalid config with its problems and exit status 2", { timeout: 60_000 }, async () => {

@@ -3,9 +3,9 @@
  * `nexo agent` and the ES module entry, then `exec`s node. Here it runs in a
  * copy of the package's layout with a stand-in `node` on PATH that prints what it was given, its
  * pid and exits with a status of its own, so each decision is seen directly: the snapshot only
- * when the stamp names the node found now, that node is not newer than the blob, the blob is
- * there and NODE_OPTIONS is empty; arguments, pid (exec, no second process) and the exit status
- * unchanged; the package found through npm's symlink.
+ * when the stamp names the node chosen now (NEXO_NODE, else the first on PATH), that node is not
+ * newer than the blob, the blob is there and NODE_OPTIONS is empty; arguments, pid (exec, no
+ * second process) and the exit status unchanged; the package found through npm's symlink.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -142,6 +142,31 @@ describe("bin/nexo", () => {
 
     rmSync(agentBlob);
     assert.deepEqual((await launch(launcher, ["agent"])).argv, ESM("agent"), "no blob");
+  });
+
+  test("runs the node NEXO_NODE names (nexo starting nexo), and does not pass NEXO_NODE on", async () => {
+    // Another node, elsewhere: prints "chosen", whether it saw NEXO_NODE, and its arguments.
+    const chosen = join(root, "chosen", "node");
+    mkdirSync(join(root, "chosen"));
+    writeFileSync(
+      chosen,
+      `#!/bin/sh\nprintf '%s\\0' "$$" chosen "NEXO_NODE=\${NEXO_NODE-unset}" "$@"\nexit 7\n`,
+    );
+    chmodSync(chosen, 0o755);
+    const start = await launch(launcher, ["start"], { NEXO_NODE: chosen });
+    assert.deepEqual(start.argv, ["chosen", "NEXO_NODE=unset", "--v8-pool-size=1", ...ESM("start")]);
+    assert.equal(start.pid, start.childPid, "node runs in the launcher's own process (exec)");
+    assert.equal(start.code, 7);
+    // The snapshot only for the node that built it: NEXO_NODE is checked against the stamp as the
+    // node from PATH is.
+    assert.deepEqual((await launch(launcher, ["agent"], { NEXO_NODE: chosen })).argv, [
+      "chosen",
+      "NEXO_NODE=unset",
+      ...ESM("agent"),
+    ]);
+    assert.deepEqual((await launch(launcher, ["agent"], { NEXO_NODE: fakeNode })).argv, SNAPSHOT("agent"));
+    // Empty: the first node on PATH.
+    assert.deepEqual((await launch(launcher, ["--version"], { NEXO_NODE: "" })).argv, ESM("--version"));
   });
 
   test("finds the package through npm's symlinks", async () => {

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -42,6 +42,18 @@ describe("npm start", () => {
       () => existsSync(join(stateDir, "appserver.json")) || undefined,
       120_000,
     );
+
+    // The daemon the chat started runs as `nexo start` from the `nexo` command runs (bin/nexo).
+    const daemonPid = (JSON.parse(readFileSync(join(stateDir, "appserver.json"), "utf8")) as { pid: number })
+      .pid;
+    const daemonArgv = readFileSync(`/proc/${daemonPid}/cmdline`, "utf8").split("\0");
+    assert.deepEqual(daemonArgv.slice(0, 4), [
+      process.execPath,
+      "--v8-pool-size=1",
+      realpathSync(CLI_PATH),
+      "start",
+    ]);
+    assert.ok(readFileSync(`/proc/${daemonPid}/environ`, "utf8").split("\0").includes("MALLOC_ARENA_MAX=2"));
 
     const second = quickstart(stateDir);
     second.stdin?.end("weather in Bern\n");
