@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { JsonRpcPeer } from "@nexo/wire";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node.js";
 import { type BenchContext, interleave, median, round } from "./lib.js";
+import { payloads } from "./wire/payloads.js";
 
 type Call = (params: unknown) => Promise<unknown>;
 interface Client {
@@ -94,39 +95,8 @@ function minVsVscode(size: string): number {
   return size.startsWith("64KiB") ? 1.0 : 1.5;
 }
 
-/**
- * 64 KiB of what a tool result usually carries: source text with quotes, backslashes, newlines,
- * tabs and a little non-ASCII. The "x" payload beside it is what base64 and minified text look
- * like to the encoder (no character to escape), which the peer writes without JSON.stringify's
- * per-character pass (packages/wire/src/long-strings.ts); this one takes the ordinary path.
- */
-function sourceText(chars: number): string {
-  const lines = [
-    'import { readFile } from "node:fs/promises";',
-    "// Café menu — prices in €, one per line",
-    "export async function load(path: string): Promise<Map<string, number>> {",
-    '\tconst text = await readFile(path, "utf8");',
-    '\tconst rows = text.split("\\n").filter((row) => row.trim() !== "");',
-    "\treturn new Map(rows.map((row) => {",
-    '\t\tconst [name, price] = row.split("\\t");',
-    '\t\treturn [name ?? "", Number.parseFloat(price ?? "0")];',
-    "\t}));",
-    "}",
-    "",
-  ];
-  let text = "";
-  while (text.length < chars) text += `${lines.join("\n")}\n`;
-  return text.slice(0, chars);
-}
-
 export default async function wire(ctx: BenchContext): Promise<void> {
   const clients = { bare: bareClient(), nexo: nexoClient(), vscode: vscodeClient() };
-  const payloads = {
-    small: { text: "hello", n: 1 },
-    "4KiB": { text: "x".repeat(4 * 1024) },
-    "64KiB": { text: "x".repeat(64 * 1024) },
-    "64KiB text": { text: sourceText(64 * 1024) },
-  };
   try {
     for (const [size, params] of Object.entries(payloads)) {
       for (const concurrency of [1, 16]) {

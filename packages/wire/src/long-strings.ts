@@ -1,30 +1,42 @@
 /**
  * Frames that carry long strings, assembled as bytes.
  *
- * On Node 20, JSON.stringify escapes a string at about 3 ns a character: a 64 KiB tool result,
- * file or base64 blob costs ~190 µs to serialize, ten times what copying its bytes costs, and
- * the JSON text then is encoded to UTF-8 once more by the write. A long string that is ASCII and
- * holds nothing JSON would escape (`"`, `\`, U+0000–U+001F) is written into the frame's bytes as
- * it is; everything around it is JSON.stringify's own text. Whatever this encoder is not sure
- * of (a `toJSON`, a class instance, a non-finite number, a BigInt, a deep or wide value, a long
- * string that needs escaping) makes it give up, and the caller serializes the whole value with
+ * On Node 20 a 64 KiB string costs far more to send as part of one JSON text than its escaping:
+ * JSON.stringify's text of a frame holding it is one more string of that size (a two-byte string
+ * of 64 Ki characters or more is a large object in V8: fresh pages, ~35 page faults each time),
+ * the newline appended to it makes a cons string the socket write flattens into another, and
+ * the write then encodes that to UTF-8 once more. So a frame's long strings (>= 1,024 characters)
+ * are cut out and written into the frame's Buffer on their own, everything around them being
+ * JSON.stringify's own text:
+ * - a string that is ASCII and holds nothing JSON would escape (`"`, `\`, U+0000–U+001F) is copied
+ *   as it is (base64, hex, minified text: ~20 µs for 64 KiB, against ~190 through the text);
+ * - any other (source code, prose, anything non-ASCII) is escaped by JSON.stringify 16 Ki
+ *   characters at a time, never between the two halves of a surrogate pair, each piece written
+ *   into the frame as UTF-8: the same escaping (JSON.stringify's, lone surrogates included),
+ *   with pieces small enough to live and die in the young generation.
+ * Whatever this encoder is not sure of (a `toJSON`, a class instance, a non-finite number, a
+ * BigInt, a deep or wide value) makes it give up, and the caller serializes the whole value with
  * JSON.stringify as before, so the bytes and errors are always JSON.stringify's (a property test
  * pins it).
  */
 import { isAscii } from "node:buffer";
 
-/** Strings this long or longer are copied as bytes; shorter ones cost less through JSON.stringify. */
+/** Strings this long or longer are written on their own; shorter ones cost less inside the text. */
 export const LONG_STRING_CHARS = 1024;
+
+/**
+ * A long string that needs escaping is stringified this many UTF-16 units at a time: its pieces'
+ * JSON (32 KiB two-byte at most) stays below V8's large-object size.
+ */
+const PIECE_CHARS = 16_384;
 
 /** Values with more nodes than this are left to JSON.stringify: the walk would cost too much. */
 const MAX_NODES = 256;
 const MAX_DEPTH = 32;
 
 /**
- * True when `value` holds a string of at least LONG_STRING_CHARS without a quote, backslash or
- * line break within the first MAX_NODES nodes. A cheap pre-check (no allocation): a frame without
- * one never pays for the assembler — in particular a frame whose long strings are source text or
- * prose, which the assembler would stringify and then give up on, serialized twice.
+ * True when `value` holds a string of at least LONG_STRING_CHARS within the first MAX_NODES nodes.
+ * A cheap pre-check (no allocation): a frame without one never pays for the assembler.
  */
 export function hasLongString(value: unknown): boolean {
   budget = MAX_NODES;
@@ -34,7 +46,7 @@ export function hasLongString(value: unknown): boolean {
 let budget = 0;
 
 function findLong(value: unknown, depth: number): boolean {
-  if (typeof value === "string") return value.length >= LONG_STRING_CHARS && !hasCommonEscape(value);
+  if (typeof value === "string") return value.length >= LONG_STRING_CHARS;
   if (typeof value !== "object" || value === null || depth >= MAX_DEPTH) return false;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
@@ -85,9 +97,7 @@ class Assembler {
     if (--this.nodes < 0 || depth > MAX_DEPTH) throw GIVE_UP;
     switch (typeof value) {
       case "string":
-        // Quotes, backslashes and line breaks (code, prose, JSON in a string) are found by the
-        // engine's single-character search and leave the string to JSON.stringify early.
-        if (value.length >= LONG_STRING_CHARS && !hasCommonEscape(value)) {
+        if (value.length >= LONG_STRING_CHARS) {
           this.texts.push(`${this.text}"`);
           this.longs.push(value);
           this.text = '"';
@@ -153,28 +163,75 @@ class Assembler {
     this.text += "}";
   }
 
-  /** The frame's bytes, or undefined when a long string needs escaping or is not ASCII. */
+  /** The frame's bytes; undefined when the value held no long string after all. */
   finish(): Buffer | undefined {
-    const { texts, longs } = this;
+    const { longs } = this;
     if (longs.length === 0) return undefined;
+    // Quotes, backslashes and line breaks (code, prose, JSON in a string) are found by the
+    // engine's single-character search: such a string is escaped in pieces at once. Any other is
+    // first tried as plain ASCII, and escaped in pieces if its bytes say otherwise.
+    const escaped = longs.map((long) => (hasCommonEscape(long) ? escapedPieces(long) : undefined));
+    for (;;) {
+      const frame = this.assemble(escaped);
+      if (typeof frame !== "number") return frame;
+      escaped[frame] = escapedPieces(longs[frame]!);
+    }
+  }
+
+  /**
+   * Writes the frame: `escaped[i]` holds long string i's JSON in pieces, or is undefined to copy
+   * the string as it is. Returns the index of a copied string that turned out not to be plain
+   * ASCII (non-ASCII, or a control character), for the caller to escape and try again.
+   */
+  private assemble(escaped: (string[] | undefined)[]): Buffer | number {
+    const { texts, longs } = this;
+    // Exact for the copied strings (one byte a character), an upper bound for the escaped ones
+    // (a UTF-16 unit takes at most 3 bytes); the frame is the written part of the Buffer.
     let bytes = Buffer.byteLength(this.text) + 1;
-    for (let i = 0; i < longs.length; i++) bytes += Buffer.byteLength(texts[i]!) + longs[i]!.length;
+    for (let i = 0; i < longs.length; i++) {
+      bytes += Buffer.byteLength(texts[i]!);
+      const pieces = escaped[i];
+      if (pieces === undefined) bytes += longs[i]!.length;
+      else for (const piece of pieces) bytes += 3 * (piece.length - 2);
+    }
     const frame = Buffer.allocUnsafe(bytes);
     let at = 0;
     for (let i = 0; i < longs.length; i++) {
       at += frame.write(texts[i]!, at, "utf8");
+      const pieces = escaped[i];
+      if (pieces !== undefined) {
+        // Each piece without its quotes (a slice shares the piece's characters, no copy).
+        for (const piece of pieces) at += frame.write(piece.slice(1, -1), at, "utf8");
+        continue;
+      }
       const long = longs[i]!;
       const end = at + long.length;
       // At most long.length bytes: an ASCII string fills them exactly; any other is cut short or
       // leaves a byte >= 0x80 behind (the first non-ASCII character takes two bytes or more).
-      if (frame.write(long, at, long.length, "utf8") !== long.length) return undefined;
-      if (!isAscii(frame.subarray(at, end)) || needsEscape(frame, at, end)) return undefined;
+      if (frame.write(long, at, long.length, "utf8") !== long.length) return i;
+      if (!isAscii(frame.subarray(at, end)) || needsEscape(frame, at, end)) return i;
       at = end;
     }
     at += frame.write(this.text, at, "utf8");
     frame[at] = 0x0a;
-    return frame;
+    return at + 1 === bytes ? frame : frame.subarray(0, at + 1);
   }
+}
+
+/**
+ * JSON.stringify(text) in pieces of at most PIECE_CHARS units, each with its own quotes. A piece
+ * never ends on a high surrogate, so a pair is never split into two lone halves (a lone high
+ * surrogate moves to the next piece, where it is just as lone and escaped the same way).
+ */
+function escapedPieces(text: string): string[] {
+  const pieces: string[] = [];
+  for (let start = 0; start < text.length; ) {
+    let end = Math.min(start + PIECE_CHARS, text.length);
+    if (end < text.length && (text.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
+    pieces.push(JSON.stringify(text.slice(start, end)));
+    start = end;
+  }
+  return pieces;
 }
 
 function hasCommonEscape(text: string): boolean {

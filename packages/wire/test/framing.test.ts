@@ -107,6 +107,48 @@ describe("LineDecoder", () => {
     );
   });
 
+  test("property: long lines with any non-ASCII text (decoded through ICU from 4 KiB) arrive exactly", () => {
+    // Well-formed UTF-16 (lone surrogates cannot be UTF-8), any plane, any control character but
+    // a line break, mostly ASCII as real text is; lines from a few bytes to past 4 KiB.
+    const unit = fc.oneof(
+      { weight: 8, arbitrary: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .integer({ min: 0, max: 0x1f })
+          .filter((c) => c !== 0x0a && c !== 0x0d)
+          .map((c) => String.fromCharCode(c)),
+      },
+      {
+        weight: 1,
+        arbitrary: fc
+          .integer({ min: 0x80, max: 0x10ffff })
+          .filter((c) => c < 0xd800 || c > 0xdfff)
+          .map((c) => String.fromCodePoint(c)),
+      },
+      { weight: 1, arbitrary: fc.constantFrom("\ufeff", "\u00e9", "\u20ac", "\uffff") },
+    );
+    const line = fc
+      .tuple(fc.array(unit, { minLength: 1, maxLength: 64 }), fc.integer({ min: 1, max: 200 }))
+      .map(([units, times]) => units.join("").repeat(times))
+      .filter((text) => text.trim() !== "");
+    fc.assert(
+      fc.property(
+        fc.array(line, { minLength: 1, maxLength: 4 }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        (lines, cuts) => {
+          const wire = Buffer.from(lines.map((l) => `${l}\n`).join(""), "utf8");
+          const { frames, problems, decoder } = collect();
+          for (const chunk of splitAt(wire, cuts)) decoder.push(chunk);
+          decoder.end();
+          assert.deepEqual(problems, []);
+          assert.deepEqual(frames, lines);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   test("property: oversize lines are dropped exactly, whatever the chunking", () => {
     fc.assert(
       fc.property(

@@ -104,13 +104,71 @@ describe("frames with long strings (assembled as bytes)", () => {
     );
   });
 
-  test("a clean long ASCII string leaves as one Buffer; one that needs escaping as text", async () => {
+  test("a frame with a long string leaves as one Buffer, whether the string needs escaping or not", async () => {
     const { chunks, writer } = capture();
-    await writer.write({ blob: "QUJD".repeat(1024) });
-    await writer.write({ code: 'const a = "b";\n'.repeat(100) });
-    assert.ok(Buffer.isBuffer(chunks[0]));
-    assert.equal(String(chunks[0]), `${JSON.stringify({ blob: "QUJD".repeat(1024) })}\n`);
-    assert.equal(typeof chunks[1], "string");
+    const frames = [{ blob: "QUJD".repeat(1024) }, { code: 'const a = "b"; // café €\n'.repeat(2000) }];
+    for (const frame of frames) await writer.write(frame);
+    assert.equal(chunks.length, 2);
+    for (const [i, frame] of frames.entries()) {
+      assert.ok(Buffer.isBuffer(chunks[i]));
+      assert.equal(String(chunks[i]), `${JSON.stringify(frame)}\n`);
+    }
+  });
+
+  test("long strings of any UTF-16, across the 16 Ki-unit pieces, are JSON.stringify's bytes", async () => {
+    // Any code unit: lone and paired surrogates, every control character, quotes, backslashes,
+    // non-ASCII; pairs and lone halves placed right at the pieces' edges (16,384 units apart).
+    const unit = fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom("a", " ", "~", "\u007f") },
+      { weight: 3, arbitrary: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom('"', "\\", "\n", "\t", "\u2028", "\ud83c\udf0d", "\ud83c", "\udf0d"),
+      },
+    );
+    const edge = fc.constantFrom(16_382, 16_383, 16_384, 16_385, 32_767, 32_768);
+    const text = fc
+      .tuple(
+        fc.array(unit, { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 1024, max: 40_000 }),
+        fc.array(fc.tuple(edge, fc.constantFrom("\ud83c\udf0d", "\ud83c", "\udf0d", '"', "\u0000")), {
+          maxLength: 3,
+        }),
+      )
+      .map(([units, length, atEdges]) => {
+        let body = units.join("");
+        while (body.length < length) body += body;
+        body = body.slice(0, length);
+        for (const [at, s] of atEdges)
+          if (at < body.length) body = body.slice(0, at) + s + body.slice(at + s.length);
+        return body;
+      });
+    await fc.assert(
+      fc.asyncProperty(text, fc.boolean(), async (long, strict) => {
+        const { writer, chunks } = capture({ strictJson: strict });
+        const frame = { jsonrpc: "2.0", id: 7, result: { content: [{ type: "text", text: long }], n: 1 } };
+        await writer.write(frame);
+        const bytes = Buffer.concat(chunks.map((c) => (typeof c === "string" ? Buffer.from(c) : c)));
+        assert.ok(bytes.equals(Buffer.from(`${JSON.stringify(frame)}\n`)));
+      }),
+      { numRuns: 120 },
+    );
+  });
+
+  test("every control character in a long string is escaped as JSON.stringify escapes it", async () => {
+    for (let c = 0; c < 0x80; c++) {
+      for (const long of [
+        "q".repeat(2000) + String.fromCharCode(c),
+        `${"\u00e9".repeat(20_000)}${String.fromCharCode(c)}x`,
+      ]) {
+        const { writer, chunks } = capture();
+        await writer.write({ long });
+        assert.equal(
+          Buffer.concat(chunks.map((k) => Buffer.from(k))).toString(),
+          `${JSON.stringify({ long })}\n`,
+        );
+      }
+    }
   });
 
   test("toJSON, class instances and getters on the way keep JSON.stringify's meaning", async () => {

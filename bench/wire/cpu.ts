@@ -1,0 +1,158 @@
+/**
+ * CPU time per round trip, host and echo child, for the wire benchmark's contenders.
+ *
+ * The wire rows are wall-clock rates, which on a shared two-core machine swing with the
+ * neighbours; the CPU a round trip costs swings far less, so this decides whether a change to the
+ * peer helped. Contenders run interleaved, round by round; the host's CPU is process.cpuUsage
+ * (this process, all threads), the child's the run time of each of its threads
+ * (/proc/<pid>/task/<tid>/schedstat). `--base DIR` adds a second build of the peer (a copy of
+ * packages/wire/dist made before a change, with a package.json saying "type": "module") as
+ * `base`, on both ends, for A/B runs.
+ *
+ *   node --import tsx bench/wire/cpu.ts [--base DIR] [size=64KiB text] [concurrency=1] [rounds=7] [round trips=800]
+ *   sizes: small, 4KiB, 64KiB, 64KiB text
+ */
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { JsonRpcPeer } from "@nexo/wire";
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node.js";
+import { median } from "../lib.js";
+import { childCpuMicros } from "../plugins/cpu.js";
+import { payloads } from "./payloads.js";
+
+interface Contender {
+  pid: number;
+  call(params: unknown): Promise<unknown>;
+  close(): void;
+}
+
+function echo(script: string, args: string[] = []) {
+  const path = fileURLToPath(new URL(`./${script}`, import.meta.url));
+  return spawn(process.execPath, [path, ...args], { stdio: ["pipe", "pipe", "inherit"] });
+}
+
+function bare(): Contender {
+  const proc = echo("echo-bare.mjs");
+  const waiting = new Map<number, (v: unknown) => void>();
+  let next = 0;
+  createInterface({ input: proc.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) => {
+    const msg = JSON.parse(line) as { id: number; result: unknown };
+    const resolve = waiting.get(msg.id);
+    waiting.delete(msg.id);
+    resolve?.(msg.result);
+  });
+  return {
+    pid: proc.pid!,
+    call: (params) =>
+      new Promise((resolve) => {
+        const id = ++next;
+        waiting.set(id, resolve);
+        proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method: "echo", params })}\n`);
+      }),
+    close: () => proc.kill(),
+  };
+}
+
+/** Our peer on both ends; `dist` picks another build of it (the child imports the same one). */
+async function nexo(dist?: string): Promise<Contender> {
+  const Peer: typeof JsonRpcPeer = dist
+    ? ((await import(pathToFileURL(`${dist}/index.js`).href)) as { JsonRpcPeer: typeof JsonRpcPeer })
+        .JsonRpcPeer
+    : JsonRpcPeer;
+  const proc = echo("echo-nexo.mjs", dist ? [dist] : []);
+  const peer = Peer.overStreams({ input: proc.stdout, output: proc.stdin, name: "cpu-client" });
+  return {
+    pid: proc.pid!,
+    call: (params) => peer.request("echo", params),
+    close: () => {
+      peer.close();
+      proc.kill();
+    },
+  };
+}
+
+function vscode(): Contender {
+  const proc = echo("echo-vscode.mjs");
+  const connection = createMessageConnection(
+    new StreamMessageReader(proc.stdout),
+    new StreamMessageWriter(proc.stdin),
+  );
+  connection.listen();
+  return {
+    pid: proc.pid!,
+    call: (params) => connection.sendRequest("echo", params),
+    close: () => {
+      connection.dispose();
+      proc.kill();
+    },
+  };
+}
+
+interface Cpu {
+  host: number;
+  child: number;
+}
+
+async function cpuPerRoundTrip(
+  c: Contender,
+  params: unknown,
+  concurrency: number,
+  calls: number,
+): Promise<Cpu> {
+  let started = 0;
+  const lane = async () => {
+    while (started < calls) {
+      started++;
+      await c.call(params);
+    }
+  };
+  const child0 = childCpuMicros(c.pid);
+  const host0 = process.cpuUsage();
+  await Promise.all(Array.from({ length: concurrency }, lane));
+  const host = process.cpuUsage(host0);
+  return { host: (host.user + host.system) / calls, child: (childCpuMicros(c.pid) - child0) / calls };
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  let base: string | undefined;
+  const at = args.indexOf("--base");
+  if (at !== -1) [, base] = args.splice(at, 2);
+  const size = (args[0] ?? "64KiB text") as keyof typeof payloads;
+  const concurrency = Number(args[1] ?? 1);
+  const rounds = Number(args[2] ?? 7);
+  const calls = Number(args[3] ?? 800);
+  const params = payloads[size];
+  if (!params) throw new Error(`unknown size ${size}; one of ${Object.keys(payloads).join(", ")}`);
+  const contenders: Record<string, Contender> = { bare: bare(), nexo: await nexo(), vscode: vscode() };
+  if (base) contenders.base = await nexo(base);
+  const seen: Record<string, Cpu[]> = Object.fromEntries(Object.keys(contenders).map((k) => [k, []]));
+  try {
+    for (const c of Object.values(contenders)) await cpuPerRoundTrip(c, params, concurrency, calls);
+    for (let r = 0; r < rounds; r++) {
+      for (const [who, c] of Object.entries(contenders))
+        seen[who]!.push(await cpuPerRoundTrip(c, params, concurrency, calls));
+    }
+  } finally {
+    for (const c of Object.values(contenders)) c.close();
+  }
+  const total = (who: string) => median(seen[who]!.map((s) => s.host + s.child));
+  console.log(
+    `${size} c=${concurrency}, ${rounds} interleaved rounds of ${calls}; CPU µs per round trip (medians)`,
+  );
+  for (const who of Object.keys(seen)) {
+    const s = seen[who]!;
+    const host = median(s.map((x) => x.host));
+    const child = median(s.map((x) => x.child));
+    const ratios =
+      who === "nexo" || who === "base"
+        ? `  vscode/${who} ${(total("vscode") / total(who)).toFixed(2)}  bare/${who} ${(total("bare") / total(who)).toFixed(2)}`
+        : "";
+    console.log(
+      `  ${who.padEnd(7)} host ${host.toFixed(1)}  child ${child.toFixed(1)}  total ${total(who).toFixed(1)}${ratios}`,
+    );
+  }
+}
+
+await main();
