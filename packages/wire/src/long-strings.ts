@@ -1,19 +1,22 @@
 /**
  * Frames that carry long strings, assembled as bytes.
  *
- * On Node 20 a 64 KiB string costs far more to send as part of one JSON text than its escaping:
- * JSON.stringify's text of a frame holding it is one more string of that size (a two-byte string
- * of 64 Ki characters or more is a large object in V8: fresh pages, ~35 page faults each time),
- * the newline appended to it makes a cons string the socket write flattens into another, and
- * the write then encodes that to UTF-8 once more. So a frame's long strings (>= 1,024 characters)
- * are cut out and written into the frame's Buffer on their own, everything around them being
- * JSON.stringify's own text:
- * - a string that is ASCII and holds nothing JSON would escape (`"`, `\`, U+0000–U+001F) is copied
- *   as it is (base64, hex, minified text: ~20 µs for 64 KiB, against ~190 through the text);
- * - any other (source code, prose, anything non-ASCII) is escaped by JSON.stringify 16 Ki
- *   characters at a time, never between the two halves of a surrogate pair, each piece written
- *   into the frame as UTF-8: the same escaping (JSON.stringify's, lone surrogates included),
- *   with pieces small enough to live and die in the young generation.
+ * On Node 20 the text of a frame costs more to send than to build once it is long. JSON.stringify
+ * escapes at ~2–3 ns a character; the newline appended makes a cons string, which the socket
+ * write flattens and encodes to UTF-8 again, and from 64 Ki characters on that write takes a
+ * slower path (its exact UTF-8 size first) while a two-byte text of that size is a V8 large
+ * object (fresh pages, ~35 page faults each time). So a frame's long strings are cut out and
+ * written into the frame's Buffer on their own, everything around them being JSON.stringify's
+ * own text:
+ * - a string of >= 1,024 characters that is ASCII and holds nothing JSON would escape (`"`, `\`,
+ *   U+0000–U+001F) is copied as it is (base64, hex, minified text: ~20 µs for 64 KiB, against
+ *   ~190 through the text);
+ * - a string of >= 64 Ki characters that needs escaping (source code, prose, anything
+ *   non-ASCII) is escaped by JSON.stringify 16 Ki characters at a time, never between the two
+ *   halves of a surrogate pair, each piece written into the frame as UTF-8: JSON.stringify's own
+ *   escaping, lone surrogates included, in pieces that live and die in the young generation
+ *   (64 KiB of source text: ~350 → ~225 µs a frame into a pipe). Shorter ones stay in the text,
+ *   where they cost a few µs less (1–48 KiB measured).
  * Whatever this encoder is not sure of (a `toJSON`, a class instance, a non-finite number, a
  * BigInt, a deep or wide value) makes it give up, and the caller serializes the whole value with
  * JSON.stringify as before, so the bytes and errors are always JSON.stringify's (a property test
@@ -21,8 +24,11 @@
  */
 import { isAscii } from "node:buffer";
 
-/** Strings this long or longer are written on their own; shorter ones cost less inside the text. */
+/** Strings this long or longer that need no escaping are copied as bytes. */
 export const LONG_STRING_CHARS = 1024;
+
+/** Strings this long or longer that need escaping are escaped in pieces (see the file comment). */
+export const ESCAPED_STRING_CHARS = 65_536;
 
 /**
  * A long string that needs escaping is stringified this many UTF-16 units at a time: its pieces'
@@ -35,8 +41,9 @@ const MAX_NODES = 256;
 const MAX_DEPTH = 32;
 
 /**
- * True when `value` holds a string of at least LONG_STRING_CHARS within the first MAX_NODES nodes.
- * A cheap pre-check (no allocation): a frame without one never pays for the assembler.
+ * True when `value` holds a string this encoder writes on its own (writtenApart) within the first
+ * MAX_NODES nodes. A cheap pre-check (no allocation): a frame without one never pays for the
+ * assembler.
  */
 export function hasLongString(value: unknown): boolean {
   budget = MAX_NODES;
@@ -46,7 +53,7 @@ export function hasLongString(value: unknown): boolean {
 let budget = 0;
 
 function findLong(value: unknown, depth: number): boolean {
-  if (typeof value === "string") return value.length >= LONG_STRING_CHARS;
+  if (typeof value === "string") return writtenApart(value);
   if (typeof value !== "object" || value === null || depth >= MAX_DEPTH) return false;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
@@ -97,7 +104,7 @@ class Assembler {
     if (--this.nodes < 0 || depth > MAX_DEPTH) throw GIVE_UP;
     switch (typeof value) {
       case "string":
-        if (value.length >= LONG_STRING_CHARS) {
+        if (writtenApart(value)) {
           this.texts.push(`${this.text}"`);
           this.longs.push(value);
           this.text = '"';
@@ -232,6 +239,15 @@ function escapedPieces(text: string): string[] {
     start = end;
   }
   return pieces;
+}
+
+/**
+ * A string to write into the frame on its own: a long one without a quote, backslash or line
+ * break (the engine's single-character search finds them in code, prose or JSON in a string at
+ * once), or a very long one whatever it holds.
+ */
+function writtenApart(text: string): boolean {
+  return text.length >= ESCAPED_STRING_CHARS || (text.length >= LONG_STRING_CHARS && !hasCommonEscape(text));
 }
 
 function hasCommonEscape(text: string): boolean {

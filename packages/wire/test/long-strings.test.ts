@@ -106,7 +106,7 @@ describe("frames with long strings (assembled as bytes)", () => {
 
   test("a frame with a long string leaves as one Buffer, whether the string needs escaping or not", async () => {
     const { chunks, writer } = capture();
-    const frames = [{ blob: "QUJD".repeat(1024) }, { code: 'const a = "b"; // café €\n'.repeat(2000) }];
+    const frames = [{ blob: "QUJD".repeat(1024) }, { code: 'const a = "b"; // café €\n'.repeat(3000) }];
     for (const frame of frames) await writer.write(frame);
     assert.equal(chunks.length, 2);
     for (const [i, frame] of frames.entries()) {
@@ -117,7 +117,8 @@ describe("frames with long strings (assembled as bytes)", () => {
 
   test("long strings of any UTF-16, across the 16 Ki-unit pieces, are JSON.stringify's bytes", async () => {
     // Any code unit: lone and paired surrogates, every control character, quotes, backslashes,
-    // non-ASCII; pairs and lone halves placed right at the pieces' edges (16,384 units apart).
+    // non-ASCII; pairs and lone halves placed right at the pieces' edges (16,384 units apart) and
+    // around the 64 Ki characters from which a string that needs escaping is escaped in pieces.
     const unit = fc.oneof(
       { weight: 6, arbitrary: fc.constantFrom("a", " ", "~", "\u007f") },
       { weight: 3, arbitrary: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)) },
@@ -126,11 +127,11 @@ describe("frames with long strings (assembled as bytes)", () => {
         arbitrary: fc.constantFrom('"', "\\", "\n", "\t", "\u2028", "\ud83c\udf0d", "\ud83c", "\udf0d"),
       },
     );
-    const edge = fc.constantFrom(16_382, 16_383, 16_384, 16_385, 32_767, 32_768);
+    const edge = fc.constantFrom(16_382, 16_383, 16_384, 16_385, 32_767, 65_535, 65_536, 81_919, 81_920);
     const text = fc
       .tuple(
         fc.array(unit, { minLength: 1, maxLength: 40 }),
-        fc.integer({ min: 1024, max: 40_000 }),
+        fc.oneof(fc.integer({ min: 1024, max: 100_000 }), fc.integer({ min: 65_530, max: 65_540 })),
         fc.array(fc.tuple(edge, fc.constantFrom("\ud83c\udf0d", "\ud83c", "\udf0d", '"', "\u0000")), {
           maxLength: 3,
         }),
@@ -159,7 +160,7 @@ describe("frames with long strings (assembled as bytes)", () => {
     for (let c = 0; c < 0x80; c++) {
       for (const long of [
         "q".repeat(2000) + String.fromCharCode(c),
-        `${"\u00e9".repeat(20_000)}${String.fromCharCode(c)}x`,
+        `${"\u00e9".repeat(70_000)}${String.fromCharCode(c)}x`,
       ]) {
         const { writer, chunks } = capture();
         await writer.write({ long });
