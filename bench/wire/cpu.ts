@@ -92,6 +92,8 @@ function vscode(): Contender {
 interface Cpu {
   host: number;
   child: number;
+  /** Round trips per second of wall time in this round (the rate the wire rows report). */
+  rate: number;
 }
 
 async function cpuPerRoundTrip(
@@ -109,9 +111,15 @@ async function cpuPerRoundTrip(
   };
   const child0 = childCpuMicros(c.pid);
   const host0 = process.cpuUsage();
+  const start = performance.now();
   await Promise.all(Array.from({ length: concurrency }, lane));
+  const seconds = (performance.now() - start) / 1000;
   const host = process.cpuUsage(host0);
-  return { host: (host.user + host.system) / calls, child: (childCpuMicros(c.pid) - child0) / calls };
+  return {
+    host: (host.user + host.system) / calls,
+    child: (childCpuMicros(c.pid) - child0) / calls,
+    rate: calls / seconds,
+  };
 }
 
 async function main(): Promise<void> {
@@ -138,19 +146,23 @@ async function main(): Promise<void> {
     for (const c of Object.values(contenders)) c.close();
   }
   const total = (who: string) => median(seen[who]!.map((s) => s.host + s.child));
+  const rate = (who: string) => median(seen[who]!.map((s) => s.rate));
   console.log(
-    `${size} c=${concurrency}, ${rounds} interleaved rounds of ${calls}; CPU µs per round trip (medians)`,
+    `${size} c=${concurrency}, ${rounds} interleaved rounds of ${calls}; CPU µs per round trip and round trips/s (medians)`,
   );
   for (const who of Object.keys(seen)) {
     const s = seen[who]!;
     const host = median(s.map((x) => x.host));
     const child = median(s.map((x) => x.child));
+    // CPU ratios are the other's CPU over this one's: higher is better, as for the rate ratios.
+    const cpu = (other: string) => (total(other) / total(who)).toFixed(2);
+    const wall = (other: string) => (rate(who) / rate(other)).toFixed(2);
     const ratios =
-      who === "nexo" || who === "base"
-        ? `  vscode/${who} ${(total("vscode") / total(who)).toFixed(2)}  bare/${who} ${(total("bare") / total(who)).toFixed(2)}`
-        : "";
+      who === "bare"
+        ? ""
+        : `  CPU vscode/${who} ${cpu("vscode")}, bare/${who} ${cpu("bare")}  rate ${who}/vscode ${wall("vscode")}, ${who}/bare ${wall("bare")}`;
     console.log(
-      `  ${who.padEnd(7)} host ${host.toFixed(1)}  child ${child.toFixed(1)}  total ${total(who).toFixed(1)}${ratios}`,
+      `  ${who.padEnd(7)} host ${host.toFixed(1)}  child ${child.toFixed(1)}  total ${total(who).toFixed(1)}  ${Math.round(rate(who))} rt/s${ratios}`,
     );
   }
 }
