@@ -14,6 +14,9 @@
  * The flag is read by V8 whenever it decides to grow; changing it at run time changes nothing else.
  * An operator who set the factor or the semi-space size on node's command line (or NODE_OPTIONS)
  * keeps their setting: nothing is held then.
+ *
+ * Baseline code is held back the same way ({@link holdBaselineCompilation}): what only start-up
+ * runs is never compiled past bytecode.
  */
 import { setFlagsFromString } from "node:v8";
 
@@ -40,5 +43,31 @@ export function holdYoungGeneration(
     if (released) return;
     released = true;
     setFlagsFromString(`--semi-space-growth-factor=${READY_GROWTH_FACTOR}`);
+  };
+}
+
+const OPERATOR_SPARKPLUG = /--(no-)?(sparkplug|always[-_]sparkplug|jitless|lite[-_]mode)\b/;
+
+/**
+ * V8's baseline compiler (Sparkplug) while `nexo start` boots. V8 compiles a function that has run
+ * a while to baseline machine code and keeps that code in the code space, and start-up runs much
+ * code often enough for it (parsing the config files, building their schemas, the plugin
+ * handshakes) that an idle daemon never runs again: the quickstart daemon held ~0.5 MB of such code
+ * at idle (docs/performance.md, "The daemon"). Compiling none during start-up costs it nothing
+ * measurable (its CPU to ready was unchanged); once the daemon is ready the compiler is on again,
+ * so what a busy period runs tiers up as before. The optimizing compiler is never held.
+ *
+ * `--sparkplug` is read by V8 each time it decides to tier a function up; changing it at run time
+ * changes nothing else. An operator who chose the baseline compiler's setting (or no JIT at all)
+ * on node's command line keeps it: nothing is held then.
+ */
+export function holdBaselineCompilation(execArgv: readonly string[] = process.execArgv): () => void {
+  if (execArgv.some((arg) => OPERATOR_SPARKPLUG.test(arg))) return () => {};
+  setFlagsFromString("--no-sparkplug");
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    setFlagsFromString("--sparkplug");
   };
 }

@@ -21,9 +21,15 @@ export function registerStart(program: Command, env: NodeJS.ProcessEnv): void {
           code: "commander.missingMandatoryOptionValue",
         });
       }
-      // Before the daemon's modules load: start-up is where the young generation would grow.
-      const { holdYoungGeneration } = await import("./start-heap.js");
-      const ready = holdYoungGeneration(process.execArgv, env.NODE_OPTIONS);
+      // Before the daemon's modules load: start-up is where the young generation would grow and
+      // where start-up-only code would be compiled to baseline code.
+      const { holdBaselineCompilation, holdYoungGeneration } = await import("./start-heap.js");
+      const youngGeneration = holdYoungGeneration(process.execArgv, env.NODE_OPTIONS);
+      const baselineCode = holdBaselineCompilation(process.execArgv);
+      const ready = () => {
+        youngGeneration();
+        baselineCode();
+      };
       const { runStart } = await import("./start-run.js");
       process.exitCode = await runStart({ ...options, config: options.config }, env, ready);
     });

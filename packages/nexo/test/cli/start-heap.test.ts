@@ -1,6 +1,7 @@
 /**
  * cli/start-heap.ts holds V8's young generation at its size while `nexo start` boots (issue 15, the
- * idle daemon's memory) and lets it grow again once the daemon is ready. Each case runs in a child
+ * idle daemon's memory) and lets it grow again once the daemon is ready; it holds back baseline
+ * (Sparkplug) code the same way. Each case runs in a child
  * node (a V8 flag is process-wide) that keeps allocating objects which survive, the pattern of a
  * boot that makes V8 grow the young generation, and reports the new space's size.
  */
@@ -59,4 +60,56 @@ test("a semi-space setting of the operator's, on node's command line or in NODE_
   assert.ok(flag.during >= 8 * MiB, `held despite the flag: ${flag.during} bytes`);
   const options = await run("hold", [], "--semi-space-growth-factor=4");
   assert.ok(options.during >= 8 * MiB, `held despite NODE_OPTIONS: ${options.during} bytes`);
+});
+
+// A function that ran often enough has baseline code: bit 15 of V8's optimization status. Batch
+// compilation is off so that the tier-up happens at a fixed point rather than with a batch.
+const BASELINE_CHILD = `
+const { holdBaselineCompilation } = await import(${JSON.stringify(MODULE)});
+const baseline = (f) => (%GetOptimizationStatus(f) & (1 << 15)) !== 0;
+const warm = () => { const f = new Function("a", "return a * 2 + 1;"); for (let i = 0; i < 3000; i++) f(i); return f; };
+const args = JSON.parse(process.argv[1]);
+const release = args.length > 0 ? holdBaselineCompilation(args) : () => {};
+const during = warm();
+release();
+release();
+const after = warm();
+process.stdout.write(JSON.stringify({ during: baseline(during), after: baseline(after) }));
+`;
+
+async function baselineRun(
+  execArgv: string[],
+  nodeArgs: string[] = [],
+): Promise<{ during: boolean; after: boolean }> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [
+      "--allow-natives-syntax",
+      "--no-baseline-batch-compilation",
+      ...nodeArgs,
+      "--input-type=module",
+      "-e",
+      BASELINE_CHILD,
+      JSON.stringify(execArgv),
+    ],
+    { timeout: 120_000 },
+  );
+  return JSON.parse(stdout);
+}
+
+test("held, a warm function gets no baseline code; released, the next one does", async () => {
+  assert.deepEqual(
+    await baselineRun([]),
+    { during: true, after: true },
+    "without the hold (the case it is for)",
+  );
+  assert.deepEqual(await baselineRun(["--allow-natives-syntax"]), { during: false, after: true });
+});
+
+test("a baseline compiler setting of the operator's is kept", async () => {
+  assert.deepEqual(await baselineRun(["--sparkplug"], ["--sparkplug"]), { during: true, after: true });
+  assert.deepEqual(await baselineRun(["--no-sparkplug"], ["--no-sparkplug"]), {
+    during: false,
+    after: false,
+  });
 });
