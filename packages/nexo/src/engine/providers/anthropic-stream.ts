@@ -15,7 +15,7 @@ import type {
 } from "@anthropic-ai/sdk/resources/messages";
 import { LlmConnectionError } from "@nexo/wire";
 import type { ProviderEvent, StopReason, Usage } from "../types.js";
-import type { SseMessage } from "./sse.js";
+import type { SseMessage, SseReader, TextFrame } from "./sse.js";
 import { anthropicTextField, TextChunks } from "./text-chunks.js";
 import { parseToolArguments } from "./tool-arguments.js";
 
@@ -55,9 +55,10 @@ export type AnthropicChunk = RawMessageStreamEvent | string;
 export function anthropicEventReader(
   headers: Headers,
   APIError: AnthropicApiError,
-): (message: SseMessage) => AnthropicChunk | undefined {
+): SseReader<AnthropicChunk> {
   const texts = new TextChunks(anthropicTextField);
-  return (message) => {
+  let frame: TextFrame | undefined;
+  const read = (message: SseMessage): AnthropicChunk | undefined => {
     if (message.event === null || message.event === "ping") return undefined;
     if (message.event === "error") {
       let body: object = new String(message.data);
@@ -77,9 +78,10 @@ export function anthropicEventReader(
     const text = texts.text(data);
     if (text !== undefined) return text;
     const event = JSON.parse(data) as RawMessageStreamEvent;
-    texts.learn(data, event);
+    if (texts.learn(data, event)) frame = texts.frame(message.event);
     return event;
   };
+  return Object.assign(read, { frame: () => frame });
 }
 
 export class AnthropicStreamDecoder {

@@ -17,9 +17,9 @@ import { LlmAuthenticationError, LlmConnectionError, LlmModelNotFoundError } fro
 import type { ChatRequest, ProviderEvent } from "../types.js";
 import { AttemptGuard, DEFAULT_IDLE_TIMEOUT_MS } from "./attempt-guard.js";
 import { type SdkErrorClasses, toLlmError } from "./errors.js";
-import { responseBytes } from "./node-fetch.js";
+import { responseReads } from "./node-fetch.js";
 import type { RetryClock } from "./retry.js";
-import { type SseMessage, SseParser } from "./sse.js";
+import { SseParser, type SseReader, type SseSink } from "./sse.js";
 import { Utf8Stream } from "./utf8-stream.js";
 
 /** Turns a vendor's stream chunks into ProviderEvents; `finish` checks the stream ended properly. */
@@ -46,11 +46,12 @@ export interface AttemptSpec<Client, Chunk> {
   open(client: Client, model: string, signal: AbortSignal): Promise<Response>;
   /**
    * The reader of one response's events: each SSE message → the vendor's chunk, or undefined for
-   * a message that carries none (a ping, the end marker). Throws the SDK's APIError for an error
-   * the vendor sends inside the stream.
+   * a message that carries none (a ping, the end marker); a message in its frame → its text.
+   * Throws the SDK's APIError for an error the vendor sends inside the stream.
    */
-  messages(headers: Headers): (message: SseMessage) => Chunk | undefined;
-  decoder(): StreamDecoder<Chunk>;
+  messages(headers: Headers): SseReader<Chunk>;
+  /** Decodes the reader's chunks, and the text of a message in the reader's frame as its chunk. */
+  decoder(): StreamDecoder<Chunk | string>;
 }
 
 /** Most keys come from the environment (`api_key: ${ANTHROPIC_API_KEY}`): name the variable, not only the file. */
@@ -105,7 +106,7 @@ export async function* runAttempt<Client, Chunk>(
   try {
     const client = await spec.client;
     const response = await spec.open(client, model, guard.signal);
-    const body = responseBytes(response);
+    const body = responseReads(response);
     if (!body) throw new LlmConnectionError(`${provider}: ${baseUrl} answered without a body`, { provider });
     const toChunk = spec.messages(response.headers);
     const decoder = spec.decoder();
@@ -115,24 +116,32 @@ export async function* runAttempt<Client, Chunk>(
     // A read's events are decoded together; an error in one of its messages (the vendor's error
     // event, an unparsable chunk) is thrown after the events before it have been passed on.
     let failure: { error: unknown } | undefined;
-    const take = (messages: SseMessage[]) => {
-      try {
-        for (const message of messages) {
+    const sink: SseSink = {
+      frame: toChunk.frame,
+      message(message) {
+        if (failure) return;
+        try {
           const chunk = toChunk(message);
           if (chunk !== undefined) for (const event of decoder.push(chunk)) add(events, event);
+        } catch (error) {
+          failure = { error };
         }
-      } catch (error) {
-        failure = { error };
-      }
+      },
+      text(piece) {
+        if (!failure) for (const event of decoder.push(piece)) add(events, event);
+      },
     };
-    for await (const bytes of body) {
+    for await (const reads of body) {
       guard.touch();
-      take(sse.push(text.decode(bytes)));
+      for (const bytes of reads) {
+        sse.read(text.decode(bytes), sink);
+        if (failure) break;
+      }
       for (const event of events) yield event;
       events.length = 0;
       if (failure) throw failure.error;
     }
-    take(sse.push(text.end()));
+    sse.read(text.end(), sink);
     for (const event of events) yield event;
     if (failure) throw failure.error;
     sse.end();

@@ -43,14 +43,45 @@ const CREDENTIALS = ["authorization", "proxy-authorization", "cookie"];
  * or the signal's reason after an abort).
  */
 export function responseBytes(response: Response): AsyncIterable<Uint8Array> | null {
+  const reads = nodeReads(response);
+  return reads === undefined ? webBody(response) : flatten(reads);
+}
+
+/**
+ * The same bytes as `responseBytes`, handed on as the chunks that arrived since the reader last
+ * asked: one await per wake-up rather than per chunk. Node's HTTP parser hands a body on in one
+ * chunk per piece of the server's chunked encoding that a socket read holds (a 64 KiB read of a
+ * stream written 16 KiB at a time is five), so a per-chunk await costs a promise and a pass through
+ * every generator above per ~13 KiB: a cost per byte, which the OpenAI format's 1.75× bytes per
+ * delta pay 1.75× (docs/performance.md, "OpenAI-format streaming").
+ */
+export function responseReads(response: Response): AsyncIterable<readonly Uint8Array[]> | null {
+  const reads = nodeReads(response);
+  if (reads !== undefined) return reads;
+  const body = webBody(response);
+  return body === null ? null : singly(body);
+}
+
+function nodeReads(response: Response): AsyncGenerator<Buffer[], void, undefined> | undefined {
   const body = bodies.get(response);
-  if (body === undefined || body.taken || response.bodyUsed || response.body?.locked)
-    return response.body as unknown as AsyncIterable<Uint8Array> | null;
+  if (body === undefined || body.taken || response.bodyUsed || response.body?.locked) return undefined;
   body.taken = true;
   return read(body);
 }
 
-async function* read(body: Body): AsyncGenerator<Uint8Array, void, undefined> {
+function webBody(response: Response): AsyncIterable<Uint8Array> | null {
+  return response.body as unknown as AsyncIterable<Uint8Array> | null;
+}
+
+async function* flatten<T>(batches: AsyncIterable<readonly T[]>): AsyncGenerator<T, void, undefined> {
+  for await (const batch of batches) yield* batch;
+}
+
+async function* singly<T>(items: AsyncIterable<T>): AsyncGenerator<T[], void, undefined> {
+  for await (const item of items) yield [item];
+}
+
+async function* read(body: Body): AsyncGenerator<Buffer[], void, undefined> {
   try {
     yield* chunksOf(body.stream);
   } catch (error) {
@@ -67,11 +98,11 @@ const QUEUED_CHUNKS = 16;
  * A stream's chunks as they arrive. Readable's own async iterator reads with `read()`, which joins
  * everything buffered since the last read into a new Buffer: a copy and an ArrayBuffer per read,
  * for a provider's stream ~2 MB a long answer, which showed as CPU on V8's GC threads. Here the
- * chunks are taken from `data` events, queued while the reader works, and handed on one by one;
- * the stream is paused while QUEUED_CHUNKS wait. Ending without `end` is an error (a premature
- * close).
+ * chunks are taken from `data` events, queued while the reader works, and handed on together, all
+ * that arrived since the reader last asked; the stream is paused while QUEUED_CHUNKS wait. Ending
+ * without `end` is an error (a premature close).
  */
-async function* chunksOf(stream: Readable): AsyncGenerator<Buffer, void, undefined> {
+async function* chunksOf(stream: Readable): AsyncGenerator<Buffer[], void, undefined> {
   let queue: Buffer[] = [];
   let ended = false;
   let failure: { error: unknown } | undefined;
@@ -111,7 +142,7 @@ async function* chunksOf(stream: Readable): AsyncGenerator<Buffer, void, undefin
         const chunks = queue;
         queue = [];
         stream.resume();
-        for (const chunk of chunks) yield chunk;
+        yield chunks;
       } else if (failure) throw failure.error;
       else if (ended) return;
       else
@@ -311,7 +342,7 @@ const DECOMPRESSORS = {
  * touched through it.
  */
 function webStream(body: Body): ReadableStream<Uint8Array> {
-  let chunks: AsyncIterator<Uint8Array> | undefined;
+  let chunks: AsyncIterator<Uint8Array[]> | undefined;
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -322,7 +353,7 @@ function webStream(body: Body): ReadableStream<Uint8Array> {
         }
         const next = await chunks.next();
         if (next.done) controller.close();
-        else controller.enqueue(next.value);
+        else for (const chunk of next.value) controller.enqueue(chunk);
       },
       async cancel() {
         body.stream.destroy();

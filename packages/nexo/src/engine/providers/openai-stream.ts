@@ -14,7 +14,7 @@ import { LlmConnectionError } from "@nexo/wire";
 import type OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import type { ProviderEvent, StopReason, Usage } from "../types.js";
-import type { SseMessage } from "./sse.js";
+import type { SseMessage, SseReader, TextFrame } from "./sse.js";
 import { openAiTextField, TextChunks } from "./text-chunks.js";
 import { parseToolArguments } from "./tool-arguments.js";
 
@@ -69,15 +69,14 @@ export type OpenAiChunk = ChatCompletionChunk | string;
  * The reader of one Chat Completions stream's SSE messages, as the SDK's stream helper reads
  * them: each `data:` is a chunk, `[DONE]` ends the stream (anything after it is ignored), a chunk
  * with an `error` is the vendor's error sent mid-stream, and Assistants' `thread.*` events are
- * not chunks. Text chunks in the envelope of an earlier one are read without JSON.parse.
+ * not chunks. Text chunks in the envelope of an earlier one are read without JSON.parse, and its
+ * frame is that envelope's message until `[DONE]`.
  */
-export function openAiChunkReader(
-  headers: Headers,
-  APIError: OpenAiApiError,
-): (message: SseMessage) => OpenAiChunk | undefined {
+export function openAiChunkReader(headers: Headers, APIError: OpenAiApiError): SseReader<OpenAiChunk> {
   let done = false;
   const texts = new TextChunks(openAiTextField);
-  return (message) => {
+  let frame: TextFrame | undefined;
+  const read = (message: SseMessage): OpenAiChunk | undefined => {
     if (done) return undefined;
     const data = message.data;
     if (data.startsWith("[DONE]")) {
@@ -89,9 +88,10 @@ export function openAiChunkReader(
     if (text !== undefined) return text;
     const chunk = JSON.parse(data) as ChatCompletionChunk & { error?: object };
     if (chunk?.error) throw new APIError(undefined, chunk.error, undefined, headers);
-    texts.learn(data, chunk);
+    if (texts.learn(data, chunk)) frame = texts.frame(message.event);
     return chunk;
   };
+  return Object.assign(read, { frame: () => (done ? undefined : frame) });
 }
 
 export class OpenAiStreamDecoder {

@@ -21,6 +21,8 @@
  * its text.
  */
 
+import type { TextFrame } from "./sse.js";
+
 /**
  * Where a parsed chunk keeps its text: `holder[key]`, a string. A format's `locate` returns it
  * only for a chunk whose whole effect, decoded, is a text delta of that string.
@@ -68,22 +70,38 @@ export class TextChunks {
     return content;
   }
 
-  /** Learns the envelope of `chunk`, JSON.parse's reading of `data`, if it qualifies (see above). */
-  learn(data: string, chunk: unknown): void {
-    if (this.learnt >= MAX_LEARNT) return;
+  /**
+   * Learns the envelope of `chunk`, JSON.parse's reading of `data`, if it qualifies (see above);
+   * says whether it did.
+   */
+  learn(data: string, chunk: unknown): boolean {
+    if (this.learnt >= MAX_LEARNT) return false;
     const field = this.locate(chunk);
-    if (field === undefined) return;
+    if (field === undefined) return false;
     this.learnt++;
-    if (JSON.stringify(chunk) !== data) return;
+    if (JSON.stringify(chunk) !== data) return false;
     const { holder, key } = field;
     const text = holder[key];
     holder[key] = SENTINEL;
     const marked = JSON.stringify(chunk);
     holder[key] = text;
     const at = marked.indexOf(SENTINEL_JSON);
-    if (at === -1 || marked.lastIndexOf(SENTINEL_JSON) !== at) return;
+    if (at === -1 || marked.lastIndexOf(SENTINEL_JSON) !== at) return false;
     this.prefix = marked.slice(0, at + 1);
     this.suffix = marked.slice(at + SENTINEL_JSON.length - 1);
+    return true;
+  }
+
+  /**
+   * The learnt envelope as a whole SSE message in the body's text (sse.ts): the message that
+   * taught it had the `event` name given (null: none) and one `data:` line, written with the
+   * space after the colon as every vendor writes it. A message of that text around a piece is
+   * what `text` reads as the piece.
+   */
+  frame(event: string | null): TextFrame | undefined {
+    if (this.prefix === "") return undefined;
+    const head = `${event === null ? "" : `event: ${event}\n`}data: ${this.prefix}`;
+    return { head, tail: `${this.suffix}\n\n` };
   }
 }
 
