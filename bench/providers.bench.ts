@@ -8,12 +8,16 @@
  *      read with fetch, a line split and a JSON.parse per delta is the
  *      floor (the mock's OpenAI events are about twice the bytes of Anthropic's, so the floors
  *      differ too).
+ *      Beside them, each stream's bytes alone through `node:http` (the request, then every chunk of
+ *      the body received and nothing done with it): what receiving that many bytes costs on this
+ *      machine, the limit under both the floors and the providers.
  *   2. first delta: from `stream()` to the first text delta of a 20-word answer (a long answer's
  *      first delta would time the mock building its whole stream before it sends a byte).
  * Goals (issue 15 table): OpenAI events/s >= 0.9 x Anthropic's; first delta <= 1.2 x Anthropic's.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -175,16 +179,72 @@ export default async function providers(ctx: BenchContext): Promise<void> {
       return deltas / ((performance.now() - t0) / 1000);
     };
 
+    const bytesCpuPerEvent = { anthropic: [] as number[], openai: [] as number[] };
+    /**
+     * The same stream's bytes alone: sent for with `node:http` (the client the providers use) and
+     * received chunk by chunk with nothing done with them; the rate and this process's CPU per
+     * delta. It must end with the format's last event, so that the whole answer was received.
+     */
+    const bytesAlone = async (format: "anthropic" | "openai"): Promise<number> => {
+      await rewind();
+      const anthropicFormat = format === "anthropic";
+      const cpu0 = process.cpuUsage();
+      const t0 = performance.now();
+      const tail = await new Promise<string>((resolve, reject) => {
+        const body = JSON.stringify({
+          model: "bench",
+          max_tokens: 16,
+          stream: true,
+          messages: [{ role: "user", content: "long" }],
+        });
+        const req = request(
+          `${mock.url}/v1/${anthropicFormat ? "messages" : "chat/completions"}`,
+          {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              "content-length": Buffer.byteLength(body),
+              "x-api-key": "bench",
+              authorization: "Bearer bench",
+            },
+          },
+          (res) => {
+            // The body's last bytes, whichever reads they came in (the end marker may be cut).
+            let last = "";
+            res.on("data", (chunk: Buffer) => {
+              last = (last + chunk.toString("latin1", Math.max(0, chunk.length - 64))).slice(-64);
+            });
+            res.once("end", () => resolve(last));
+            res.once("error", reject);
+          },
+        );
+        req.once("error", reject);
+        req.end(body);
+      });
+      const seconds = (performance.now() - t0) / 1000;
+      const cpu = process.cpuUsage(cpu0);
+      if (!tail.includes(anthropicFormat ? "message_stop" : "[DONE]"))
+        throw new Error(`${format} bytes alone: the stream did not arrive whole`);
+      bytesCpuPerEvent[format].push((cpu.user + cpu.system) / ANSWER_DELTAS);
+      return ANSWER_DELTAS / seconds;
+    };
+
     // Warm-up: the first request of each provider loads its SDK, which is start-up, not streaming.
     await longAnswer(anthropic, [], []);
     await longAnswer(openai, [], []);
     await firstDelta(anthropic);
     await firstDelta(openai);
+    await bytesAlone("anthropic");
+    await bytesAlone("openai");
+    bytesCpuPerEvent.anthropic.length = 0;
+    bytesCpuPerEvent.openai.length = 0;
     const samples = await interleave(ctx.reps, {
       anthropic: () => longAnswer(anthropic, cpuPerEvent.anthropic, mockCpuPerEvent.anthropic),
       openai: () => longAnswer(openai, cpuPerEvent.openai, mockCpuPerEvent.openai),
       anthropicFloor: () => direct("anthropic"),
       openaiFloor: () => direct("openai"),
+      anthropicBytes: () => bytesAlone("anthropic"),
+      openaiBytes: () => bytesAlone("openai"),
       anthropicFirst: () => firstDelta(anthropic),
       openaiFirst: () => firstDelta(openai),
     });
@@ -201,8 +261,13 @@ export default async function providers(ctx: BenchContext): Promise<void> {
     const floorRatio = round(m.openaiFloor / m.anthropicFloor);
     const cpuRatio = round(cpu.openai / cpu.anthropic);
     const firstRatio = round(m.openaiFirst / m.anthropicFirst);
+    const bytesRatio = round(m.openaiBytes / m.anthropicBytes);
+    const bytesCpu = {
+      anthropic: median(bytesCpuPerEvent.anthropic),
+      openai: median(bytesCpuPerEvent.openai),
+    };
     ctx.log(
-      `long answer: openai ${Math.round(m.openai)} events/s (${cpu.openai.toFixed(2)} us CPU each, mock ${mockCpu("openai").mock_cpu_us_per_event ?? "?"}), anthropic ${Math.round(m.anthropic)} (${cpu.anthropic.toFixed(2)} us, mock ${mockCpu("anthropic").mock_cpu_us_per_event ?? "?"}); openai/anthropic ${rateRatio} (floors ${Math.round(m.openaiFloor)} / ${Math.round(m.anthropicFloor)} = ${floorRatio}); first delta ${m.openaiFirst.toFixed(1)} vs ${m.anthropicFirst.toFixed(1)} ms (${firstRatio})`,
+      `long answer: openai ${Math.round(m.openai)} events/s (${cpu.openai.toFixed(2)} us CPU each, mock ${mockCpu("openai").mock_cpu_us_per_event ?? "?"}), anthropic ${Math.round(m.anthropic)} (${cpu.anthropic.toFixed(2)} us, mock ${mockCpu("anthropic").mock_cpu_us_per_event ?? "?"}); openai/anthropic ${rateRatio} (floors ${Math.round(m.openaiFloor)} / ${Math.round(m.anthropicFloor)} = ${floorRatio}; bytes alone ${Math.round(m.openaiBytes)} / ${Math.round(m.anthropicBytes)} = ${bytesRatio}, ${bytesCpu.openai.toFixed(2)} / ${bytesCpu.anthropic.toFixed(2)} us CPU each); first delta ${m.openaiFirst.toFixed(1)} vs ${m.anthropicFirst.toFixed(1)} ms (${firstRatio})`,
     );
     const rows: Array<[string, keyof typeof samples, string, string]> = [
       ["long answer, Anthropic-format provider", "anthropic", "events per second", "events/s"],
@@ -218,8 +283,33 @@ export default async function providers(ctx: BenchContext): Promise<void> {
         "events per second",
         "events/s",
       ],
+      [
+        "long answer, Anthropic-format bytes alone through node:http",
+        "anthropicBytes",
+        "events per second",
+        "events/s",
+      ],
+      [
+        "long answer, OpenAI-format bytes alone through node:http",
+        "openaiBytes",
+        "events per second",
+        "events/s",
+      ],
       ["first delta, Anthropic-format provider", "anthropicFirst", "milliseconds", "ms"],
     ];
+    /** Extra fields of a row: a provider's rate against its stream's bytes alone, their CPU. */
+    const extra = (key: keyof typeof samples): Record<string, number> | undefined => {
+      if (key === "anthropic")
+        return {
+          cpu_us_per_event: round(cpu.anthropic),
+          ...mockCpu("anthropic"),
+          "vs bytes alone": round(m.anthropic / m.anthropicBytes),
+        };
+      if (key === "anthropicBytes") return { cpu_us_per_event: round(bytesCpu.anthropic) };
+      if (key === "openaiBytes")
+        return { "openai/anthropic": bytesRatio, cpu_us_per_event: round(bytesCpu.openai) };
+      return undefined;
+    };
     for (const [name, key, metric, unit] of rows) {
       const digits = unit === "ms" ? 1 : 0;
       ctx.record({
@@ -229,9 +319,7 @@ export default async function providers(ctx: BenchContext): Promise<void> {
         value: round(m[key], digits),
         unit,
         samples: samples[key].map((v) => round(v, digits)),
-        ...(key === "anthropic"
-          ? { ratios: { cpu_us_per_event: round(cpu.anthropic), ...mockCpu("anthropic") } }
-          : {}),
+        ...(extra(key) === undefined ? {} : { ratios: extra(key) }),
       });
     }
     ctx.record({
@@ -247,6 +335,7 @@ export default async function providers(ctx: BenchContext): Promise<void> {
         "cpu openai/anthropic": cpuRatio,
         cpu_us_per_event: round(cpu.openai),
         ...mockCpu("openai"),
+        "vs bytes alone": round(m.openai / m.openaiBytes),
       },
       goal: { ratio: "openai/anthropic", min: 0.9, met: rateRatio >= 0.9 },
     });
