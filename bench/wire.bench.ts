@@ -3,6 +3,9 @@
  *   bare   — a JSON-lines echo child and a hand-written client (readline + JSON.parse/stringify): the floor
  *   nexo   — our JsonRpcPeer on both ends
  *   vscode — vscode-jsonrpc on both ends
+ *   pipe   — at one call in flight only: the request's bytes echoed as they come, no framing, no
+ *            JSON (bench/wire/echo-pipe.mjs): the most any JSON-RPC over these pipes can do, two
+ *            process wake-ups a round trip; a measure of the machine, without a goal
  * Goals: nexo >= 0.8 x bare (issue 2); nexo >= 1.5 x vscode up to 4 KiB, >= 1.0 x at 64 KiB (issue 15),
  * both for 64 KiB with nothing to escape ("x"s) and for 64 KiB of source text.
  */
@@ -76,6 +79,42 @@ function vscodeClient(): Client {
   };
 }
 
+/**
+ * The pipe floor's client: sends the bytes of a request frame and waits for as many bytes back (the
+ * child echoes them in whatever chunks the pipe gives), one call at a time.
+ */
+function pipeClient(): Client {
+  const proc = child("echo-pipe.mjs");
+  // Each payload's frame is made once: the floor does no JSON per call.
+  const frames = new WeakMap<object, Buffer>();
+  let expected = 0;
+  let got = 0;
+  let done: ((v: unknown) => void) | undefined;
+  proc.stdout.on("data", (chunk: Buffer) => {
+    got += chunk.length;
+    if (got < expected || !done) return;
+    const resolve = done;
+    done = undefined;
+    resolve(undefined);
+  });
+  return {
+    call: (params) =>
+      new Promise((resolve) => {
+        if (done) throw new Error("the pipe floor runs one call at a time");
+        let frame = frames.get(params as object);
+        if (!frame) {
+          frame = Buffer.from(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "echo", params })}\n`);
+          frames.set(params as object, frame);
+        }
+        expected = frame.length;
+        got = 0;
+        done = resolve;
+        proc.stdin.write(frame);
+      }),
+    close: () => proc.kill(),
+  };
+}
+
 /** Keeps `concurrency` calls in flight for `seconds`; returns completed calls per second. */
 async function drive(client: Client, params: unknown, concurrency: number, seconds: number): Promise<number> {
   const deadline = performance.now() + seconds * 1000;
@@ -97,16 +136,26 @@ function minVsVscode(size: string): number {
 
 export default async function wire(ctx: BenchContext): Promise<void> {
   const clients = { bare: bareClient(), nexo: nexoClient(), vscode: vscodeClient() };
+  const pipe = pipeClient();
   try {
     for (const [size, params] of Object.entries(payloads)) {
       for (const concurrency of [1, 16]) {
         for (const c of Object.values(clients)) await drive(c, params, concurrency, 0.2); // warm-up
-        const samples = await interleave(ctx.reps, {
+        const contenders: Record<string, () => Promise<number>> = {
           bare: () => drive(clients.bare, params, concurrency, ctx.seconds),
           nexo: () => drive(clients.nexo, params, concurrency, ctx.seconds),
           vscode: () => drive(clients.vscode, params, concurrency, ctx.seconds),
-        });
-        const m = { bare: median(samples.bare), nexo: median(samples.nexo), vscode: median(samples.vscode) };
+        };
+        if (concurrency === 1) {
+          await drive(pipe, params, 1, 0.2);
+          contenders.pipe = () => drive(pipe, params, 1, ctx.seconds);
+        }
+        const samples = await interleave(ctx.reps, contenders);
+        const m = {
+          bare: median(samples.bare!),
+          nexo: median(samples.nexo!),
+          vscode: median(samples.vscode!),
+        };
         const vsBare = round(m.nexo / m.bare);
         const vsVscode = round(m.nexo / m.vscode);
         ctx.log(
@@ -119,7 +168,27 @@ export default async function wire(ctx: BenchContext): Promise<void> {
             metric: "round trips per second",
             value: Math.round(m[who]),
             unit: "rt/s",
-            samples: samples[who].map((v) => Math.round(v)),
+            samples: samples[who]!.map((v) => Math.round(v)),
+          });
+        }
+        if (samples.pipe) {
+          const floor = median(samples.pipe);
+          ctx.log(
+            `${size} c=1 pipe floor ${Math.round(floor)}/s: nexo/pipe ${round(m.nexo / floor)}  vscode/pipe ${round(m.vscode / floor)}  bare/pipe ${round(m.bare / floor)}`,
+          );
+          ctx.record({
+            benchmark: "wire",
+            name: `roundtrip ${size} c=1 pipe`,
+            metric: "round trips per second",
+            value: Math.round(floor),
+            unit: "rt/s",
+            samples: samples.pipe.map((v) => Math.round(v)),
+            // What the pipes allow: nexo/vscode can be at most pipe/vscode (1 / "vscode/pipe").
+            ratios: {
+              "nexo/pipe": round(m.nexo / floor),
+              "vscode/pipe": round(m.vscode / floor),
+              "bare/pipe": round(m.bare / floor),
+            },
           });
         }
         ctx.record({
@@ -128,7 +197,7 @@ export default async function wire(ctx: BenchContext): Promise<void> {
           metric: "round trips per second",
           value: Math.round(m.nexo),
           unit: "rt/s",
-          samples: samples.nexo.map((v) => Math.round(v)),
+          samples: samples.nexo!.map((v) => Math.round(v)),
           ratios: { "nexo/bare": vsBare, "nexo/vscode": vsVscode },
           // Issue 15: >= 1.5 x vscode-jsonrpc up to 4 KiB, >= 1.0 x at 64 KiB (where both spend
           // their time moving and parsing the same bytes); issue 2's floor stays.
@@ -142,5 +211,6 @@ export default async function wire(ctx: BenchContext): Promise<void> {
     }
   } finally {
     for (const c of Object.values(clients)) c.close();
+    pipe.close();
   }
 }
