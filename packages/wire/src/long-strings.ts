@@ -97,21 +97,27 @@ class Assembler {
   private text = "";
   private readonly texts: string[] = [];
   private readonly longs: string[] = [];
+  /** Whether longs[i] holds a quote, backslash or line break (escaped in pieces at once). */
+  private readonly escaping: boolean[] = [];
   private nodes = MAX_NODES;
 
   /** Appends `value`'s JSON; false when it has none (undefined, a function, a symbol). */
   value(value: unknown, depth: number, inArray: boolean): boolean {
     if (--this.nodes < 0 || depth > MAX_DEPTH) throw GIVE_UP;
     switch (typeof value) {
-      case "string":
-        if (writtenApart(value)) {
+      case "string": {
+        // As writtenApart, with the search for common escapes made once and kept.
+        const escaping = value.length >= LONG_STRING_CHARS && hasCommonEscape(value);
+        if (value.length >= ESCAPED_STRING_CHARS || (value.length >= LONG_STRING_CHARS && !escaping)) {
           this.texts.push(`${this.text}"`);
           this.longs.push(value);
+          this.escaping.push(escaping);
           this.text = '"';
         } else {
           this.text += JSON.stringify(value);
         }
         return true;
+      }
       case "number":
         // NaN and ±Infinity: the plain and the strict path differ (null or a TypeError); theirs.
         if (!Number.isFinite(value)) throw GIVE_UP;
@@ -177,7 +183,7 @@ class Assembler {
     // Quotes, backslashes and line breaks (code, prose, JSON in a string) are found by the
     // engine's single-character search: such a string is escaped in pieces at once. Any other is
     // first tried as plain ASCII, and escaped in pieces if its bytes say otherwise.
-    const escaped = longs.map((long) => (hasCommonEscape(long) ? escapedPieces(long) : undefined));
+    const escaped = longs.map((long, i) => (this.escaping[i] ? escapedPieces(long) : undefined));
     for (;;) {
       const frame = this.assemble(escaped);
       if (typeof frame !== "number") return frame;
