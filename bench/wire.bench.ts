@@ -4,8 +4,9 @@
  *   nexo   — our JsonRpcPeer on both ends
  *   vscode — vscode-jsonrpc on both ends
  *   pipe   — at one call in flight only: the request's bytes echoed as they come, no framing, no
- *            JSON (bench/wire/echo-pipe.mjs): the most any JSON-RPC over these pipes can do, two
- *            process wake-ups a round trip; a measure of the machine, without a goal
+ *            JSON (bench/wire/echo-pipe.mjs): what this machine's process wake-ups allow during
+ *            the run, without a goal. Not a bound: a pair the scheduler keeps on one CPU hands off
+ *            without waking another and can beat it (docs/performance.md, "JSON-RPC peer")
  * Goals: nexo >= 0.8 x bare (issue 2); nexo >= 1.5 x vscode up to 4 KiB, >= 1.0 x at 64 KiB (issue 15),
  * both for 64 KiB with nothing to escape ("x"s) and for 64 KiB of source text.
  */
@@ -80,12 +81,12 @@ function vscodeClient(): Client {
 }
 
 /**
- * The pipe floor's client: sends the bytes of a request frame and waits for as many bytes back (the
+ * The bare pipe exchange's client: sends the bytes of a request frame and waits for as many bytes back (the
  * child echoes them in whatever chunks the pipe gives), one call at a time.
  */
 function pipeClient(): Client {
   const proc = child("echo-pipe.mjs");
-  // Each payload's frame is made once: the floor does no JSON per call.
+  // Each payload's frame is made once: the exchange does no JSON per call.
   const frames = new WeakMap<object, Buffer>();
   let expected = 0;
   let got = 0;
@@ -100,7 +101,7 @@ function pipeClient(): Client {
   return {
     call: (params) =>
       new Promise((resolve) => {
-        if (done) throw new Error("the pipe floor runs one call at a time");
+        if (done) throw new Error("the pipe exchange runs one call at a time");
         let frame = frames.get(params as object);
         if (!frame) {
           frame = Buffer.from(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "echo", params })}\n`);
@@ -172,22 +173,22 @@ export default async function wire(ctx: BenchContext): Promise<void> {
           });
         }
         if (samples.pipe) {
-          const floor = median(samples.pipe);
+          const pipeRate = median(samples.pipe);
           ctx.log(
-            `${size} c=1 pipe floor ${Math.round(floor)}/s: nexo/pipe ${round(m.nexo / floor)}  vscode/pipe ${round(m.vscode / floor)}  bare/pipe ${round(m.bare / floor)}`,
+            `${size} c=1 pipe ${Math.round(pipeRate)}/s: nexo/pipe ${round(m.nexo / pipeRate)}  vscode/pipe ${round(m.vscode / pipeRate)}  bare/pipe ${round(m.bare / pipeRate)}`,
           );
           ctx.record({
             benchmark: "wire",
             name: `roundtrip ${size} c=1 pipe`,
             metric: "round trips per second",
-            value: Math.round(floor),
+            value: Math.round(pipeRate),
             unit: "rt/s",
             samples: samples.pipe.map((v) => Math.round(v)),
-            // What the pipes allow: nexo/vscode can be at most pipe/vscode (1 / "vscode/pipe").
+            // How much of the bare exchange's rate each keeps, read against the machine's wake-ups.
             ratios: {
-              "nexo/pipe": round(m.nexo / floor),
-              "vscode/pipe": round(m.vscode / floor),
-              "bare/pipe": round(m.bare / floor),
+              "nexo/pipe": round(m.nexo / pipeRate),
+              "vscode/pipe": round(m.vscode / pipeRate),
+              "bare/pipe": round(m.bare / pipeRate),
             },
           });
         }
