@@ -10,7 +10,10 @@
 // offline scripted demo model. NEXO_STATE_DIR overrides the state dir. A second `npm start` while
 // one runs joins the running daemon; when another daemon holds the state dir without an AppServer,
 // it fails with that daemon's reason and exit status 1, touching nothing of the other run.
-import { spawn } from "node:child_process";
+//
+// The chat runs in this process (the nexo entry imported with the chat's arguments) rather than in
+// a child: a child would leave this script's node idling beside it for the whole session (~40 MB
+// resident) only to wait for the chat's exit status, which is this process's own this way.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,7 +22,8 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const stateDir = process.env.NEXO_STATE_DIR || join(root, ".nexo-state", "quickstart");
 mkdirSync(stateDir, { recursive: true });
 
-const env = { ...process.env, NEXO_STATE_DIR: stateDir };
+const env = process.env;
+env.NEXO_STATE_DIR = stateDir;
 if (!env.NEXO_QUICKSTART_PROVIDER) {
   if (env.ANTHROPIC_API_KEY) {
     env.NEXO_QUICKSTART_PROVIDER = "anthropic";
@@ -36,10 +40,7 @@ process.stdout.write(
 
 const nexo = join(root, "packages/nexo/bin/nexo.js");
 const config = join(root, "examples/quickstart");
-const chat = spawn(process.execPath, [nexo, "chat", "--config", config], { env, stdio: "inherit" });
-// Ctrl-C belongs to the chat (it stops a running turn); this script only waits for it.
-process.on("SIGINT", () => {});
-process.on("SIGTERM", () => chat.kill("SIGTERM"));
-chat.on("exit", (code, signal) => {
-  process.exit(code ?? (signal ? 1 : 0));
-});
+// As `node bin/nexo.js chat --config …` would start: the entry reads its arguments from argv, and
+// the chat starts its daemon through the launcher beside the entry it finds in argv[1].
+process.argv = [process.execPath, nexo, "chat", "--config", config];
+await import(nexo);

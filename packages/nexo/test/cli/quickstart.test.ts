@@ -54,6 +54,12 @@ describe("npm start", () => {
       "start",
     ]);
     assert.ok(readFileSync(`/proc/${daemonPid}/environ`, "utf8").split("\0").includes("MALLOC_ARENA_MAX=2"));
+    // The chat runs in the script's own process (no node idling beside it to wait for the chat),
+    // so the daemon's parent is the process `npm start` started.
+    const daemonParent = Number(
+      readFileSync(`/proc/${daemonPid}/stat`, "utf8").split(") ")[1]!.split(" ")[1],
+    );
+    assert.equal(daemonParent, first.pid);
 
     const second = quickstart(stateDir);
     second.stdin?.end("weather in Bern\n");
