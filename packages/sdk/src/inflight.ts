@@ -22,6 +22,10 @@ class Task implements TaskHandle {
   settle: ((error: Error) => void) | undefined = undefined;
   controller: AbortController | undefined = undefined;
   abortedWith: Error | undefined = undefined;
+  // Its place in InflightTasks' list; `tracked` until it is removed.
+  prev: Task | undefined = undefined;
+  next: Task | undefined = undefined;
+  tracked = false;
 
   constructor(private readonly name: string | (() => string)) {}
 
@@ -38,16 +42,40 @@ class Task implements TaskHandle {
   }
 }
 
+/**
+ * The tasks are a doubly linked list threaded through the tasks themselves, oldest first. A Set did
+ * the same job, but adding a fresh object to a Set gives it an identity hash (a property store
+ * allocated per task): ~0.25 µs of each tool call's ~25 µs in the child, against ~0.01 µs for two
+ * links (docs/performance.md, plugin tool.invoke).
+ */
 export class InflightTasks {
-  private readonly tasks = new Set<Task>();
+  private head: Task | undefined = undefined;
+  private tail: Task | undefined = undefined;
+  private count = 0;
   private idleWaiters: Array<() => void> = [];
 
   get size(): number {
-    return this.tasks.size;
+    return this.count;
   }
 
   labels(): string[] {
-    return [...this.tasks].map((task) => task.label);
+    return this.list().map((task) => task.label);
+  }
+
+  /** The tracked tasks, oldest first, as an array (safe to remove from while walking it). */
+  private list(): Task[] {
+    const tasks: Task[] = [];
+    for (let task = this.head; task !== undefined; task = task.next) tasks.push(task);
+    return tasks;
+  }
+
+  private add(task: Task): void {
+    task.tracked = true;
+    task.prev = this.tail;
+    if (this.tail === undefined) this.head = task;
+    else this.tail.next = task;
+    this.tail = task;
+    this.count++;
   }
 
   /**
@@ -57,7 +85,7 @@ export class InflightTasks {
    */
   run<T>(label: string | (() => string), work: (handle: TaskHandle) => T | Promise<T>): Promise<T> {
     const task = new Task(label);
-    this.tasks.add(task);
+    this.add(task);
     return new Promise<T>((resolve, reject) => {
       task.settle = reject;
       let outcome: T | Promise<T>;
@@ -85,7 +113,7 @@ export class InflightTasks {
    */
   call<T>(label: string | (() => string), work: (handle: TaskHandle) => T | Promise<T>): T | Promise<T> {
     const task = new Task(label);
-    this.tasks.add(task);
+    this.add(task);
     let outcome: T | Promise<T>;
     try {
       outcome = work(task);
@@ -128,7 +156,7 @@ export class InflightTasks {
 
   /** Aborts every task's signal (the host is gone) but keeps waiting for them. */
   abortAll(reason: Error): void {
-    for (const task of this.tasks) abortTask(task, reason);
+    for (let task = this.head; task !== undefined; task = task.next) abortTask(task, reason);
   }
 
   /**
@@ -136,7 +164,7 @@ export class InflightTasks {
    * running at the deadline (empty when everything finished).
    */
   async drain(timeoutMs: number): Promise<string[]> {
-    if (this.tasks.size === 0) return [];
+    if (this.count === 0) return [];
     let timer: NodeJS.Timeout | undefined;
     const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     const deadline = new Promise<void>((resolve) => {
@@ -152,8 +180,9 @@ export class InflightTasks {
    * (so a request gets an error reply). Whatever the work does later is ignored.
    */
   abandon(error: Error): string[] {
-    const labels = this.labels();
-    for (const task of [...this.tasks]) {
+    const tasks = this.list();
+    const labels = tasks.map((task) => task.label);
+    for (const task of tasks) {
       abortTask(task, error);
       this.remove(task);
       task.settle?.(error);
@@ -162,9 +191,17 @@ export class InflightTasks {
   }
 
   private remove(task: Task): void {
-    if (!this.tasks.delete(task)) return;
-    // Checked first: at one call in flight every call empties the set, and splice builds an array.
-    if (this.tasks.size === 0 && this.idleWaiters.length > 0)
+    if (!task.tracked) return;
+    task.tracked = false;
+    if (task.prev === undefined) this.head = task.next;
+    else task.prev.next = task.next;
+    if (task.next === undefined) this.tail = task.prev;
+    else task.next.prev = task.prev;
+    task.prev = undefined;
+    task.next = undefined;
+    this.count--;
+    // Checked first: at one call in flight every call empties the list, and splice builds an array.
+    if (this.count === 0 && this.idleWaiters.length > 0)
       for (const wake of this.idleWaiters.splice(0)) wake();
   }
 }
