@@ -28,6 +28,9 @@ export function childCpuMicros(pid: number): number {
 export interface CpuPerCall {
   host: number;
   child: number;
+  /** Wall-clock microseconds per call. At one call in flight, wall minus host + child is the time
+   * neither process ran: the wake-ups (docs/performance.md, plugin tool.invoke). */
+  wall: number;
 }
 
 /** `calls` calls with `concurrency` in flight; CPU microseconds per call on each side. */
@@ -48,10 +51,12 @@ export async function cpuPerCall(
   };
   const child0 = childCpuMicros(pid);
   const host0 = process.cpuUsage();
+  const wall0 = performance.now();
   await Promise.all(Array.from({ length: concurrency }, lane));
+  const wall = (performance.now() - wall0) * 1000;
   const host = process.cpuUsage(host0);
   const child = childCpuMicros(pid) - child0;
-  return { host: (host.user + host.system) / calls, child: child / calls };
+  return { host: (host.user + host.system) / calls, child: child / calls, wall: wall / calls };
 }
 
 async function main(): Promise<void> {
@@ -69,9 +74,11 @@ async function main(): Promise<void> {
     // Warm-up: V8 keeps compiling the nexo and MCP paths for the first ~6,000 calls (block-by-block
     // CPU in docs/performance.md); fewer counted the compiler threads into the first round.
     for (const c of Object.values(contenders)) await cpuPerCall(c, args, concurrency, Math.max(calls, 8000));
+    const names = Object.keys(contenders);
     for (let r = 0; r < rounds; r++) {
-      for (const [who, c] of Object.entries(contenders)) {
-        seen[who]!.push(await cpuPerCall(c, args, concurrency, calls));
+      // Each round starts with another contender: none always runs right after the same one.
+      for (const who of [...names.slice(r % names.length), ...names.slice(0, r % names.length)]) {
+        seen[who]!.push(await cpuPerCall(contenders[who]!, args, concurrency, calls));
       }
     }
   } finally {
@@ -81,10 +88,19 @@ async function main(): Promise<void> {
     const host = median(samples.map((s) => s.host));
     const child = median(samples.map((s) => s.child));
     const total = median(samples.map((s) => s.host + s.child));
+    const wall = median(samples.map((s) => s.wall));
     console.log(
-      `${who.padEnd(5)} c=${concurrency}: host ${host.toFixed(1)} µs + child ${child.toFixed(1)} µs = ${total.toFixed(1)} µs per call (median of ${rounds} rounds of ${calls})`,
+      `${who.padEnd(5)} c=${concurrency}: host ${host.toFixed(1)} µs + child ${child.toFixed(1)} µs = ${total.toFixed(1)} µs per call, wall ${wall.toFixed(1)} µs (median of ${rounds} rounds of ${calls})`,
     );
   }
+  // Paired by round (the same minute of the machine), the medians of the ratios.
+  const paired = (a: string, b: string, of: (s: CpuPerCall) => number) =>
+    median(seen[a]!.map((s, i) => of(s) / of(seen[b]![i]!))).toFixed(2);
+  const cpu = (s: CpuPerCall) => s.host + s.child;
+  const wall = (s: CpuPerCall) => s.wall;
+  console.log(
+    `paired: CPU mcp/nexo ${paired("mcp", "nexo", cpu)}, mcp/floor ${paired("mcp", "floor", cpu)}, nexo/floor ${paired("nexo", "floor", cpu)}; wall per call mcp/nexo ${paired("mcp", "nexo", wall)} (nexo's rate over MCP's), mcp/floor ${paired("mcp", "floor", wall)} (the floor's over MCP's: the ceiling at one in flight), nexo/floor ${paired("nexo", "floor", wall)}`,
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();
