@@ -10,82 +10,16 @@
  * Goals: nexo >= 0.8 x bare (issue 2); nexo >= 1.5 x vscode up to 4 KiB, >= 1.0 x at 64 KiB (issue 15),
  * both for 64 KiB with nothing to escape ("x"s) and for 64 KiB of source text.
  */
-import { type ChildProcessByStdio, spawn } from "node:child_process";
-import { createInterface } from "node:readline";
-import type { Readable, Writable } from "node:stream";
-import { fileURLToPath } from "node:url";
-import { JsonRpcPeer } from "@nexo/wire";
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node.js";
 import { type BenchContext, interleave, median, round } from "./lib.js";
+import { bareClient, type Client, echoChild, nexoClient, vscodeClient } from "./wire/contenders.js";
 import { payloads } from "./wire/payloads.js";
-
-type Call = (params: unknown) => Promise<unknown>;
-interface Client {
-  call: Call;
-  close(): void;
-}
-
-function child(script: string): ChildProcessByStdio<Writable, Readable, null> {
-  return spawn(process.execPath, [fileURLToPath(new URL(`./wire/${script}`, import.meta.url))], {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
-}
-
-function bareClient(): Client {
-  const proc = child("echo-bare.mjs");
-  const waiting = new Map<number, (v: unknown) => void>();
-  let next = 0;
-  createInterface({ input: proc.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) => {
-    const msg = JSON.parse(line) as { id: number; result: unknown };
-    const resolve = waiting.get(msg.id);
-    waiting.delete(msg.id);
-    resolve?.(msg.result);
-  });
-  return {
-    call: (params) =>
-      new Promise((resolve) => {
-        const id = ++next;
-        waiting.set(id, resolve);
-        proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method: "echo", params })}\n`);
-      }),
-    close: () => proc.kill(),
-  };
-}
-
-function nexoClient(): Client {
-  const proc = child("echo-nexo.mjs");
-  const peer = JsonRpcPeer.overStreams({ input: proc.stdout, output: proc.stdin, name: "bench-client" });
-  return {
-    call: (params) => peer.request("echo", params),
-    close: () => {
-      peer.close();
-      proc.kill();
-    },
-  };
-}
-
-function vscodeClient(): Client {
-  const proc = child("echo-vscode.mjs");
-  const connection = createMessageConnection(
-    new StreamMessageReader(proc.stdout),
-    new StreamMessageWriter(proc.stdin),
-  );
-  connection.listen();
-  return {
-    call: (params) => connection.sendRequest("echo", params),
-    close: () => {
-      connection.dispose();
-      proc.kill();
-    },
-  };
-}
 
 /**
  * The bare pipe exchange's client: sends the bytes of a request frame and waits for as many bytes back (the
  * child echoes them in whatever chunks the pipe gives), one call at a time.
  */
 function pipeClient(): Client {
-  const proc = child("echo-pipe.mjs");
+  const proc = echoChild("echo-pipe.mjs");
   // Each payload's frame is made once: the exchange does no JSON per call.
   const frames = new WeakMap<object, Buffer>();
   let expected = 0;
@@ -99,6 +33,7 @@ function pipeClient(): Client {
     resolve(undefined);
   });
   return {
+    pid: proc.pid!,
     call: (params) =>
       new Promise((resolve) => {
         if (done) throw new Error("the pipe exchange runs one call at a time");
@@ -136,7 +71,7 @@ function minVsVscode(size: string): number {
 }
 
 export default async function wire(ctx: BenchContext): Promise<void> {
-  const clients = { bare: bareClient(), nexo: nexoClient(), vscode: vscodeClient() };
+  const clients = { bare: bareClient(), nexo: await nexoClient(), vscode: vscodeClient() };
   const pipe = pipeClient();
   try {
     for (const [size, params] of Object.entries(payloads)) {

@@ -12,82 +12,10 @@
  *   node --import tsx bench/wire/cpu.ts [--base DIR] [size=64KiB text] [concurrency=1] [rounds=7] [round trips=800]
  *   sizes: small, 4KiB, 64KiB, 64KiB text
  */
-import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { JsonRpcPeer } from "@nexo/wire";
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node.js";
 import { median } from "../lib.js";
 import { childCpuMicros } from "../plugins/cpu.js";
+import { bareClient, type Client, nexoClient, vscodeClient } from "./contenders.js";
 import { payloads } from "./payloads.js";
-
-interface Contender {
-  pid: number;
-  call(params: unknown): Promise<unknown>;
-  close(): void;
-}
-
-function echo(script: string, args: string[] = []) {
-  const path = fileURLToPath(new URL(`./${script}`, import.meta.url));
-  return spawn(process.execPath, [path, ...args], { stdio: ["pipe", "pipe", "inherit"] });
-}
-
-function bare(): Contender {
-  const proc = echo("echo-bare.mjs");
-  const waiting = new Map<number, (v: unknown) => void>();
-  let next = 0;
-  createInterface({ input: proc.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) => {
-    const msg = JSON.parse(line) as { id: number; result: unknown };
-    const resolve = waiting.get(msg.id);
-    waiting.delete(msg.id);
-    resolve?.(msg.result);
-  });
-  return {
-    pid: proc.pid!,
-    call: (params) =>
-      new Promise((resolve) => {
-        const id = ++next;
-        waiting.set(id, resolve);
-        proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method: "echo", params })}\n`);
-      }),
-    close: () => proc.kill(),
-  };
-}
-
-/** Our peer on both ends; `dist` picks another build of it (the child imports the same one). */
-async function nexo(dist?: string): Promise<Contender> {
-  const Peer: typeof JsonRpcPeer = dist
-    ? ((await import(pathToFileURL(`${dist}/index.js`).href)) as { JsonRpcPeer: typeof JsonRpcPeer })
-        .JsonRpcPeer
-    : JsonRpcPeer;
-  const proc = echo("echo-nexo.mjs", dist ? [dist] : []);
-  const peer = Peer.overStreams({ input: proc.stdout, output: proc.stdin, name: "cpu-client" });
-  return {
-    pid: proc.pid!,
-    call: (params) => peer.request("echo", params),
-    close: () => {
-      peer.close();
-      proc.kill();
-    },
-  };
-}
-
-function vscode(): Contender {
-  const proc = echo("echo-vscode.mjs");
-  const connection = createMessageConnection(
-    new StreamMessageReader(proc.stdout),
-    new StreamMessageWriter(proc.stdin),
-  );
-  connection.listen();
-  return {
-    pid: proc.pid!,
-    call: (params) => connection.sendRequest("echo", params),
-    close: () => {
-      connection.dispose();
-      proc.kill();
-    },
-  };
-}
 
 interface Cpu {
   host: number;
@@ -96,12 +24,7 @@ interface Cpu {
   rate: number;
 }
 
-async function cpuPerRoundTrip(
-  c: Contender,
-  params: unknown,
-  concurrency: number,
-  calls: number,
-): Promise<Cpu> {
+async function cpuPerRoundTrip(c: Client, params: unknown, concurrency: number, calls: number): Promise<Cpu> {
   let started = 0;
   const lane = async () => {
     while (started < calls) {
@@ -133,8 +56,12 @@ async function main(): Promise<void> {
   const calls = Number(args[3] ?? 800);
   const params = payloads[size];
   if (!params) throw new Error(`unknown size ${size}; one of ${Object.keys(payloads).join(", ")}`);
-  const contenders: Record<string, Contender> = { bare: bare(), nexo: await nexo(), vscode: vscode() };
-  if (base) contenders.base = await nexo(base);
+  const contenders: Record<string, Client> = {
+    bare: bareClient(),
+    nexo: await nexoClient(),
+    vscode: vscodeClient(),
+  };
+  if (base) contenders.base = await nexoClient(base);
   const seen: Record<string, Cpu[]> = Object.fromEntries(Object.keys(contenders).map((k) => [k, []]));
   try {
     for (const c of Object.values(contenders)) await cpuPerRoundTrip(c, params, concurrency, calls);
