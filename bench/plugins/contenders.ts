@@ -3,14 +3,13 @@
  * each behind the same `call(args)`:
  *   nexo  — the engine's ToolRegistry → the plugin tool wrapper → PluginHost → an SDK child
  *   mcp   — @modelcontextprotocol/sdk's Client → McpServer over stdio
- *   floor — a hand-written JSON-lines client and echo child (readline + JSON.parse/stringify)
+ *   floor — a hand-written JSON-lines client and echo child (readline + JSON.parse/stringify), the
+ *           wire benchmark's own (bench/wire/contenders.ts)
  */
-import { spawn } from "node:child_process";
 import { setMaxListeners } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -18,6 +17,7 @@ import { ToolRegistry } from "../../packages/nexo/src/engine/tools/registry.js";
 import type { ToolContext } from "../../packages/nexo/src/engine/types.js";
 import { PluginManager } from "../../packages/nexo/src/extensions/plugins/manager.js";
 import type { SupervisorLogger } from "../../packages/nexo/src/extensions/supervisor.js";
+import { bareClient } from "../wire/contenders.js";
 
 export interface Contender {
   call(args: Record<string, unknown>): Promise<unknown>;
@@ -101,31 +101,15 @@ export async function mcpContender(): Promise<Contender> {
   return { call, pid, close: () => client.close() };
 }
 
+/** The wire benchmark's floor client and its JSON-lines echo child, called with the tool's arguments. */
 export async function floorContender(): Promise<Contender> {
-  const child = spawn(process.execPath, [here("../wire/echo-bare.mjs")], {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
-  const waiting = new Map<number, (result: unknown) => void>();
-  let next = 0;
-  createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) => {
-    const message = JSON.parse(line) as { id: number; result: unknown };
-    const resolve = waiting.get(message.id);
-    waiting.delete(message.id);
-    resolve?.(message.result);
-  });
-  const call = (args: Record<string, unknown>) =>
-    new Promise<unknown>((resolve) => {
-      const id = ++next;
-      waiting.set(id, resolve);
-      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method: "echo", params: args })}\n`);
-    });
+  const floor = bareClient();
+  const call = (args: Record<string, unknown>) => floor.call(args);
   expectEcho("floor", "ping", ((await call({ text: "ping" })) as { text?: string }).text);
   return {
     call,
-    pid: child.pid!,
-    close: async () => {
-      child.kill();
-    },
+    pid: floor.pid,
+    close: async () => floor.close(),
   };
 }
 
