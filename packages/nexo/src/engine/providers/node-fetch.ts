@@ -9,7 +9,7 @@
  * The SDKs still build, authenticate and send the request and throw their typed errors for an
  * HTTP failure: they see a standard `Response` (status, headers, a web-stream body for reading an
  * error's text). The provider's reader takes the body's bytes from Node's stream directly
- * (`responseBytes`). What fetch does that matters to an API client is done the same way here:
+ * (`responseReads`). What fetch does that matters to an API client is done the same way here:
  * redirects followed (at most 20; 303, and 301/302 of a POST, become a GET without a body; a
  * redirect to another origin drops the credentials), gzip/deflate/brotli bodies decompressed,
  * abort rejects with the signal's reason and ends a body being read, a failure to connect is
@@ -41,24 +41,18 @@ const CREDENTIALS = ["authorization", "proxy-authorization", "cookie"];
  * The bytes of a response's body: Node's stream when the response came from `nodeFetch` and its
  * body was not read yet, else the web stream. Read errors are fetch's (`TypeError("terminated")`,
  * or the signal's reason after an abort).
- */
-export function responseBytes(response: Response): AsyncIterable<Uint8Array> | null {
-  const reads = nodeReads(response);
-  return reads === undefined ? webBody(response) : flatten(reads);
-}
-
-/**
- * The same bytes as `responseBytes`, handed on as the chunks that arrived since the reader last
- * asked: one await per wake-up rather than per chunk. Node's HTTP parser hands a body on in one
- * chunk per piece of the server's chunked encoding that a socket read holds (a 64 KiB read of a
- * stream written 16 KiB at a time is five), so a per-chunk await costs a promise and a pass through
- * every generator above per ~13 KiB: a cost per byte, which the OpenAI format's 1.75× bytes per
- * delta pay 1.75× (docs/performance.md, "OpenAI-format streaming").
+ *
+ * They are handed on as the chunks that arrived since the reader last asked: one await per
+ * wake-up rather than per chunk. Node's HTTP parser hands a body on in one chunk per piece of the
+ * server's chunked encoding that a socket read holds (a 64 KiB read of a stream written 16 KiB at a
+ * time is five), so a per-chunk await costs a promise and a pass through every generator above per
+ * ~13 KiB: a cost per byte, which the OpenAI format's 1.75× bytes per delta pay 1.75×
+ * (docs/performance.md, "OpenAI-format streaming").
  */
 export function responseReads(response: Response): AsyncIterable<readonly Uint8Array[]> | null {
   const reads = nodeReads(response);
   if (reads !== undefined) return reads;
-  const body = webBody(response);
+  const body = response.body as unknown as AsyncIterable<Uint8Array> | null;
   return body === null ? null : singly(body);
 }
 
@@ -67,14 +61,6 @@ function nodeReads(response: Response): AsyncGenerator<Buffer[], void, undefined
   if (body === undefined || body.taken || response.bodyUsed || response.body?.locked) return undefined;
   body.taken = true;
   return read(body);
-}
-
-function webBody(response: Response): AsyncIterable<Uint8Array> | null {
-  return response.body as unknown as AsyncIterable<Uint8Array> | null;
-}
-
-async function* flatten<T>(batches: AsyncIterable<readonly T[]>): AsyncGenerator<T, void, undefined> {
-  for await (const batch of batches) yield* batch;
 }
 
 async function* singly<T>(items: AsyncIterable<T>): AsyncGenerator<T[], void, undefined> {
@@ -338,7 +324,7 @@ const DECOMPRESSORS = {
 
 /**
  * The body as a web stream, for whoever reads it through `Response` (the SDKs, for an error's
- * text). Pulled only when read (high-water mark 0), so a body read with `responseBytes` is never
+ * text). Pulled only when read (high-water mark 0), so a body read with `responseReads` is never
  * touched through it.
  */
 function webStream(body: Body): ReadableStream<Uint8Array> {

@@ -1,7 +1,7 @@
 /**
  * The providers' fetch over node:http (node-fetch.ts), against Node's own fetch on a real HTTP
  * server: the same status, URL, redirect handling and body text for plain, redirected and
- * compressed responses, read both ways (Node's stream through responseBytes, and the Response's
+ * compressed responses, read both ways (Node's stream through responseReads, and the Response's
  * web stream); and fetch's errors for a refused connection, a body cut short, an abort before the
  * response and one while the body is read.
  */
@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
-import { nodeFetch, responseBytes } from "../../../src/engine/providers/node-fetch.js";
+import { nodeFetch, responseReads } from "../../../src/engine/providers/node-fetch.js";
 
 const TEXT = `data: ${"héllo wörld ✓ ".repeat(2000)}\n\n`;
 /** Two MB in 200 writes, every line numbered. */
@@ -42,10 +42,10 @@ function writeInPieces(res: ServerResponse, bytes: Buffer): void {
 }
 
 async function readDirect(response: Response): Promise<string> {
-  const bytes = responseBytes(response);
-  assert.ok(bytes);
+  const reads = responseReads(response);
+  assert.ok(reads);
   const chunks: Buffer[] = [];
-  for await (const chunk of bytes) chunks.push(Buffer.from(chunk));
+  for await (const read of reads) for (const chunk of read) chunks.push(Buffer.from(chunk));
   return Buffer.concat(chunks).toString("utf8");
 }
 
@@ -279,11 +279,11 @@ describe("nodeFetch", () => {
 
   it("a body larger than the chunks a reader may fall behind by arrives whole and in order", async () => {
     const response = await nodeFetch(`${main.url}/big`);
-    const bytes = responseBytes(response);
-    assert.ok(bytes);
+    const reads = responseReads(response);
+    assert.ok(reads);
     let text = "";
-    for await (const chunk of bytes) {
-      text += Buffer.from(chunk).toString("latin1");
+    for await (const read of reads) {
+      for (const chunk of read) text += Buffer.from(chunk).toString("latin1");
       // A slow reader: the server keeps writing while this waits.
       await new Promise((resolve) => setImmediate(resolve));
     }
@@ -296,12 +296,14 @@ describe("nodeFetch", () => {
     await assert.rejects(first.text(), TypeError);
     const second = await nodeFetch(`${main.url}/text`);
     assert.equal(await second.text(), TEXT);
-    assert.equal(responseBytes(second), second.body);
+    // Read already: the direct read goes to the web stream, which the first read holds.
+    await assert.rejects(readDirect(second), /locked/);
   });
 
   it("leaves what it does not handle to the global fetch (a Request object)", async () => {
     const response = await nodeFetch(new Request(`${main.url}/echo`, post));
     assert.equal(((await response.json()) as { body: string }).body, post.body);
-    assert.equal(responseBytes(response), response.body);
+    // Not nodeFetch's: the direct read goes to the web stream, which json() holds.
+    await assert.rejects(readDirect(response), /locked/);
   });
 });
