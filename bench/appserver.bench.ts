@@ -25,7 +25,6 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { MockLlmServer, type MockResponse } from "@nexo/mock-llm";
 import WebSocket from "ws";
 import { CODEX_VERSION, codexBinary } from "./appserver/codex.js";
@@ -38,10 +37,8 @@ import {
   stop,
   WAIT_MS,
 } from "./appserver/line-client.js";
-import { type BenchContext, interleave, median, round } from "./lib.js";
+import { type BenchContext, interleave, median, NEXO_COMMAND, round } from "./lib.js";
 
-/** The `nexo` command as a user's install runs it (bin/nexo: the startup snapshot or the ES module entry). */
-const NEXO = fileURLToPath(new URL("../packages/nexo/bin/nexo", import.meta.url));
 const TURNS = 20;
 const DELTAS = 5_000;
 /** The longest a repetition may take (BENCH_AS_LIMIT_S overrides), by row. */
@@ -68,7 +65,7 @@ interface Peer {
 function nexoPeer(stateDir: string, home: string, mock: MockLlmServer): Peer {
   return {
     name: "nexo",
-    command: NEXO,
+    command: NEXO_COMMAND,
     args: (over) => ["app-server", ...(over === "ws" ? ["--listen", "ws://127.0.0.1:0"] : [])],
     env: {
       PATH: process.env.PATH,

@@ -35,10 +35,8 @@ import { MockLlmServer } from "@nexo/mock-llm";
 import { CODEX_VERSION, codexBinary } from "./appserver/codex.js";
 import { CODEX_KEY_ENV, codexHome } from "./appserver/codex-home.js";
 import { INITIALIZE_PARAMS, LineClient, stop } from "./appserver/line-client.js";
-import { type BenchContext, interleave, median, round } from "./lib.js";
+import { type BenchContext, interleave, median, NEXO_COMMAND, round } from "./lib.js";
 
-/** The `nexo` command as a user's install runs it (bin/nexo: the startup snapshot or the ES module entry). */
-const NEXO = fileURLToPath(new URL("../packages/nexo/bin/nexo", import.meta.url));
 const WORDS = 20_000;
 /** The one-shot question's answer, as the mock model gives it. */
 const ANSWER = "The answer is 42.";
@@ -58,7 +56,7 @@ function spawnToReady(stateDir: string, workspace: string): Promise<number> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(
-      NEXO,
+      NEXO_COMMAND,
       ["agent", "--json-stream", "--provider", "scripted", "--workspace", workspace],
       {
         env: { PATH: process.env.PATH, NEXO_STATE_DIR: stateDir, NEXO_LOG: "warn" },
@@ -171,7 +169,7 @@ function pipedOneShot(
 function nexoOneShot(mock: MockLlmServer, stateDir: string, workspace: string): Promise<OneShot> {
   return pipedOneShot(
     "nexo",
-    NEXO,
+    NEXO_COMMAND,
     ["agent", "--json-stream", "--provider", "anthropic", "--model", "bench", "--workspace", workspace],
     mock,
     stateDir,
@@ -251,7 +249,7 @@ function streamThroughCli(
 ): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(
-      NEXO,
+      NEXO_COMMAND,
       ["agent", "--json-stream", "--provider", "anthropic", "--model", "bench", "--workspace", workspace],
       {
         env: mockedAgentEnv(stateDir, mock),

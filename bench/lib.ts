@@ -3,6 +3,17 @@
  * one run (ours, a bare baseline, the library a user would pick instead), interleaving their
  * repetitions so that a noisy neighbour hurts them all alike, and reports medians and ratios.
  */
+import { fileURLToPath } from "node:url";
+
+/**
+ * The `nexo` command as an installed user's `nexo` runs it: bin/nexo, a POSIX sh launcher that
+ * `exec`s node (the startup snapshot for `nexo agent`, start-time node flags for `nexo start`; it
+ * says how it chooses). Every row that measures nexo starts it this way.
+ */
+export const NEXO_COMMAND = fileURLToPath(new URL("../packages/nexo/bin/nexo", import.meta.url));
+
+/** The ES module entry, for a run that puts node flags of its own before it, and for nexo's tools the bench uses (the mock). */
+export const NEXO_ENTRY = fileURLToPath(new URL("../packages/nexo/bin/nexo.js", import.meta.url));
 
 export interface BenchResult {
   /** The benchmark file, e.g. "wire". */

@@ -20,13 +20,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { AnthropicProvider } from "../packages/nexo/src/engine/providers/anthropic.js";
 import { OpenAiProvider } from "../packages/nexo/src/engine/providers/openai.js";
 import type { LlmProvider } from "../packages/nexo/src/engine/types.js";
-import { type BenchContext, interleave, median, round } from "./lib.js";
+import { type BenchContext, interleave, median, NEXO_ENTRY, round } from "./lib.js";
 
-const NEXO = fileURLToPath(new URL("../packages/nexo/bin/nexo.js", import.meta.url));
 const WORDS = 20_000;
 /** The mock sends two words per delta. */
 const ANSWER_DELTAS = WORDS / 2;
@@ -37,7 +35,7 @@ const FIRST_DELTA_SAMPLES = 15;
 async function startMock(
   scriptFile: string,
 ): Promise<{ url: string; stop: () => Promise<void>; cpuMicros: () => number | undefined }> {
-  const child = spawn(process.execPath, [NEXO, "dev", "mock-llm", "--script", scriptFile], {
+  const child = spawn(process.execPath, [NEXO_ENTRY, "dev", "mock-llm", "--script", scriptFile], {
     stdio: ["ignore", "pipe", "inherit"],
     env: { PATH: process.env.PATH, NEXO_LOG: "warn" },
   });

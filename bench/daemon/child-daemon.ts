@@ -12,13 +12,10 @@ import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { NEXO_COMMAND, NEXO_ENTRY } from "../lib.js";
 import { descendants, isAlive, type ResidentMemory, residentMemory, totalResident } from "./proc.js";
 import { type MetricsSnapshot, scrape } from "./prometheus.js";
 
-/** The `nexo` command as an installed user runs it (a sh launcher that execs node; bin/nexo says how). */
-const NEXO = fileURLToPath(new URL("../../packages/nexo/bin/nexo", import.meta.url));
-/** The ES module entry, for runs that put flags of their own on node's command line. */
-const NEXO_ENTRY = fileURLToPath(new URL("../../packages/nexo/bin/nexo.js", import.meta.url));
 const LOOPBACK_PLUGIN = fileURLToPath(new URL("../../examples/plugins/loopback-channel", import.meta.url));
 /** The agent every benchmark message is routed to. */
 const BENCH_AGENT = "bench";
@@ -145,7 +142,8 @@ export class ChildDaemon {
     mkdirSync(join(dir, "state"), { mode: 0o700 });
     for (const [name, text] of Object.entries(configFiles(options))) writeFileSync(join(dir, name), text);
     const args = nodeArgs();
-    const [command, commandArgs] = args.length === 0 ? [NEXO, []] : [process.execPath, [...args, NEXO_ENTRY]];
+    const [command, commandArgs] =
+      args.length === 0 ? [NEXO_COMMAND, []] : [process.execPath, [...args, NEXO_ENTRY]];
     const child = spawn(command, [...commandArgs, "start", "--config", dir], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, LANG: process.env.LANG, NEXO_LOG: "info" },
       stdio: ["ignore", "ignore", "pipe"],

@@ -13,11 +13,10 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { NEXO_COMMAND } from "../lib.js";
 import { descendants, residentMemory, totalResident } from "./proc.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-/** The `nexo` command as an installed user runs it (a sh launcher that execs node; bin/nexo says how). */
-const NEXO = join(ROOT, "packages/nexo/bin/nexo");
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 15_000;
 const MB = 1_000_000;
@@ -64,7 +63,7 @@ export async function quickstartIdle(settleMs: number): Promise<QuickstartIdle> 
   absolute("plugins.yaml");
   absolute("extensions.yaml");
   writeFileSync(join(dir, "daemon.yaml"), "state_dir: ./state\nhttp:\n  bind: 127.0.0.1:0\n");
-  const child = spawn(NEXO, ["start", "--config", dir], {
+  const child = spawn(NEXO_COMMAND, ["start", "--config", dir], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, LANG: process.env.LANG, NEXO_LOG: "info" },
     stdio: ["ignore", "ignore", "pipe"],
   });

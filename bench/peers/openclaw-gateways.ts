@@ -19,10 +19,9 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { LoopbackClient } from "../daemon/loopback-client.js";
+import { NEXO_COMMAND } from "../lib.js";
 import { completionText, type OpenClawInstall, openclawConfig, openclawEnv } from "./openclaw.js";
 
-/** The `nexo` command as a user's install runs it (bin/nexo). */
-const NEXO = fileURLToPath(new URL("../../packages/nexo/bin/nexo", import.meta.url));
 const LOOPBACK_PLUGIN = fileURLToPath(new URL("../../examples/plugins/loopback-channel", import.meta.url));
 /** Start-up and a turn may take long on a loaded machine (OpenClaw's first turn loads its tools). */
 const LIMIT_MS = Number(process.env.BENCH_OPENCLAW_LIMIT_S ?? 300) * 1000;
@@ -220,7 +219,7 @@ export async function startNexo(setup: GatewaySetup): Promise<Gateway> {
     writeFileSync(join(dir, name), text);
   const started = performance.now();
   const child = new Child(
-    NEXO,
+    NEXO_COMMAND,
     ["start", "--config", dir],
     { PATH: process.env.PATH, HOME: home, LANG: process.env.LANG },
     dir,

@@ -20,16 +20,13 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { MockLlmServer, type MockResponse } from "@nexo/mock-llm";
 import { CODEX_VERSION, codexBinary } from "../appserver/codex.js";
 import { CODEX_KEY_ENV, codexHome } from "../appserver/codex-home.js";
-import { type BenchContext, type BenchResult, interleave, median, round } from "../lib.js";
+import { type BenchContext, type BenchResult, interleave, median, NEXO_COMMAND, round } from "../lib.js";
 import { type Agent, claudeAgent, codexAgent, nexoAgent } from "./agents.js";
 import { CLAUDE_CODE_VERSION, claudeBinary, claudeEnv } from "./claude.js";
 
-/** The `nexo` command as a user's install runs it (bin/nexo). */
-const NEXO = fileURLToPath(new URL("../../packages/nexo/bin/nexo", import.meta.url));
 const NEXO_VERSION = (
   JSON.parse(readFileSync(new URL("../../packages/nexo/package.json", import.meta.url), "utf8")) as {
     version: string;
@@ -54,7 +51,7 @@ export default async function peers(ctx: BenchContext): Promise<void> {
     const agents: Agent[] = [
       nexoAgent(
         {
-          command: NEXO,
+          command: NEXO_COMMAND,
           args: ["agent", "--json-stream", "--provider", "anthropic", "--model", "claude-sonnet-5"],
           env: {
             PATH: process.env.PATH,
