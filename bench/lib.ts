@@ -78,3 +78,51 @@ export async function interleave<K extends string>(
   }
   return samples;
 }
+
+/** What `alternateCalls` measured: per round, a's time per call over b's, and each one's mean. */
+export interface AlternatedRounds {
+  /** Each round's a/b ratio of time per call. */
+  ratios: number[];
+  /** Each round's mean milliseconds per call of a, and of b. */
+  aMs: number[];
+  bMs: number[];
+}
+
+/**
+ * Times two contenders one call at a time, alternating who goes first (a b, b a, a b …), for
+ * `rounds` rounds of about `roundMs` each; every round holds as many calls of a as of b. Why:
+ * rounds of one contender at a time, a second each, see the machine as it was during that second,
+ * and on a shared machine the load moves between seconds; calls taken turn about see the same
+ * load, so the per-round ratio keeps the contenders' difference and loses most of the neighbours'.
+ * The median of the per-round ratios estimates a/b (time per call) with less spread from run to
+ * run (docs/performance.md, "Engine overhead per turn", shows both estimators on the same runs).
+ */
+export async function alternateCalls(
+  rounds: number,
+  roundMs: number,
+  a: () => Promise<void>,
+  b: () => Promise<void>,
+): Promise<AlternatedRounds> {
+  const out: AlternatedRounds = { ratios: [], aMs: [], bMs: [] };
+  for (let r = 0; r < rounds; r++) {
+    const deadline = performance.now() + roundMs;
+    let aTime = 0;
+    let bTime = 0;
+    let pairs = 0;
+    while (pairs === 0 || performance.now() < deadline) {
+      const aFirst = pairs % 2 === 0;
+      const t0 = performance.now();
+      await (aFirst ? a() : b());
+      const t1 = performance.now();
+      await (aFirst ? b() : a());
+      const t2 = performance.now();
+      aTime += aFirst ? t1 - t0 : t2 - t1;
+      bTime += aFirst ? t2 - t1 : t1 - t0;
+      pairs++;
+    }
+    out.ratios.push(aTime / bTime);
+    out.aMs.push(aTime / pairs);
+    out.bMs.push(bTime / pairs);
+  }
+  return out;
+}
