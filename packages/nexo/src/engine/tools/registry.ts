@@ -35,6 +35,9 @@ export type ToolValidation =
   | { ok: true }
   | { ok: false; error: ToolArgumentsError | UnknownToolError; issues: readonly ToolArgumentIssue[] };
 
+/** The verdict on valid arguments: one object for every call, not one made per call. */
+const VALID: ToolValidation = Object.freeze({ ok: true });
+
 interface Entry {
   tool: Tool;
   validate: ArgumentValidator;
@@ -165,15 +168,15 @@ export class ToolRegistry {
   validate(name: string, args: unknown): ToolValidation {
     const entry = this.entries.get(name);
     if (entry === undefined) {
-      return {
-        ok: false,
-        error: new UnknownToolError(name, closeNames(name, this.entries.keys())),
-        issues: [],
-      };
+      return { ok: false, error: this.unknownTool(name), issues: [] };
     }
     const issues = entry.validate(args);
-    if (issues.length === 0) return { ok: true };
+    if (issues.length === 0) return VALID;
     return { ok: false, error: new ToolArgumentsError(name, issues), issues };
+  }
+
+  private unknownTool(name: string): UnknownToolError {
+    return new UnknownToolError(name, closeNames(name, this.entries.keys()));
   }
 
   /**
@@ -181,9 +184,12 @@ export class ToolRegistry {
    * malformed result all come back as an error output. Text output is capped.
    */
   async invoke(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
-    const validation = this.validate(name, args);
-    if (!validation.ok) return errorOutput(validation.error.message);
-    const tool = this.entries.get(name)!.tool;
+    // The entry is looked up once here (not again by `validate`): this runs for every tool call.
+    const entry = this.entries.get(name);
+    if (entry === undefined) return errorOutput(this.unknownTool(name).message);
+    const issues = entry.validate(args);
+    if (issues.length > 0) return errorOutput(new ToolArgumentsError(name, issues).message);
+    const tool = entry.tool;
     if (ctx.signal.aborted) return errorOutput(`${name} was cancelled before it started`);
     let result: ToolOutput;
     try {

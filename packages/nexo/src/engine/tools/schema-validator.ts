@@ -62,7 +62,14 @@ function ajvClass(dialect: Dialect): AjvClass {
   return loaded;
 }
 
-export type ArgumentValidator = (args: unknown) => ToolArgumentIssue[];
+/** Every problem with `args`; an empty list when they are valid (the same frozen one every time). */
+export type ArgumentValidator = (args: unknown) => readonly ToolArgumentIssue[];
+
+/**
+ * What a validator answers for valid arguments: one frozen empty list rather than a new array per
+ * call (every tool call the engine runs, and every plugin call, is validated).
+ */
+export const NO_ISSUES: readonly ToolArgumentIssue[] = Object.freeze([]);
 
 export interface CompiledSchema {
   /** Lists every problem with the arguments; nothing when they are valid. */
@@ -156,8 +163,8 @@ function instanceIn(instances: Map<Dialect, AjvInstance>, dialect: Dialect): Ajv
 }
 
 /** Every problem ajv found with `args`; nothing when they are valid. */
-function issuesOf(compiled: ValidateFunction, args: unknown): ToolArgumentIssue[] {
-  return compiled(args) ? [] : (compiled.errors ?? []).map(toIssue);
+function issuesOf(compiled: ValidateFunction, args: unknown): readonly ToolArgumentIssue[] {
+  return compiled(args) ? NO_ISSUES : (compiled.errors ?? []).map(toIssue);
 }
 
 /**
