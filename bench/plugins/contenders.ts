@@ -82,10 +82,11 @@ export async function nexoContender(pluginDir = here("./echo-tool")): Promise<Co
   };
 }
 
-export async function mcpContender(): Promise<Contender> {
+/** `nodeArgs`: options for the server's node before its script (e.g. `--import` of a measuring hook). */
+export async function mcpContender(nodeArgs: readonly string[] = []): Promise<Contender> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [here("./mcp-echo-server.mjs")],
+    args: [...nodeArgs, here("./mcp-echo-server.mjs")],
     stderr: "inherit",
   });
   const client = new Client({ name: "nexo-bench", version: "1.0.0" });

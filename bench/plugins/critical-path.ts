@@ -1,0 +1,99 @@
+/**
+ * The critical path of one call in flight, per side, for the three contenders of the plugin
+ * benchmark: from a message's bytes reaching JavaScript to the next write, in the host (reply in,
+ * next request out) and in the serving child (request in, reply out), interleaved
+ * (bench/plugins/critical-path-hook.mjs measures; every process of the run loads it).
+ *
+ * When the two processes run on different CPUs, each waits for the other only for this part of
+ * its work (what a process does after its write overlaps with the other side); when they share
+ * one CPU, the whole CPU per call counts (bench/plugins/cpu.ts). docs/performance.md, plugin
+ * tool.invoke, "where the round trip goes".
+ *
+ *   node --import tsx bench/plugins/critical-path.ts [rounds=5] [calls per round=3000]
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { median } from "../lib.js";
+import { type Contender, floorContender, mcpContender, nexoContender } from "./contenders.js";
+import { cpuPerCall } from "./cpu.js";
+import { takeSpans } from "./critical-path-hook.mjs";
+
+const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
+
+/** The echo tool's plugin, its node loading `hook` first: a manifest beside a copy-free entry. */
+function hookedEchoTool(dir: string, hook: string): string {
+  const toml = readFileSync(here("./echo-tool/nexo-plugin.toml"), "utf8");
+  const entry = 'args = ["plugin.mjs"]';
+  if (!toml.includes(entry)) throw new Error(`the echo tool's manifest no longer says ${entry}`);
+  const plugin = join(dir, "echo-tool");
+  mkdirSync(plugin);
+  const args = JSON.stringify(["--import", hook, here("./echo-tool/plugin.mjs")]);
+  writeFileSync(join(plugin, "nexo-plugin.toml"), toml.replace(entry, `args = ${args}`));
+  return plugin;
+}
+
+/** The child's spans since the last ask (SIGUSR2 makes its hook write them to `dir`). */
+async function childSpans(dir: string, pid: number): Promise<number[]> {
+  const file = join(dir, `${pid}.json`);
+  rmSync(file, { force: true });
+  process.kill(pid, "SIGUSR2");
+  for (let waited = 0; !existsSync(file); waited += 5) {
+    if (waited > 5000) throw new Error(`the child ${pid} did not write its spans`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return JSON.parse(readFileSync(file, "utf8")) as number[];
+}
+
+async function main(): Promise<void> {
+  const rounds = Number(process.argv[2] ?? 5);
+  const calls = Number(process.argv[3] ?? 3000);
+  const dir = mkdtempSync(join(tmpdir(), "nexo-critical-path-"));
+  const hook = `${new URL("./critical-path-hook.mjs", import.meta.url).href}?dir=${encodeURIComponent(dir)}`;
+  const contenders: Record<string, Contender> = {};
+  try {
+    contenders.nexo = await nexoContender(hookedEchoTool(dir, hook));
+    contenders.mcp = await mcpContender(["--import", hook]);
+    // The floor's child inherits this process's environment (bench/wire/contenders.ts).
+    const nodeOptions = process.env.NODE_OPTIONS;
+    process.env.NODE_OPTIONS = `${nodeOptions ?? ""} --import=${hook}`.trim();
+    try {
+      contenders.floor = await floorContender();
+    } finally {
+      if (nodeOptions === undefined) delete process.env.NODE_OPTIONS;
+      else process.env.NODE_OPTIONS = nodeOptions;
+    }
+    const args = { text: "hello", n: 1 };
+    const seen: Record<string, { host: number[]; child: number[]; wall: number[] }> = {};
+    for (const c of Object.values(contenders)) await cpuPerCall(c, args, 1, 8000);
+    const names = Object.keys(contenders);
+    for (let r = 0; r < rounds; r++) {
+      for (const who of [...names.slice(r % names.length), ...names.slice(0, r % names.length)]) {
+        const contender = contenders[who]!;
+        await childSpans(dir, contender.pid!);
+        takeSpans();
+        const { wall } = await cpuPerCall(contender, args, 1, calls);
+        const host = median(takeSpans());
+        const child = median(await childSpans(dir, contender.pid!));
+        const s = seen[who] ?? { host: [], child: [], wall: [] };
+        seen[who] = s;
+        s.host.push(host);
+        s.child.push(child);
+        s.wall.push(wall);
+      }
+    }
+    for (const [who, s] of Object.entries(seen)) {
+      const host = median(s.host);
+      const child = median(s.child);
+      console.log(
+        `${who.padEnd(5)} read → next write: host ${host.toFixed(1)} µs, child ${child.toFixed(1)} µs, both ${(host + child).toFixed(1)} µs; wall ${median(s.wall).toFixed(1)} µs a round trip (medians over ${rounds} rounds of ${calls})`,
+      );
+    }
+  } finally {
+    await Promise.all(Object.values(contenders).map((c) => c.close()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();
