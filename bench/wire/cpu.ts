@@ -65,8 +65,12 @@ async function main(): Promise<void> {
   const seen: Record<string, Cpu[]> = Object.fromEntries(Object.keys(contenders).map((k) => [k, []]));
   try {
     for (const c of Object.values(contenders)) await cpuPerRoundTrip(c, params, concurrency, calls);
+    // Every other round runs the contenders in reverse order: a contender's place in the round
+    // (after which neighbour, how long after the warm-up) otherwise biases its figure, e.g. an
+    // A/A run of one build as `nexo` and `base` read 12.1 against 13.3 µs in the same places.
+    const order = Object.entries(contenders);
     for (let r = 0; r < rounds; r++) {
-      for (const [who, c] of Object.entries(contenders))
+      for (const [who, c] of r % 2 === 0 ? order : [...order].reverse())
         seen[who]!.push(await cpuPerRoundTrip(c, params, concurrency, calls));
     }
   } finally {
@@ -90,6 +94,17 @@ async function main(): Promise<void> {
         : `  CPU vscode/${who} ${cpu("vscode")}, bare/${who} ${cpu("bare")}  rate ${who}/vscode ${wall("vscode")}, ${who}/bare ${wall("bare")}`;
     console.log(
       `  ${who.padEnd(7)} host ${host.toFixed(1)}  child ${child.toFixed(1)}  total ${total(who).toFixed(1)}  ${Math.round(rate(who))} rt/s${ratios}`,
+    );
+  }
+  if (base) {
+    // Paired by round: each round's base CPU over its nexo CPU, so the machine's drift between
+    // rounds cancels; the median and the spread of the rounds' ratios.
+    const paired = (pick: (c: Cpu) => number) => {
+      const ratios = seen.base!.map((b, i) => pick(b) / pick(seen.nexo![i]!)).sort((x, y) => x - y);
+      return `${median(ratios).toFixed(3)} (${ratios[0]!.toFixed(2)}–${ratios[ratios.length - 1]!.toFixed(2)})`;
+    };
+    console.log(
+      `  paired base/nexo by round: CPU total ${paired((c) => c.host + c.child)}, host ${paired((c) => c.host)}, child ${paired((c) => c.child)}; rate nexo/base ${paired((c) => 1 / c.rate)}`,
     );
   }
 }

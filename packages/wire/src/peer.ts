@@ -24,7 +24,7 @@ import {
   toRpcError,
 } from "./errors.js";
 import { ACCEPTED } from "./framing.js";
-import { IncomingRequest, problemError } from "./incoming-request.js";
+import { IncomingRequest, problemError, RunningRequests } from "./incoming-request.js";
 import { JsonText } from "./json-text.js";
 import { LineTransport } from "./line-transport.js";
 import type {
@@ -47,16 +47,35 @@ import type { CloseInfo, MessageTransport, TransportProblem, TransportSink } fro
 export type * from "./peer-types.js";
 export type { CloseInfo } from "./transport.js";
 
-interface Pending {
-  method: string;
-  resolve: (value: unknown) => void;
-  reject: (error: Error) => void;
-  /** performance.now() past which the request times out; Infinity without a timeout. */
-  deadline: number;
-  timeoutMs: number;
-  signal: AbortSignal | undefined;
-  onAbort: (() => void) | undefined;
-  onDelta: ((params: unknown) => void) | undefined;
+/** An outgoing request waiting for its reply. */
+class Pending {
+  resolve: (value: unknown) => void = settledAlready;
+  reject: (error: Error) => void = settledAlready;
+  /** Its own abort listener, when another signal holds the shared one (see watchedSignal). */
+  onAbort: (() => void) | undefined = undefined;
+
+  constructor(
+    readonly method: string,
+    /** performance.now() past which the request times out; Infinity without a timeout. */
+    readonly deadline: number,
+    readonly timeoutMs: number,
+    readonly signal: AbortSignal | undefined,
+    readonly onDelta: ((params: unknown) => void) | undefined,
+  ) {}
+}
+
+function settledAlready(): void {}
+
+/**
+ * The executor of every request's promise: it hands the promise's resolve and reject to the
+ * Pending entry the send just made (`capturing`). One function for all requests, where an arrow
+ * per request cost a closure and its context each time; the Promise constructor calls its
+ * executor synchronously, so nothing can run between setting `capturing` and reading it.
+ */
+let capturing: Pending | undefined;
+function captureSettlers(resolve: (value: unknown) => void, reject: (error: Error) => void): void {
+  capturing!.resolve = resolve;
+  capturing!.reject = reject;
 }
 
 const noopLogger: PeerLogger = { debug() {}, warn() {}, error() {} };
@@ -72,7 +91,7 @@ export class JsonRpcPeer {
   private readonly onProblem: ((problem: ProtocolProblem) => void) | undefined;
 
   private readonly pending = new Map<JsonRpcId, Pending>();
-  private readonly running = new Set<IncomingRequest>();
+  private readonly running = new RunningRequests();
   private readonly requestHandlers = new Map<string, RequestHandler>();
   private readonly notificationHandlers = new Map<string, NotificationHandler>();
   private readonly deltaMethods = new Map<string, number>();
@@ -166,7 +185,7 @@ export class JsonRpcPeer {
   // --- outgoing -------------------------------------------------------------------------------
 
   /** Sends a request and resolves with its result, or rejects with a typed error. */
-  request<R = unknown>(method: string, params?: unknown, options: RequestOptions = {}): Promise<R> {
+  request<R = unknown>(method: string, params?: unknown, options?: RequestOptions): Promise<R> {
     return this.send<R>(method, params, options, undefined);
   }
 
@@ -238,8 +257,7 @@ export class JsonRpcPeer {
     }
     this.disarmTimeouts();
     this.watch(undefined);
-    for (const request of this.running) request.abort(error);
-    this.running.clear();
+    this.running.abortAll(error);
     this.transport.close(reason);
     this.resolveClosed(info);
   }
@@ -247,61 +265,70 @@ export class JsonRpcPeer {
   private send<R>(
     method: string,
     params: unknown,
-    options: RequestOptions,
+    options: RequestOptions | undefined,
     onDelta: ((params: unknown) => void) | undefined,
   ): Promise<R> {
     if (this.closeInfo) return Promise.reject(new ConnectionClosedError(this.closeInfo.reason));
-    const { signal } = options;
+    const signal = options?.signal;
     if (signal?.aborted) return Promise.reject(new RequestCancelledError(method, signal.reason));
 
     const id = this.nextId();
     const frame =
       params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params };
+    const timeoutMs = options?.timeoutMs ?? this.defaultTimeoutMs;
+    const timed = timeoutMs > 0 && Number.isFinite(timeoutMs);
+    const deadline = timed ? performance.now() + timeoutMs : Number.POSITIVE_INFINITY;
+    const entry = new Pending(method, deadline, timeoutMs, signal, onDelta);
+    capturing = entry;
+    const promise = new Promise<unknown>(captureSettlers) as Promise<R>;
+    capturing = undefined;
 
-    return new Promise<R>((resolve, reject) => {
-      const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
-      const timed = timeoutMs > 0 && Number.isFinite(timeoutMs);
-      const entry: Pending = {
-        method,
-        resolve: resolve as (v: unknown) => void,
-        reject,
-        deadline: timed ? performance.now() + timeoutMs : Number.POSITIVE_INFINITY,
-        timeoutMs,
-        signal,
-        onAbort: undefined,
-        onDelta,
-      };
-      if (timed) {
-        if (this.timedRequests++ === 0) this.timeoutTimer?.ref();
-        if (entry.deadline < this.timeoutTimerAt) this.armTimeouts(entry.deadline);
+    if (timed) {
+      if (this.timedRequests++ === 0) this.timeoutTimer?.ref();
+      if (deadline < this.timeoutTimerAt) this.armTimeouts(deadline);
+    }
+    if (signal) {
+      if (signal === this.watchedSignal?.deref()) {
+        this.watchedRequests++;
+      } else if (this.watchedRequests === 0) {
+        this.watch(signal);
+        this.watchedRequests = 1;
+      } else {
+        // Another signal is watched for requests still pending: this one gets its own listener.
+        this.listenForAbort(id, entry, signal);
       }
-      if (signal) {
-        if (signal === this.watchedSignal?.deref()) {
-          this.watchedRequests++;
-        } else if (this.watchedRequests === 0) {
-          this.watch(signal);
-          this.watchedRequests = 1;
-        } else {
-          // Another signal is watched for requests still pending: this one gets its own listener.
-          entry.onAbort = () => {
-            if (this.pending.get(id) !== entry) return;
-            this.pending.delete(id);
-            this.settle(entry);
-            reject(new RequestCancelledError(method, signal.reason));
-          };
-          signal.addEventListener("abort", entry.onAbort, { once: true });
-        }
-      }
-      this.pending.set(id, entry);
-      const sent = this.transport.send(frame);
-      if (sent === ACCEPTED) return;
-      sent.catch((error: Error) => {
-        if (this.pending.get(id) !== entry) return;
-        this.pending.delete(id);
-        this.settle(entry);
-        reject(error);
-      });
-    });
+    }
+    this.pending.set(id, entry);
+    let sent: Promise<void>;
+    try {
+      sent = this.transport.send(frame);
+    } catch (error) {
+      // A transport that throws instead of rejecting still fails only this request.
+      this.fail(id, entry, error as Error);
+      return promise;
+    }
+    if (sent !== ACCEPTED) this.failOnRejection(sent, id, entry);
+    return promise;
+  }
+
+  // The closures a request may need are made in these helpers, not in send(): a closure in send()
+  // would make V8 allocate a context for send's variables on every request, needed or not.
+
+  private listenForAbort(id: JsonRpcId, entry: Pending, signal: AbortSignal): void {
+    entry.onAbort = () => this.fail(id, entry, new RequestCancelledError(entry.method, signal.reason));
+    signal.addEventListener("abort", entry.onAbort, { once: true });
+  }
+
+  private failOnRejection(sent: Promise<void>, id: JsonRpcId, entry: Pending): void {
+    sent.catch((error: Error) => this.fail(id, entry, error));
+  }
+
+  /** Fails the request `id` with `error` if `entry` is still what it waits on. */
+  private fail(id: JsonRpcId, entry: Pending, error: Error): void {
+    if (this.pending.get(id) !== entry) return;
+    this.pending.delete(id);
+    this.settle(entry);
+    entry.reject(error);
   }
 
   private settle(entry: Pending): void {
@@ -502,26 +529,35 @@ export class JsonRpcPeer {
       return;
     }
     if (isThenable(outcome)) {
-      outcome.then(
-        (result) => {
-          this.running.delete(ctx);
-          this.replyResult(id, result);
-        },
-        (error: unknown) => {
-          this.running.delete(ctx);
-          this.replyError(id, toRpcError(error));
-        },
-      );
+      this.replyWhenSettled(ctx, outcome);
     } else {
       this.running.delete(ctx);
       this.replyResult(id, outcome);
     }
   }
 
+  /** Answers a handler's promise. Apart from dispatchRequest, whose synchronous path then makes no closure. */
+  private replyWhenSettled(ctx: IncomingRequest, outcome: PromiseLike<unknown>): void {
+    outcome.then(
+      (result) => {
+        this.running.delete(ctx);
+        this.replyResult(ctx.id, result);
+      },
+      (error: unknown) => {
+        this.running.delete(ctx);
+        this.replyError(ctx.id, toRpcError(error));
+      },
+    );
+  }
+
   private replyResult(id: JsonRpcId | null, result: unknown): void {
     if (this.closeInfo) return;
     const sent = this.sendResult(id, result);
-    if (sent === ACCEPTED) return;
+    if (sent !== ACCEPTED) this.answerUnsent(id, sent);
+  }
+
+  /** Apart from replyResult, whose usual path then makes no closure (see listenForAbort). */
+  private answerUnsent(id: JsonRpcId | null, sent: Promise<void>): void {
     sent.catch((error: Error) => {
       this.logger.error({ peer: this.name, id, err: error.message }, "could not send a result");
       // The result could not be serialized or is too large: the caller must still get an answer.

@@ -398,6 +398,63 @@ describe("JsonRpcPeer", () => {
     );
   });
 
+  test("property: runningHandlers counts the handlers still running, whatever order they settle in; close aborts the rest in arrival order", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 12 }).chain((n) =>
+          fc.tuple(
+            fc.shuffledSubarray(
+              Array.from({ length: n }, (_, i) => i),
+              { minLength: 0, maxLength: n },
+            ),
+            fc.constant(n),
+            fc.boolean(),
+          ),
+        ),
+        async ([settleOrder, n, throwOne]) => {
+          const { a, b } = pair({ requestTimeoutMs: 0 });
+          const release: Array<() => void> = [];
+          const abortedOrder: number[] = [];
+          let seenInside = -1;
+          b.onRequest("sync", (_p, ctx) => {
+            // A handler that runs synchronously is counted while it runs.
+            seenInside = b.runningHandlers;
+            if (throwOne) throw new Error(`sync ${ctx.id}`);
+            return "sync";
+          });
+          b.onRequest("wait", (p, ctx) => {
+            const index = (p as { i: number }).i;
+            ctx.signal.addEventListener("abort", () => abortedOrder.push(index));
+            return new Promise((resolve, reject) => {
+              release[index] = () => (index % 2 === 0 ? resolve(index) : reject(new Error(`no ${index}`)));
+            });
+          });
+          const calls = Array.from({ length: n }, (_, i) => a.request("wait", { i }).catch(() => "rejected"));
+          while (release.length < n || release.includes(undefined as never)) await tick();
+          assert.equal(b.runningHandlers, n);
+          await a.request("sync").catch(() => undefined);
+          assert.equal(seenInside, n + 1);
+          assert.equal(b.runningHandlers, n);
+          for (const [k, i] of settleOrder.entries()) {
+            release[i]!();
+            await calls[i];
+            assert.equal(b.runningHandlers, n - k - 1);
+          }
+          b.close();
+          const left = Array.from({ length: n }, (_, i) => i).filter((i) => !settleOrder.includes(i));
+          assert.deepEqual(abortedOrder, left);
+          assert.equal(b.runningHandlers, 0);
+          // A handler settling after the close changes nothing.
+          for (const i of left) release[i]!();
+          await tick();
+          assert.equal(b.runningHandlers, 0);
+          a.close();
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
   test("strictJson refuses to send NaN instead of turning it into null", async () => {
     const { a, b } = pair({ strictJson: true });
     b.onRequest("x", () => 1);
