@@ -12,6 +12,7 @@
  *   node --import tsx bench/wire/cpu.ts [--base DIR] [size=64KiB text] [concurrency=1] [rounds=7] [round trips=800]
  *   sizes: small, 4KiB, 64KiB, 64KiB text
  */
+import { readFileSync } from "node:fs";
 import { median } from "../lib.js";
 import { childCpuMicros } from "../plugins/cpu.js";
 import { bareClient, type Client, nexoClient, vscodeClient } from "./contenders.js";
@@ -22,6 +23,18 @@ interface Cpu {
   child: number;
   /** Round trips per second of wall time in this round (the rate the wire rows report). */
   rate: number;
+  /**
+   * The echo child's voluntary context switches per round trip (its main thread): how often it
+   * found nothing to read and slept. At 16 in flight ≤ 0.03 means both processes stayed busy,
+   * 0.04–0.10 that they took turns (docs/performance.md, "JSON-RPC peer").
+   */
+  sleeps: number;
+}
+
+/** A process's voluntary context switches so far (its main thread's, from /proc). */
+function voluntarySwitches(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? Number.NaN);
 }
 
 async function cpuPerRoundTrip(c: Client, params: unknown, concurrency: number, calls: number): Promise<Cpu> {
@@ -33,6 +46,7 @@ async function cpuPerRoundTrip(c: Client, params: unknown, concurrency: number, 
     }
   };
   const child0 = childCpuMicros(c.pid);
+  const sleeps0 = voluntarySwitches(c.pid);
   const host0 = process.cpuUsage();
   const start = performance.now();
   await Promise.all(Array.from({ length: concurrency }, lane));
@@ -42,6 +56,7 @@ async function cpuPerRoundTrip(c: Client, params: unknown, concurrency: number, 
     host: (host.user + host.system) / calls,
     child: (childCpuMicros(c.pid) - child0) / calls,
     rate: calls / seconds,
+    sleeps: (voluntarySwitches(c.pid) - sleeps0) / calls,
   };
 }
 
@@ -85,6 +100,7 @@ async function main(): Promise<void> {
     const s = seen[who]!;
     const host = median(s.map((x) => x.host));
     const child = median(s.map((x) => x.child));
+    const sleeps = median(s.map((x) => x.sleeps));
     // CPU ratios are the other's CPU over this one's: higher is better, as for the rate ratios.
     const cpu = (other: string) => (total(other) / total(who)).toFixed(2);
     const wall = (other: string) => (rate(who) / rate(other)).toFixed(2);
@@ -93,7 +109,7 @@ async function main(): Promise<void> {
         ? ""
         : `  CPU vscode/${who} ${cpu("vscode")}, bare/${who} ${cpu("bare")}  rate ${who}/vscode ${wall("vscode")}, ${who}/bare ${wall("bare")}`;
     console.log(
-      `  ${who.padEnd(7)} host ${host.toFixed(1)}  child ${child.toFixed(1)}  total ${total(who).toFixed(1)}  ${Math.round(rate(who))} rt/s${ratios}`,
+      `  ${who.padEnd(7)} host ${host.toFixed(1)}  child ${child.toFixed(1)}  total ${total(who).toFixed(1)}  ${Math.round(rate(who))} rt/s  child sleeps/rt ${sleeps.toFixed(3)}${ratios}`,
     );
   }
   if (base) {
