@@ -21,6 +21,7 @@ import { NEXO_VERSION } from "../version.js";
 import { composeDaemon, type DaemonExtras, type DaemonParts } from "./components/compose.js";
 import type { Microapps } from "./components/microapps.js";
 import { bindingTableOf } from "./components/routing.js";
+import { IdleTrim } from "./idle-trim.js";
 import { type Component, Lifecycle, Part } from "./lifecycle.js";
 import { Metrics } from "./metrics.js";
 import { ConfigReloader } from "./reload.js";
@@ -44,6 +45,8 @@ export class Daemon {
   /** Reloads and plugin restarts change the same parts: one at a time. */
   private changes: Promise<unknown> = Promise.resolve();
   private stopping: Promise<void> | undefined;
+  /** Gives memory back each time the daemon goes idle (spec.idleTrim); absent when off. */
+  idleTrim: IdleTrim | undefined;
 
   private constructor(
     public spec: DaemonSpec,
@@ -109,6 +112,11 @@ export class Daemon {
     daemon.parts.routing.value.router.replay();
     const summary = daemon.summary();
     spec.logger.info({ ready: summary }, readyLine(summary));
+    if (spec.idleTrim === true)
+      daemon.idleTrim = new IdleTrim({
+        turnsInFlight: () => daemon.router.queueStats().sessions,
+        logger: spec.logger,
+      });
     return daemon;
   }
 
@@ -190,6 +198,7 @@ export class Daemon {
   stop(reason = "shutdown requested"): Promise<void> {
     this.stopping ??= (async () => {
       const { logger } = this.spec;
+      this.idleTrim?.stop();
       logger.info({ reason }, "nexo daemon stopping");
       await this.lifecycle.stop(reason);
       logger.info({ reason }, "nexo daemon stopped");

@@ -6,6 +6,7 @@
 import type { Logger } from "../log.js";
 import type { DaemonAgent } from "./components/registries.js";
 import { agentSystemPrompt, type DaemonConfig, pluginEnvironment, pluginLaunchPlan } from "./config/index.js";
+import { idleTrimEnabled } from "./idle-trim.js";
 import type { DaemonSpec } from "./types.js";
 
 export function agentsFromConfig(config: DaemonConfig): DaemonAgent[] {
@@ -64,6 +65,7 @@ export function specFromConfig(config: DaemonConfig, env: NodeJS.ProcessEnv, log
     // The plugins.yaml sandbox policy reaches the plugin launcher as its documented variables.
     env: pluginEnvironment(config.plugins.sandbox, env),
     logger,
+    idleTrim: idleTrimEnabled(env),
     ...(http.enabled
       ? { http: { host: http.host, port: http.port, ...(http.token ? { token: http.token } : {}) } }
       : {}),

@@ -35,6 +35,11 @@ export interface DaemonSpec {
   logger: Logger;
   /** Where turns, tool calls, LLM latency and queue depths are counted; one is made when absent. */
   metrics?: Metrics;
+  /**
+   * Run a memory-reducing collection each time the daemon goes idle (daemon/idle-trim.ts). Off
+   * when absent; `nexo start` turns it on unless NEXO_IDLE_TRIM=off.
+   */
+  idleTrim?: boolean;
   /** The health listener (/healthz, /readyz, /metrics); none when absent. */
   http?: { host: string; port: number; token?: string };
   /**
