@@ -3,7 +3,8 @@
 // cli/program.ts and map failures to exit codes. The program (commander and every command's
 // declaration) is imported only after the fast starts had their look at argv: `nexo app-server` on
 // stdio answers its first `initialize` (cli/app-server-fast.ts) and `nexo agent --json-stream`
-// writes `ready` (cli/agent-fast.ts) before any of it loads. The `nexo` command a user runs is
+// writes `ready` (cli/agent-fast.ts) before any of it loads, and a plain `nexo start` never loads
+// it (cli/start-fast.ts). The `nexo` command a user runs is
 // bin/nexo, which starts this file (through bin/nexo.js) or, for these two commands, the same fast
 // starts from a startup snapshot (cli/snapshot-start.ts).
 import { startUp } from "./start-up.js";
@@ -12,6 +13,15 @@ const startup = await startUp();
 
 /** Whether a fast start took this launch (then the program is never built). */
 async function startedFast(args: readonly string[]): Promise<boolean> {
+  if (args[0] === "start") {
+    // The daemon: commander and the command declarations would be held for its whole life.
+    const { fastStartFlags } = await import("./start-fast.js");
+    const flags = fastStartFlags(args);
+    if (flags === undefined) return false;
+    const { startDaemon } = await import("./start.js");
+    await startDaemon(flags, startup.env);
+    return true;
+  }
   if (args[0] === "agent") {
     const fast = await import("./agent-fast.js");
     const launch = fast.fastAgentLaunch(args.slice(1), startup.env);

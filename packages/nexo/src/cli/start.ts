@@ -21,16 +21,27 @@ export function registerStart(program: Command, env: NodeJS.ProcessEnv): void {
           code: "commander.missingMandatoryOptionValue",
         });
       }
-      // Before the daemon's modules load: start-up is where the young generation would grow and
-      // where start-up-only code would be compiled to baseline code.
-      const { holdBaselineCompilation, holdYoungGeneration } = await import("./start-heap.js");
-      const youngGeneration = holdYoungGeneration(process.execArgv, env.NODE_OPTIONS);
-      const baselineCode = holdBaselineCompilation(process.execArgv);
-      const ready = () => {
-        youngGeneration();
-        baselineCode();
-      };
-      const { runStart } = await import("./start-run.js");
-      process.exitCode = await runStart({ ...options, config: options.config }, env, ready);
+      await startDaemon({ ...options, config: options.config }, env);
     });
+}
+
+/**
+ * Runs the daemon until SIGINT/SIGTERM and sets the exit code: what `nexo start` does once its flags
+ * are read, by commander (above) or by the plain launch's reader (cli/start-fast.ts).
+ */
+export async function startDaemon(
+  options: StartFlags & { config: string },
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
+  // Before the daemon's modules load: start-up is where the young generation would grow and
+  // where start-up-only code would be compiled to baseline code.
+  const { holdBaselineCompilation, holdYoungGeneration } = await import("./start-heap.js");
+  const youngGeneration = holdYoungGeneration(process.execArgv, env.NODE_OPTIONS);
+  const baselineCode = holdBaselineCompilation(process.execArgv);
+  const ready = () => {
+    youngGeneration();
+    baselineCode();
+  };
+  const { runStart } = await import("./start-run.js");
+  process.exitCode = await runStart(options, env, ready);
 }

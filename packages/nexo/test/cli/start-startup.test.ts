@@ -8,7 +8,8 @@
  * with the first metric counted or scraped (daemon/metrics.ts) — nor ajv, though a plugin advertises
  * tools: their schemas get a structural check at the handshake and ajv compiles each on the tool's
  * first call (engine/tools/schema-validator.ts) — nor the engine's session code (the session, its
- * turn loop, the built-in tools), which loads with the first session (daemon/sessions.ts). The
+ * turn loop, the built-in tools), which loads with the first session (daemon/sessions.ts) — nor commander and the command
+ * declarations, since a plain `nexo start` is read without them (cli/start-fast.ts). The
  * plugin protocol's schemas are loaded but built on first use (@nexo/wire's schemas/lazy.ts): a heap
  * snapshot taken at ready still holds every `llm.*`, `memory.*`, `hook.*`, host-service and
  * `tool.*` schema unbuilt, though the tool plugin has shaken hands. Every
@@ -142,6 +143,13 @@ test("nexo start on the local broker is ready without the NATS client, the AppSe
     const sources = chunks.map((f) => readFileSync(f, "utf8")).join("\n");
     assert.ok(sources.includes("broker/local.js"), `the local broker is not among ${chunks.join(" ")}`);
     assert.ok(!sources.includes("node_modules/nats/"), "the NATS client is loaded before ready");
+    // A plain launch is read without commander (cli/start-fast.ts): neither it nor the command
+    // declarations are held by the daemon.
+    assert.ok(!sources.includes("node_modules/commander/"), "commander is loaded by a plain nexo start");
+    assert.ok(
+      !sources.includes("nexo/dist/cli/program.js"),
+      "the command declarations are loaded by a plain nexo start",
+    );
     assert.ok(sources.includes("wire/dist/schemas/plugin/"), "the plugin schemas are not among the chunks");
     assert.ok(
       !sources.includes("wire/dist/schemas/appserver/"),
