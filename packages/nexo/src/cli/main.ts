@@ -13,13 +13,18 @@ const startup = await startUp();
 
 /** Whether a fast start took this launch (then the program is never built). */
 async function startedFast(args: readonly string[]): Promise<boolean> {
-  if (args[0] === "start") {
+  if (args[0] === "start" || args[0]?.startsWith("--log-format")) {
     // The daemon: commander and the command declarations would be held for its whole life.
-    const { fastStartFlags } = await import("./start-fast.js");
-    const flags = fastStartFlags(args);
-    if (flags === undefined) return false;
+    const { fastStart } = await import("./start-fast.js");
+    const launch = fastStart(args);
+    if (launch === undefined) return false;
+    if (launch.logFormat !== undefined) {
+      // What commander's preAction hook does with the global flag (cli/program-base.ts).
+      process.env.NEXO_LOG_FORMAT = launch.logFormat;
+      startup.env.NEXO_LOG_FORMAT = launch.logFormat;
+    }
     const { startDaemon } = await import("./start.js");
-    await startDaemon(flags, startup.env);
+    await startDaemon(launch.flags, startup.env);
     return true;
   }
   if (args[0] === "agent") {

@@ -112,6 +112,15 @@ describe("bin/nexo", () => {
     assert.equal(run.code, 7);
     const chosen = await launch(launcher, ["start"], { MALLOC_ARENA_MAX: "4" });
     assert.deepEqual(chosen.argv, ["MALLOC_ARENA_MAX=4", "--v8-pool-size=1", ...ESM("start")]);
+    // The global --log-format before the command (both spellings) is the same daemon launch.
+    for (const global of [["--log-format", "json"], ["--log-format=json"]]) {
+      const json = await launch(launcher, [...global, "start"]);
+      assert.deepEqual(json.argv, ["MALLOC_ARENA_MAX=2", "--v8-pool-size=1", ...ESM(...global, "start")]);
+    }
+    assert.deepEqual((await launch(launcher, ["--log-format", "json", "agent"])).argv, [
+      "MALLOC_ARENA_MAX=",
+      ...ESM("--log-format", "json", "agent"),
+    ]);
   });
 
   test("leaves the snapshot for the ES module entry when node could refuse it", async () => {

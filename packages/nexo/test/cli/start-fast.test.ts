@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { fastStartFlags } from "../../src/cli/start-fast.js";
+import { fastStart, fastStartFlags } from "../../src/cli/start-fast.js";
 import { runCli } from "../helpers/cli.js";
 
 describe("fastStartFlags", () => {
@@ -47,6 +47,38 @@ describe("fastStartFlags", () => {
   });
 });
 
+describe("fastStart", () => {
+  test("takes the global --log-format before a plain start, in both spellings", () => {
+    assert.deepEqual(fastStart(["start", "--config", "dir"]), { flags: { config: "dir" } });
+    assert.deepEqual(fastStart(["--log-format", "json", "start", "--config", "dir"]), {
+      flags: { config: "dir" },
+      logFormat: "json",
+    });
+    assert.deepEqual(fastStart(["--log-format=pretty", "start", "--config=dir"]), {
+      flags: { config: "dir" },
+      logFormat: "pretty",
+    });
+    assert.deepEqual(fastStart(["--log-format", "auto", "start", "--config", "dir"])?.logFormat, "auto");
+  });
+
+  test("leaves an invalid, missing or repeated format and anything but start to commander", () => {
+    for (const args of [
+      ["--log-format", "JSON", "start", "--config", "dir"],
+      ["--log-format", "xml", "start", "--config", "dir"],
+      ["--log-format", "toString", "start", "--config", "dir"],
+      ["--log-format=", "start", "--config", "dir"],
+      ["--log-format", "start", "--config", "dir"],
+      ["--log-format"],
+      ["--log-formats", "json", "start", "--config", "dir"],
+      ["--log-format", "json", "--log-format", "json", "start", "--config", "dir"],
+      ["--log-format", "json", "agent"],
+      ["--log-format", "json", "start"],
+      ["start", "--config", "dir", "--log-format", "json"],
+    ])
+      assert.equal(fastStart(args), undefined, args.join(" "));
+  });
+});
+
 test("what the fast path leaves to commander still gets commander's help and usage errors", async () => {
   const missing = await runCli(["start"]);
   assert.equal(missing.code, 2);
@@ -54,6 +86,12 @@ test("what the fast path leaves to commander still gets commander's help and usa
   const unknown = await runCli(["start", "--config", "x", "--bogus"]);
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /unknown option '--bogus'/);
+  const format = await runCli(["--log-format", "xml", "start", "--config", "x"]);
+  assert.equal(format.code, 2);
+  assert.match(
+    format.stderr,
+    /option '--log-format <format>' must be one of json, pretty, auto \(got "xml"\)/,
+  );
   const help = await runCli(["start", "--help"]);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /--appserver-agent <id>/);
