@@ -362,26 +362,36 @@ export class FrameWriter {
   }
 
   private put(line: string | Buffer): void {
-    if (this.coalesce) {
-      if (this.tickFrames === 0) process.nextTick(this.endTick);
+    if (this.coalesce && this.tickFrames++ === 0) {
       // After a tick that sent one frame alone, the next tick's first frame leaves at once: at one
       // request in flight every tick sends one frame, which then pays no cork, buffering and later
-      // uncork, and the reader starts on it while this side finishes its tick. After a tick of
-      // several frames the first one waits for the others, as do the frames after it.
-      if (this.tickFrames++ > 0 || this.lastTickFrames > 1) {
-        if (!this.corked) {
-          this.corked = true;
-          this.corkedFrames = 0;
-          this.stream.cork();
-        } else if (this.corkedFrames >= this.maxBatch) {
-          // Enough for one write: send them now, so the reader starts on them while this side goes on.
-          this.stream.uncork();
-          this.stream.cork();
-          this.corkedFrames = 0;
-        }
-        this.corkedFrames++;
+      // uncork, and the reader starts on it while this side finishes its tick. The end of its tick
+      // is scheduled after the write, not before: the other side waits for the write, not for this.
+      if (this.lastTickFrames <= 1) {
+        this.send(line);
+        process.nextTick(this.endTick);
+        return;
       }
+      process.nextTick(this.endTick);
     }
+    // After a tick of several frames the first one waits for the others, as do the frames after it.
+    if (this.coalesce && (this.tickFrames > 1 || this.lastTickFrames > 1)) {
+      if (!this.corked) {
+        this.corked = true;
+        this.corkedFrames = 0;
+        this.stream.cork();
+      } else if (this.corkedFrames >= this.maxBatch) {
+        // Enough for one write: send them now, so the reader starts on them while this side goes on.
+        this.stream.uncork();
+        this.stream.cork();
+        this.corkedFrames = 0;
+      }
+      this.corkedFrames++;
+    }
+    this.send(line);
+  }
+
+  private send(line: string | Buffer): void {
     if (!this.stream.write(line)) {
       this.blocked = true;
       this.stream.once("drain", this.onDrain);

@@ -291,6 +291,89 @@ describe("FrameWriter", () => {
     assert.equal(writes.length, 4, "later frames of the same tick are corked");
     await afterTick();
     assert.deepEqual(writes.slice(4), [lines(0, 2)]);
+    // That tick sent three frames (the lone one and two corked): the next tick's first frame waits.
+    void writer.write({ after: 3 });
+    assert.equal(writes.length, 5, "after a tick of several frames the first one waits");
+    await afterTick();
+    assert.deepEqual(writes.slice(5), ['{"after":3}\n']);
+  });
+
+  test("coalesce: a lone frame is written before anything is scheduled for its tick", async () => {
+    // The other process waits for the write; the bookkeeping of the tick's end comes after it.
+    let ticks = 0;
+    const ticksAtWrite: number[] = [];
+    const sink = new Writable({
+      write(_chunk, _enc, cb) {
+        ticksAtWrite.push(ticks);
+        cb();
+      },
+    });
+    const writer = new FrameWriter(sink, { coalesce: true });
+    const afterTick = () => new Promise((r) => setImmediate(r));
+    const original = process.nextTick;
+    try {
+      for (let i = 0; i < 3; i++) {
+        ticks = 0;
+        process.nextTick = ((...args: Parameters<typeof process.nextTick>) => {
+          ticks++;
+          return original(...args);
+        }) as typeof process.nextTick;
+        void writer.write({ i });
+        process.nextTick = original;
+        await afterTick();
+      }
+    } finally {
+      process.nextTick = original;
+    }
+    assert.deepEqual(ticksAtWrite, [0, 0, 0]);
+  });
+
+  test("coalesce: frames sent while a lone frame's write is unfinished wait their turn, in order", async () => {
+    const writes: string[] = [];
+    const finish: (() => void)[] = [];
+    // Each write finishes only when the test says so, as a pipe's write the kernel could not take at once.
+    const sink = new Writable({
+      highWaterMark: 1 << 20,
+      write(chunk, _enc, cb) {
+        writes.push(String(chunk));
+        finish.push(cb);
+      },
+      writev(chunks, cb) {
+        writes.push(chunks.map(({ chunk }) => String(chunk)).join(""));
+        finish.push(cb);
+      },
+    });
+    const writer = new FrameWriter(sink, { coalesce: true });
+    const afterTick = () => new Promise((r) => setImmediate(r));
+    void writer.write({ lone: 1 });
+    await afterTick();
+    // The lone frame's write is still open: the next ticks' frames are held by the stream behind it.
+    void writer.write({ i: 0 });
+    void writer.write({ i: 1 });
+    await afterTick();
+    void writer.write({ i: 2 });
+    await afterTick();
+    while (finish.length > 0) {
+      finish.shift()!();
+      await afterTick();
+    }
+    assert.deepEqual(writes.join(""), '{"lone":1}\n{"i":0}\n{"i":1}\n{"i":2}\n');
+    // Once the writes have finished, one frame a tick leaves at once again.
+    void writer.write({ lone: 2 });
+    void writer.write({ lone: 2 }); // (a second frame in the same tick: corked, closes that tick)
+    await afterTick();
+    while (finish.length > 0) {
+      finish.shift()!();
+      await afterTick();
+    }
+    void writer.write({ lone: 3 });
+    await afterTick();
+    while (finish.length > 0) {
+      finish.shift()!();
+      await afterTick();
+    }
+    void writer.write({ lone: 4 });
+    assert.equal(writes.at(-1), '{"lone":4}\n', "written before write() returned");
   });
 
   test("coalesceMaxFrames: a tick's frames leave in writes of at most that many, in order", async () => {
