@@ -12,6 +12,7 @@ import * as admin from "@nexo/wire/schemas/admin";
 import * as plugin from "@nexo/wire/schemas/plugin";
 import { z } from "zod";
 import { isValidTopic } from "../../broker/topic.js";
+import { disposableSchema } from "../../config/disposable-schema.js";
 import { toolPatternMatcher } from "../../engine/tools/allow-list.js";
 import { ApprovalModeSchema, TOOL_CATEGORIES } from "../../permissions.js";
 import { type PromptSkill, renderSkillsSection } from "../../skills/index.js";
@@ -29,109 +30,121 @@ const MAX_QUEUE_CAP = 10_000;
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const TOOL_GLOB = /^[A-Za-z0-9_-]{0,63}\*$/;
 
-const AgentIdSchema = z.string().regex(AGENT_ID_PATTERN, {
-  error: "agent ids are 1-64 chars of a-z, 0-9, '_' and '-', starting with a letter",
-});
+/**
+ * agents.yaml's schemas, built on use and freed once no parse holds them (config/disposable-schema.ts):
+ * the file is parsed at start, on reload and by the admin services' edits, never at idle.
+ */
+function buildSchemas() {
+  const AgentIdSchema = z.string().regex(AGENT_ID_PATTERN, {
+    error: "agent ids are 1-64 chars of a-z, 0-9, '_' and '-', starting with a letter",
+  });
 
-const ToolPatternSchema = z.string().refine((text) => TOOL_NAME.test(text) || TOOL_GLOB.test(text), {
-  error: (issue) =>
-    `${JSON.stringify(issue.input)} is neither a tool name (A-Z a-z 0-9 _ -) nor a name prefix ending in one "*"`,
-});
+  const ToolPatternSchema = z.string().refine((text) => TOOL_NAME.test(text) || TOOL_GLOB.test(text), {
+    error: (issue) =>
+      `${JSON.stringify(issue.input)} is neither a tool name (A-Z a-z 0-9 _ -) nor a name prefix ending in one "*"`,
+  });
 
-const InstanceSchema = z.string().refine((text) => !text.includes(".") && isValidTopic(text), {
-  error: 'an instance is one topic token: no ".", "*", ">" or whitespace',
-});
+  const InstanceSchema = z.string().refine((text) => !text.includes(".") && isValidTopic(text), {
+    error: 'an instance is one topic token: no ".", "*", ">" or whitespace',
+  });
 
-export const InboundBindingSchema = z.strictObject({
-  /** The channel kind: inbound topics are `plugin.inbound.<plugin>[.<instance>]`. */
-  plugin: plugin.PluginIdSchema,
-  /** Absent: only instance-less traffic of the kind; present: only that instance's. */
-  instance: InstanceSchema.optional(),
-});
+  const InboundBindingSchema = z.strictObject({
+    /** The channel kind: inbound topics are `plugin.inbound.<plugin>[.<instance>]`. */
+    plugin: plugin.PluginIdSchema,
+    /** Absent: only instance-less traffic of the kind; present: only that instance's. */
+    instance: InstanceSchema.optional(),
+  });
+
+  const ApprovalAllowSchema = z.string().refine((text) => TOOL_NAME.test(text), {
+    error: (issue) =>
+      `${JSON.stringify(issue.input)} is neither a tool name nor a category (${TOOL_CATEGORIES.join(", ")})`,
+  });
+
+  const AgentApprovalSchema = z.strictObject({
+    mode: ApprovalModeSchema.default("default"),
+    /** Tool names or categories (info, edit, exec, mcp) that run without approval. */
+    allow: z.array(ApprovalAllowSchema).default([]),
+  });
+
+  const AgentSchema = z.strictObject({
+    id: AgentIdSchema,
+    /** An inactive agent is validated but neither started nor routed to. */
+    active: z.boolean().default(true),
+    tenant_id: TenantRefSchema.nullish().transform((value) => value ?? undefined),
+    /** Free text for operators (shown by the admin RPC); the model never sees it. */
+    description: z.string().optional(),
+    model: z.strictObject({
+      /** A provider name from llm.yaml (global or the agent's tenant's), `scripted`, or a plugin's. */
+      provider: z.string().min(1, { error: "must not be empty" }),
+      model: z.string().min(1, { error: "must not be empty" }),
+    }),
+    system_prompt: z.string().optional(),
+    /** Appends "Always reply in <language>." to the system prompt. */
+    language: z.string().min(1).optional(),
+    /**
+     * Skills (`skills/<name>/SKILL.md`, a tenant's own copy first) added to the system prompt, in
+     * this order. Absent or empty: none. Each must exist when the directory is loaded.
+     */
+    skills: z
+      .array(admin.SkillNameSchema)
+      .refine((names) => new Set(names).size === names.length, { error: "a skill is listed twice" })
+      .optional(),
+    /** Absent: every tool. Present: only these names and `prefix*` globs. */
+    allowed_tools: z.array(ToolPatternSchema).optional(),
+    /** A strict allowlist: an agent receives channel traffic only through these. */
+    inbound_bindings: z.array(InboundBindingSchema).default([]),
+    /**
+     * MCP servers (by their mcp.yaml name) the operator approved as channels into this agent, each
+     * optionally for some of its inbound bindings only (`allowlist`: binding indices). Managed by the
+     * admin RPC's channels/*; `nexo/admin/channels/doctor` checks them against mcp.yaml.
+     */
+    channels: z
+      .strictObject({
+        approved: z
+          .array(
+            z.strictObject({
+              server_name: z.string().min(1, { error: "must not be empty" }),
+              allowlist: z.array(z.int().min(0)).optional(),
+            }),
+          )
+          .refine((entries) => new Set(entries.map((entry) => entry.server_name)).size === entries.length, {
+            error: "a server is approved twice",
+          })
+          .default([]),
+      })
+      .optional(),
+    /** Where file tools work; relative to the config dir. Default `<state_dir>/workspaces/<id>`. */
+    workspace: z.string().min(1).optional(),
+    approval: AgentApprovalSchema.default({ mode: "default", allow: [] }),
+    /** Model calls per inbound message. */
+    max_turns: z.int().min(1).max(1000).default(DEFAULT_MAX_TURNS),
+    /** Output tokens per model call. */
+    max_tokens: z.int().min(1).max(1_000_000).default(DEFAULT_MAX_TOKENS),
+    config: z
+      .strictObject({ queue_cap: z.int().min(1).max(MAX_QUEUE_CAP).default(DEFAULT_QUEUE_CAP) })
+      .default({ queue_cap: DEFAULT_QUEUE_CAP }),
+  });
+
+  const AgentsFileSchema = z.strictObject({ agents: z.array(AgentSchema) }).superRefine(
+    (file, ctx) => {
+      // Also run when some agent has other problems: the value may then be partly unparsed, which
+      // the checks tolerate, and the operator learns about a clash in the same pass.
+      const list: unknown = isRecord(file) ? file.agents : undefined;
+      const agents = Array.isArray(list) ? list.map(agentShape) : [];
+      for (const issue of duplicateIds(agents)) ctx.addIssue({ code: "custom", ...issue });
+      for (const issue of bindingConflicts(agents)) ctx.addIssue({ code: "custom", ...issue });
+    },
+    { when: () => true },
+  );
+
+  return { InboundBindingSchema, AgentApprovalSchema, AgentSchema, AgentsFileSchema };
+}
+export const InboundBindingSchema = disposableSchema(() => buildSchemas().InboundBindingSchema);
+export const AgentApprovalSchema = disposableSchema(() => buildSchemas().AgentApprovalSchema);
+export const AgentSchema = disposableSchema(() => buildSchemas().AgentSchema);
+export const AgentsFileSchema = disposableSchema(() => buildSchemas().AgentsFileSchema);
 export type InboundBinding = z.output<typeof InboundBindingSchema>;
-
-const ApprovalAllowSchema = z.string().refine((text) => TOOL_NAME.test(text), {
-  error: (issue) =>
-    `${JSON.stringify(issue.input)} is neither a tool name nor a category (${TOOL_CATEGORIES.join(", ")})`,
-});
-
-export const AgentApprovalSchema = z.strictObject({
-  mode: ApprovalModeSchema.default("default"),
-  /** Tool names or categories (info, edit, exec, mcp) that run without approval. */
-  allow: z.array(ApprovalAllowSchema).default([]),
-});
-
-export const AgentSchema = z.strictObject({
-  id: AgentIdSchema,
-  /** An inactive agent is validated but neither started nor routed to. */
-  active: z.boolean().default(true),
-  tenant_id: TenantRefSchema.nullish().transform((value) => value ?? undefined),
-  /** Free text for operators (shown by the admin RPC); the model never sees it. */
-  description: z.string().optional(),
-  model: z.strictObject({
-    /** A provider name from llm.yaml (global or the agent's tenant's), `scripted`, or a plugin's. */
-    provider: z.string().min(1, { error: "must not be empty" }),
-    model: z.string().min(1, { error: "must not be empty" }),
-  }),
-  system_prompt: z.string().optional(),
-  /** Appends "Always reply in <language>." to the system prompt. */
-  language: z.string().min(1).optional(),
-  /**
-   * Skills (`skills/<name>/SKILL.md`, a tenant's own copy first) added to the system prompt, in
-   * this order. Absent or empty: none. Each must exist when the directory is loaded.
-   */
-  skills: z
-    .array(admin.SkillNameSchema)
-    .refine((names) => new Set(names).size === names.length, { error: "a skill is listed twice" })
-    .optional(),
-  /** Absent: every tool. Present: only these names and `prefix*` globs. */
-  allowed_tools: z.array(ToolPatternSchema).optional(),
-  /** A strict allowlist: an agent receives channel traffic only through these. */
-  inbound_bindings: z.array(InboundBindingSchema).default([]),
-  /**
-   * MCP servers (by their mcp.yaml name) the operator approved as channels into this agent, each
-   * optionally for some of its inbound bindings only (`allowlist`: binding indices). Managed by the
-   * admin RPC's channels/*; `nexo/admin/channels/doctor` checks them against mcp.yaml.
-   */
-  channels: z
-    .strictObject({
-      approved: z
-        .array(
-          z.strictObject({
-            server_name: z.string().min(1, { error: "must not be empty" }),
-            allowlist: z.array(z.int().min(0)).optional(),
-          }),
-        )
-        .refine((entries) => new Set(entries.map((entry) => entry.server_name)).size === entries.length, {
-          error: "a server is approved twice",
-        })
-        .default([]),
-    })
-    .optional(),
-  /** Where file tools work; relative to the config dir. Default `<state_dir>/workspaces/<id>`. */
-  workspace: z.string().min(1).optional(),
-  approval: AgentApprovalSchema.default({ mode: "default", allow: [] }),
-  /** Model calls per inbound message. */
-  max_turns: z.int().min(1).max(1000).default(DEFAULT_MAX_TURNS),
-  /** Output tokens per model call. */
-  max_tokens: z.int().min(1).max(1_000_000).default(DEFAULT_MAX_TOKENS),
-  config: z
-    .strictObject({ queue_cap: z.int().min(1).max(MAX_QUEUE_CAP).default(DEFAULT_QUEUE_CAP) })
-    .default({ queue_cap: DEFAULT_QUEUE_CAP }),
-});
 export type AgentConfig = z.output<typeof AgentSchema>;
-
-export const AgentsFileSchema = z.strictObject({ agents: z.array(AgentSchema) }).superRefine(
-  (file, ctx) => {
-    // Also run when some agent has other problems: the value may then be partly unparsed, which
-    // the checks tolerate, and the operator learns about a clash in the same pass.
-    const list: unknown = isRecord(file) ? file.agents : undefined;
-    const agents = Array.isArray(list) ? list.map(agentShape) : [];
-    for (const issue of duplicateIds(agents)) ctx.addIssue({ code: "custom", ...issue });
-    for (const issue of bindingConflicts(agents)) ctx.addIssue({ code: "custom", ...issue });
-  },
-  { when: () => true },
-);
 export type AgentsFile = z.output<typeof AgentsFileSchema>;
 
 /**

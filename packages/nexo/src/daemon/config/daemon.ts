@@ -8,6 +8,7 @@
 import { BlockList, isIP } from "node:net";
 import { resolve } from "node:path";
 import { z } from "zod";
+import { disposableSchema } from "../../config/disposable-schema.js";
 import type { Env } from "../../config/index.js";
 import { defaultStateDir } from "../../paths.js";
 
@@ -50,51 +51,63 @@ export function isLoopbackHost(host: string): boolean {
   return family !== 0 && LOOPBACK.check(host, family === 4 ? "ipv4" : "ipv6");
 }
 
-const BindSchema = z.string().transform((text, ctx) => {
-  const parsed = parseBind(text);
-  if (parsed.ok) return { bind: text, ...parsed.value };
-  ctx.addIssue({ code: "custom", message: parsed.problem });
-  return z.NEVER;
-});
-
-export const HttpSchema = z
-  .strictObject({
-    enabled: z.boolean().default(true),
-    bind: BindSchema.prefault(DEFAULT_HTTP_BIND),
-    /** When set, every request must carry `Authorization: Bearer <token>`. */
-    token: z
-      .string()
-      .min(MIN_HTTP_TOKEN_LENGTH, { error: `must be at least ${MIN_HTTP_TOKEN_LENGTH} characters` })
-      .optional(),
-  })
-  .superRefine((http, ctx) => {
-    if (http.enabled && http.token === undefined && !isLoopbackHost(http.bind.host)) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["token"],
-        message: `binding to ${http.bind.bind} (not loopback) requires a token, e.g. token: \${NEXO_HTTP_TOKEN}`,
-      });
-    }
-  })
-  .transform(({ bind, ...rest }) => ({ ...rest, bind: bind.bind, host: bind.host, port: bind.port }));
-
-/** How long agent events are kept by default: the 30 days agent_events/list looks back. */
 export const DEFAULT_AGENT_EVENT_RETENTION_DAYS = 30;
 
-export const DaemonFileSchema = z.strictObject({
-  /** The store, plugin state and default workspaces; relative to the config dir. */
-  state_dir: z.string().min(1).optional(),
-  http: HttpSchema.prefault({}),
-  /** How long shutdown lets in-flight turns finish before cancelling them. */
-  shutdown_grace_ms: z.int().min(0).max(MAX_SHUTDOWN_GRACE_MS).default(DEFAULT_SHUTDOWN_GRACE_MS),
-  /** The agent event log (what microapps read back with agent_events/*). */
-  agent_events: z
+/**
+ * daemon.yaml's schemas, built on use and freed once no parse holds them (config/disposable-schema.ts):
+ * the file is parsed at start, on reload and by the admin services' edits, never at idle.
+ */
+function buildSchemas() {
+  const BindSchema = z.string().transform((text, ctx) => {
+    const parsed = parseBind(text);
+    if (parsed.ok) return { bind: text, ...parsed.value };
+    ctx.addIssue({ code: "custom", message: parsed.problem });
+    return z.NEVER;
+  });
+
+  const HttpSchema = z
     .strictObject({
-      /** Events older than this many days are deleted, at start and hourly. */
-      retention_days: z.int().min(1).max(36_500).default(DEFAULT_AGENT_EVENT_RETENTION_DAYS),
+      enabled: z.boolean().default(true),
+      bind: BindSchema.prefault(DEFAULT_HTTP_BIND),
+      /** When set, every request must carry `Authorization: Bearer <token>`. */
+      token: z
+        .string()
+        .min(MIN_HTTP_TOKEN_LENGTH, { error: `must be at least ${MIN_HTTP_TOKEN_LENGTH} characters` })
+        .optional(),
     })
-    .prefault({}),
-});
+    .superRefine((http, ctx) => {
+      if (http.enabled && http.token === undefined && !isLoopbackHost(http.bind.host)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["token"],
+          message: `binding to ${http.bind.bind} (not loopback) requires a token, e.g. token: \${NEXO_HTTP_TOKEN}`,
+        });
+      }
+    })
+    .transform(({ bind, ...rest }) => ({ ...rest, bind: bind.bind, host: bind.host, port: bind.port }));
+
+  /** How long agent events are kept by default: the 30 days agent_events/list looks back. */
+
+  const DaemonFileSchema = z.strictObject({
+    /** The store, plugin state and default workspaces; relative to the config dir. */
+    state_dir: z.string().min(1).optional(),
+    http: HttpSchema.prefault({}),
+    /** How long shutdown lets in-flight turns finish before cancelling them. */
+    shutdown_grace_ms: z.int().min(0).max(MAX_SHUTDOWN_GRACE_MS).default(DEFAULT_SHUTDOWN_GRACE_MS),
+    /** The agent event log (what microapps read back with agent_events/*). */
+    agent_events: z
+      .strictObject({
+        /** Events older than this many days are deleted, at start and hourly. */
+        retention_days: z.int().min(1).max(36_500).default(DEFAULT_AGENT_EVENT_RETENTION_DAYS),
+      })
+      .prefault({}),
+  });
+
+  return { HttpSchema, DaemonFileSchema };
+}
+export const HttpSchema = disposableSchema(() => buildSchemas().HttpSchema);
+export const DaemonFileSchema = disposableSchema(() => buildSchemas().DaemonFileSchema);
+
 export type DaemonFile = z.output<typeof DaemonFileSchema>;
 
 /** daemon.yaml after the loader resolved it: `state_dir` is absolute and always set. */

@@ -11,6 +11,7 @@
 import { resolve } from "node:path";
 import * as plugin from "@nexo/wire/schemas/plugin";
 import { z } from "zod";
+import { disposableSchema } from "../../config/disposable-schema.js";
 import type { Env } from "../../config/index.js";
 import { ScalarTextSchema } from "../../config/scalar-text.js";
 import { PluginGrantsSchema } from "../../extensions/plugins/grants.js";
@@ -32,44 +33,55 @@ function envNameProblem(name: string): string | undefined {
   return undefined;
 }
 
-const PluginEnvSchema = z.record(z.string(), ScalarTextSchema).superRefine((env, ctx) => {
-  for (const key of Object.keys(env)) {
-    const problem = envNameProblem(key);
-    if (problem !== undefined) ctx.addIssue({ code: "custom", path: [key], message: problem });
-  }
-});
+/**
+ * plugins.yaml's schemas, built on use and freed once no parse holds them (config/disposable-schema.ts):
+ * the file is parsed at start, on reload and by the admin services' edits, never at idle.
+ */
+function buildSchemas() {
+  const PluginEnvSchema = z.record(z.string(), ScalarTextSchema).superRefine((env, ctx) => {
+    for (const key of Object.keys(env)) {
+      const problem = envNameProblem(key);
+      if (problem !== undefined) ctx.addIssue({ code: "custom", path: [key], message: problem });
+    }
+  });
 
-const PassthroughNameSchema = z.string().superRefine((name, ctx) => {
-  const problem = envNameProblem(name);
-  if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
-});
+  const PassthroughNameSchema = z.string().superRefine((name, ctx) => {
+    const problem = envNameProblem(name);
+    if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+  });
 
-export const PluginEntrySchema = z.strictObject({
-  /** The plugin directory (or its nexo-plugin.toml); relative to the config dir. */
-  dir: z.string().min(1, { error: "must not be empty" }),
-  /** false keeps the entry (and its settings) in the file without loading the plugin. */
-  enabled: z.boolean().default(true),
-  grants: PluginGrantsSchema.optional(),
-  /** Extra variables for the plugin; they win over its manifest's. */
-  env: PluginEnvSchema.default({}),
-  /** Variables copied by name from the daemon's environment, when set there. */
-  passthrough_env: z.array(PassthroughNameSchema).default([]),
-  /** Overrides of the restart policy the plugin's manifest asks for; absent keys keep the manifest's. */
-  restart: RestartConfigSchema.optional(),
-});
+  const PluginEntrySchema = z.strictObject({
+    /** The plugin directory (or its nexo-plugin.toml); relative to the config dir. */
+    dir: z.string().min(1, { error: "must not be empty" }),
+    /** false keeps the entry (and its settings) in the file without loading the plugin. */
+    enabled: z.boolean().default(true),
+    grants: PluginGrantsSchema.optional(),
+    /** Extra variables for the plugin; they win over its manifest's. */
+    env: PluginEnvSchema.default({}),
+    /** Variables copied by name from the daemon's environment, when set there. */
+    passthrough_env: z.array(PassthroughNameSchema).default([]),
+    /** Overrides of the restart policy the plugin's manifest asks for; absent keys keep the manifest's. */
+    restart: RestartConfigSchema.optional(),
+  });
+
+  const PluginSandboxSchema = z.strictObject({
+    /** Refuse every plugin whose manifest does not enable the bubblewrap sandbox. */
+    require: z.boolean().default(false),
+    /** Let manifests ask for `network = "host"` inside the sandbox. */
+    allow_host_network: z.boolean().default(false),
+  });
+
+  const PluginsFileSchema = z.strictObject({
+    plugins: z.array(PluginEntrySchema).default([]),
+    sandbox: PluginSandboxSchema.prefault({}),
+  });
+
+  return { PluginEntrySchema, PluginSandboxSchema, PluginsFileSchema };
+}
+export const PluginEntrySchema = disposableSchema(() => buildSchemas().PluginEntrySchema);
+export const PluginSandboxSchema = disposableSchema(() => buildSchemas().PluginSandboxSchema);
+export const PluginsFileSchema = disposableSchema(() => buildSchemas().PluginsFileSchema);
 export type PluginEntry = z.output<typeof PluginEntrySchema>;
-
-export const PluginSandboxSchema = z.strictObject({
-  /** Refuse every plugin whose manifest does not enable the bubblewrap sandbox. */
-  require: z.boolean().default(false),
-  /** Let manifests ask for `network = "host"` inside the sandbox. */
-  allow_host_network: z.boolean().default(false),
-});
-
-export const PluginsFileSchema = z.strictObject({
-  plugins: z.array(PluginEntrySchema).default([]),
-  sandbox: PluginSandboxSchema.prefault({}),
-});
 export type PluginsFile = z.output<typeof PluginsFileSchema>;
 
 /** An entry after the loader resolved it: absolute `dir`, and the manifest when it is enabled. */

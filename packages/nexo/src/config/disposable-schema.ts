@@ -1,0 +1,33 @@
+/**
+ * A config file's schema that an idle daemon does not keep. The daemon parses its config files at
+ * start and on reload, and the admin services when they edit one; in between, nothing uses their
+ * schemas, yet a schema built at module level (hundreds of zod objects with their closures) lives
+ * as long as the module — for the process's life. The stand-in returned here builds the schema on
+ * the first property read and holds it through a WeakRef only: while a parse runs, the parse holds
+ * it; once no parse does, a collection frees it, and the next read builds it again. Building a
+ * config file's schema again costs ~1-2 ms of CPU (agents.yaml's, the largest), beside the file's
+ * read and YAML parse, so this is for schemas read per config load or edit, never for ones on a
+ * per-message path.
+ *
+ * The stand-in forwards property reads, `in`, assignments and the prototype (so `instanceof` and
+ * every method — `parse`, `safeParse`, `_zod` — behave as the schema's own). Compose schemas inside
+ * the builder from plain local ones: a stand-in embedded in another schema would be rebuilt by every
+ * parse that reaches it.
+ */
+export function disposableSchema<S extends object>(build: () => S): S {
+  let held: WeakRef<S> | undefined;
+  const current = (): S => {
+    let schema = held?.deref();
+    if (schema === undefined) {
+      schema = build();
+      held = new WeakRef(schema);
+    }
+    return schema;
+  };
+  return new Proxy({} as S, {
+    get: (_target, key) => Reflect.get(current(), key),
+    has: (_target, key) => Reflect.has(current(), key),
+    set: (_target, key, value) => Reflect.set(current(), key, value),
+    getPrototypeOf: () => Reflect.getPrototypeOf(current()),
+  });
+}
