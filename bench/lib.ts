@@ -15,6 +15,21 @@ export const NEXO_COMMAND = fileURLToPath(new URL("../packages/nexo/bin/nexo", i
 /** The ES module entry, for a run that puts node flags of its own before it, and for nexo's tools the bench uses (the mock). */
 export const NEXO_ENTRY = fileURLToPath(new URL("../packages/nexo/bin/nexo.js", import.meta.url));
 
+/**
+ * The environment of a `nexo start` the bench launches: a user's basics and info-level logs (the
+ * bench follows the ready line and counts warnings), plus the operator's switch of the idle trim
+ * (daemon/idle-trim.ts) when the run sets it, so a run can compare it off.
+ */
+export function nexoStartEnv(): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    LANG: process.env.LANG,
+    NEXO_LOG: "info",
+    ...(process.env.NEXO_IDLE_TRIM === undefined ? {} : { NEXO_IDLE_TRIM: process.env.NEXO_IDLE_TRIM }),
+  };
+}
+
 export interface BenchResult {
   /** The benchmark file, e.g. "wire". */
   benchmark: string;

@@ -12,7 +12,7 @@ import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { NEXO_COMMAND, NEXO_ENTRY } from "../lib.js";
+import { NEXO_COMMAND, NEXO_ENTRY, nexoStartEnv } from "../lib.js";
 import { descendants, isAlive, type ResidentMemory, residentMemory, totalResident } from "./proc.js";
 import { type MetricsSnapshot, scrape } from "./prometheus.js";
 
@@ -145,14 +145,7 @@ export class ChildDaemon {
     const [command, commandArgs] =
       args.length === 0 ? [NEXO_COMMAND, []] : [process.execPath, [...args, NEXO_ENTRY]];
     const child = spawn(command, [...commandArgs, "start", "--config", dir], {
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        LANG: process.env.LANG,
-        NEXO_LOG: "info",
-        // The operator's switch of the idle trim (daemon/idle-trim.ts), so a run can compare it off.
-        ...(process.env.NEXO_IDLE_TRIM === undefined ? {} : { NEXO_IDLE_TRIM: process.env.NEXO_IDLE_TRIM }),
-      },
+      env: nexoStartEnv(),
       stdio: ["ignore", "ignore", "pipe"],
     });
     // If the benchmark dies without stopping it, the daemon must not outlive it (it stops its plugins).

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { NEXO_COMMAND } from "../lib.js";
+import { NEXO_COMMAND, nexoStartEnv } from "../lib.js";
 import { descendants, residentMemory, totalResident } from "./proc.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -64,14 +64,7 @@ export async function quickstartIdle(settleMs: number): Promise<QuickstartIdle> 
   absolute("extensions.yaml");
   writeFileSync(join(dir, "daemon.yaml"), "state_dir: ./state\nhttp:\n  bind: 127.0.0.1:0\n");
   const child = spawn(NEXO_COMMAND, ["start", "--config", dir], {
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      LANG: process.env.LANG,
-      NEXO_LOG: "info",
-      // The operator's switch of the idle trim (daemon/idle-trim.ts), so a run can compare it off.
-      ...(process.env.NEXO_IDLE_TRIM === undefined ? {} : { NEXO_IDLE_TRIM: process.env.NEXO_IDLE_TRIM }),
-    },
+    env: nexoStartEnv(),
     stdio: ["ignore", "ignore", "pipe"],
   });
   const killOnExit = () => child.kill("SIGKILL");

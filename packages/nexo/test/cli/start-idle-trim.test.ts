@@ -5,28 +5,16 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { CLI_PATH } from "../helpers/cli.js";
+import { demoToolsConfigDir } from "../helpers/demo-config.js";
 
-const DEMO_TOOLS = fileURLToPath(new URL("../../../../examples/plugins/demo-tools/", import.meta.url));
 const TRIM_LINE = /^.*"msg":"idle: gave memory back".*$/m;
 
 /** Starts the daemon, returns its stderr `settleMs` after the ready line, and stops it. */
 async function idleDaemon(env: Record<string, string>, settleMs: number): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), "nexo-start-idle-trim-"));
-  writeFileSync(
-    join(dir, "agents.yaml"),
-    "agents:\n  - id: ana\n    model: { provider: scripted, model: nexo-scripted-demo }\n",
-  );
-  writeFileSync(join(dir, "plugins.yaml"), `plugins:\n  - dir: ${JSON.stringify(DEMO_TOOLS)}\n`);
-  writeFileSync(
-    join(dir, "daemon.yaml"),
-    `state_dir: ${join(dir, "state")}\nhttp: { bind: "127.0.0.1:0" }\n`,
-  );
+  const dir = demoToolsConfigDir("nexo-start-idle-trim-");
   const child = spawn(process.execPath, [CLI_PATH, "start", "--config", dir], {
     cwd: dir,
     env: { PATH: process.env.PATH, HOME: dir, NEXO_LOG: "debug", ...env },

@@ -19,15 +19,13 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { CLI_PATH } from "../helpers/cli.js";
-
-const DEMO_TOOLS = fileURLToPath(new URL("../../../../examples/plugins/demo-tools/", import.meta.url));
+import { demoToolsConfigDir } from "../helpers/demo-config.js";
 
 const HOOKS = `export async function load(url, context, next) {
   if (url.startsWith("file:")) (await import("node:fs")).appendFileSync(process.env.NEXO_TEST_LOAD_LOG, url + "\\n");
@@ -87,18 +85,9 @@ function unbuiltLazyGroups(snapshotText: string): Map<string, number> {
 }
 
 test("nexo start on the local broker is ready without the NATS client, the AppServer schemas, prom-client or ajv, from ASCII chunks, unused plugin schemas unbuilt", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "nexo-start-startup-"));
+  // The quickstart's tool plugin (three tools, each with an input_schema) on the scripted model.
+  const dir = demoToolsConfigDir("nexo-start-startup-");
   const log = join(dir, "loaded.txt");
-  writeFileSync(
-    join(dir, "agents.yaml"),
-    "agents:\n  - id: ana\n    model: { provider: scripted, model: nexo-scripted-demo }\n",
-  );
-  // The quickstart's tool plugin: three tools, each with an input_schema.
-  writeFileSync(join(dir, "plugins.yaml"), `plugins:\n  - dir: ${JSON.stringify(DEMO_TOOLS)}\n`);
-  writeFileSync(
-    join(dir, "daemon.yaml"),
-    `state_dir: ${join(dir, "state")}\nhttp: { bind: "127.0.0.1:0" }\n`,
-  );
   const child = spawn(
     process.execPath,
     [
