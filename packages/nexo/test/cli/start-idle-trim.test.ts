@@ -4,10 +4,11 @@
  * NEXO_IDLE_TRIM=off keeps it from running.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "node:test";
-import { CLI_PATH } from "../helpers/cli.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import { startDaemonProcess } from "../helpers/daemon-process.js";
 import { demoToolsConfigDir } from "../helpers/demo-config.js";
 
 const TRIM_LINE = /^.*"msg":"idle: gave memory back".*$/m;
@@ -15,33 +16,18 @@ const TRIM_LINE = /^.*"msg":"idle: gave memory back".*$/m;
 /** Starts the daemon, returns its stderr `settleMs` after the ready line, and stops it. */
 async function idleDaemon(env: Record<string, string>, settleMs: number): Promise<string> {
   const dir = demoToolsConfigDir("nexo-start-idle-trim-");
-  const child = spawn(process.execPath, [CLI_PATH, "start", "--config", dir], {
-    cwd: dir,
-    env: { PATH: process.env.PATH, HOME: dir, NEXO_LOG: "debug", ...env },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  const exited = new Promise<number | null>((resolve) => child.once("close", resolve));
   try {
-    return await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no ready line:\n${stderr}`)), 60_000);
-      child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-        const ready = stderr.includes('"msg":"nexo daemon ready');
-        stderr += chunk;
-        if (!ready && stderr.includes('"msg":"nexo daemon ready')) {
-          clearTimeout(timer);
-          setTimeout(() => resolve(stderr), settleMs);
-        }
-      });
-      child.once("close", () => reject(new Error(`the daemon exited:\n${stderr}`)));
+    const daemon = await startDaemonProcess({
+      config: dir,
+      stateDir: join(dir, "state"),
+      env: { HOME: dir, NEXO_LOG: "debug", ...env },
     });
+    await sleep(settleMs);
+    const { code } = await daemon.stop();
+    assert.equal(code, 0, `exit ${code}: ${daemon.stderr()}`);
+    return daemon.stderr();
   } finally {
-    child.kill("SIGTERM");
-    const killer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-    const code = await exited;
-    clearTimeout(killer);
     rmSync(dir, { recursive: true, force: true });
-    assert.equal(code, 0, `exit ${code}: ${stderr}`);
   }
 }
 
