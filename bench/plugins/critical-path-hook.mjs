@@ -10,7 +10,7 @@
  * since the last signal to `<folder>/<pid>.json` on SIGUSR2; the host reads its own with
  * `takeSpans()`.
  */
-import { writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import { Socket } from "node:net";
 import { Duplex, Readable } from "node:stream";
 
@@ -43,5 +43,11 @@ export function takeSpans() {
 
 const dir = new URL(import.meta.url).searchParams.get("dir");
 if (dir !== null) {
-  process.on("SIGUSR2", () => writeFileSync(`${dir}/${process.pid}.json`, JSON.stringify(takeSpans())));
+  // Written under another name and renamed: the bench polls for the file and must never read it half
+  // written (it did, about once in a dozen runs, as "Unexpected end of JSON input").
+  process.on("SIGUSR2", () => {
+    const file = `${dir}/${process.pid}.json`;
+    writeFileSync(`${file}.part`, JSON.stringify(takeSpans()));
+    renameSync(`${file}.part`, file);
+  });
 }
