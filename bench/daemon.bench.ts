@@ -138,6 +138,39 @@ async function readIdle(daemons: Record<Broker, ChildDaemon>): Promise<Record<Br
   return { local: read(daemons.local), nats: read(daemons.nats) };
 }
 
+/** Messages a lightly used daemon has answered before its "after light use" idle reading. */
+const LIGHT_USE_MESSAGES = 6;
+/**
+ * After the last of them: the daemon's idle trim (daemon/idle-trim.ts) waits for a quiet second and
+ * checks once a second, so 4 s leaves it done; V8's own memory reducer comes later (8-10 s).
+ */
+const LIGHT_USE_SETTLE_MS = 4000;
+/** The loopback channel's longest poll. */
+const LIGHT_USE_REPLY_TIMEOUT_MS = 30_000;
+
+/**
+ * The idle reading of a daemon that has worked a little: one contact's few messages answered one
+ * after another, then quiet. The goal's reading (readIdle, quickstart-idle.ts) is a daemon that has
+ * not served a message yet; the first message loads what only work needs (prom-client with the
+ * first metric, the turn's compiled code), and this row shows what that leaves resident.
+ */
+async function readIdleAfterLightUse(daemons: Record<Broker, ChildDaemon>): Promise<Record<Broker, number>> {
+  for (const b of BROKERS) {
+    const client = new LoopbackClient(daemons[b].channelUrl);
+    try {
+      for (let i = 0; i < LIGHT_USE_MESSAGES; i++) {
+        await client.post(`light-use-${b}`, `hello ${i}`);
+        const replies = await client.poll(`light-use-${b}`, LIGHT_USE_REPLY_TIMEOUT_MS);
+        if (replies.length === 0) throw new Error(`${b}: no reply to light-use message ${i}`);
+      }
+    } finally {
+      client.close();
+    }
+  }
+  await sleep(LIGHT_USE_SETTLE_MS);
+  return { local: daemons.local.memory().rssMB, nats: daemons.nats.memory().rssMB };
+}
+
 /** Phase 1: messages per second, local and NATS interleaved. */
 async function measureThroughput(
   ctx: BenchContext,
@@ -278,9 +311,11 @@ export default async function daemon(ctx: BenchContext): Promise<void> {
     // 1. Throughput, on daemons whose scripted model answers at once.
     const fast = await bootBoth(nats.url, 0);
     let rates: Awaited<ReturnType<typeof measureThroughput>>;
+    let lightUse: Record<Broker, number>;
     try {
       const reading = await readIdle(fast);
       for (const b of BROKERS) idle[b].push(reading[b]);
+      lightUse = await readIdleAfterLightUse(fast);
       rates = await measureThroughput(ctx, fast);
     } finally {
       await stopAll(fast, ctx);
@@ -375,7 +410,23 @@ export default async function daemon(ctx: BenchContext): Promise<void> {
       });
     }
 
-    // 3. Idle memory: every boot of this run gave one reading.
+    // 3. Idle memory: every boot of this run gave one reading; the throughput daemons one more
+    // after a few messages.
+    for (const b of BROKERS) {
+      ctx.log(
+        `idle RSS ${b} after ${LIGHT_USE_MESSAGES} messages: daemon ${mb(lightUse[b])} MB (before them ${mb(idle[b][0]!.daemonMB)} MB)`,
+      );
+      ctx.record({
+        benchmark: "daemon",
+        name: `idle RSS ${b} after ${LIGHT_USE_MESSAGES} messages`,
+        metric: `daemon process resident memory (VmRSS) ${LIGHT_USE_SETTLE_MS / 1000} s after answering one contact's ${LIGHT_USE_MESSAGES} messages, plugins not included`,
+        value: mb(lightUse[b]),
+        unit: "MB",
+        samples: [mb(lightUse[b])],
+        ratios: { before_mb: mb(idle[b][0]!.daemonMB) },
+      });
+    }
+    // Every boot's reading before any message.
     for (const b of BROKERS) {
       const daemonMB = idle[b].map((r) => r.daemonMB);
       const value = mb(median(daemonMB));
