@@ -9,6 +9,7 @@
  */
 import { createRequire } from "node:module";
 import pino from "pino";
+import type { LogFormat } from "./log-format.js";
 
 type LevelWithSilent = pino.LevelWithSilent;
 
@@ -42,9 +43,6 @@ export interface LoggerOptions {
   /** Overrides NEXO_LOG_FORMAT; `auto` is pretty on a terminal, JSON otherwise. */
   format?: LogFormat;
 }
-
-export type LogFormat = "json" | "pretty" | "auto";
-export const LOG_FORMATS: readonly LogFormat[] = ["json", "pretty", "auto"];
 
 /** What NEXO_LOG_FORMAT asks for; anything else (unset included) is `auto`. */
 function formatOf(raw: string | undefined): LogFormat {

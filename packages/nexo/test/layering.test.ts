@@ -21,7 +21,16 @@ const NEXO_SRC = join(PACKAGES, "nexo/src");
  * and the microapps' admin RPC to the daemon's components).
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ["version.ts", "paths.ts", "log.ts", "conversation.ts", "permissions.ts", "secrets", "process"],
+  [
+    "version.ts",
+    "paths.ts",
+    "log.ts",
+    "log-format.ts",
+    "conversation.ts",
+    "permissions.ts",
+    "secrets",
+    "process",
+  ],
   ["config", "store", "broker", "channels", "memory", "skills", "scaffold"],
   ["engine"],
   ["extensions"],

@@ -7,6 +7,7 @@
 // it (cli/start-fast.ts). The `nexo` command a user runs is
 // bin/nexo, which starts this file (through bin/nexo.js) or, for these two commands, the same fast
 // starts from a startup snapshot (cli/snapshot-start.ts).
+import { passLogFormatOn } from "../log-format.js";
 import { startUp } from "./start-up.js";
 
 const startup = await startUp();
@@ -18,11 +19,8 @@ async function startedFast(args: readonly string[]): Promise<boolean> {
     const { fastStart } = await import("./start-fast.js");
     const launch = fastStart(args);
     if (launch === undefined) return false;
-    if (launch.logFormat !== undefined) {
-      // What commander's preAction hook does with the global flag (cli/program-base.ts).
-      process.env.NEXO_LOG_FORMAT = launch.logFormat;
-      startup.env.NEXO_LOG_FORMAT = launch.logFormat;
-    }
+    // What commander's preAction hook does with the global flag (cli/program-base.ts).
+    if (launch.logFormat !== undefined) passLogFormatOn(launch.logFormat, startup.env);
     const { startDaemon } = await import("./start.js");
     await startDaemon(launch.flags, startup.env);
     return true;

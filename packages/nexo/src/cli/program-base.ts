@@ -6,7 +6,7 @@
  * without the snapshot holding the other commands.
  */
 import { Command } from "commander";
-import { LOG_FORMATS } from "../log.js";
+import { isLogFormat, LOG_FORMATS, passLogFormatOn } from "../log-format.js";
 import { NEXO_VERSION } from "../version.js";
 
 /**
@@ -32,16 +32,16 @@ export function baseProgram(env: NodeJS.ProcessEnv): Command {
     .hook("preAction", () => {
       const format = program.opts<{ logFormat?: string }>().logFormat;
       if (format === undefined) return;
-      if (!(LOG_FORMATS as readonly string[]).includes(format)) {
-        program.error(
-          `error: option '--log-format <format>' must be one of ${LOG_FORMATS.join(", ")} (got "${format}")`,
-          {
-            code: "commander.invalidArgument",
-          },
-        );
+      if (isLogFormat(format)) {
+        passLogFormatOn(format, env);
+        return;
       }
-      process.env.NEXO_LOG_FORMAT = format;
-      env.NEXO_LOG_FORMAT = format;
+      program.error(
+        `error: option '--log-format <format>' must be one of ${LOG_FORMATS.join(", ")} (got "${format}")`,
+        {
+          code: "commander.invalidArgument",
+        },
+      );
     });
   return program;
 }

@@ -8,7 +8,7 @@
  * looks like a flag, no `--config`) goes to commander, which gives it the help, usage errors and
  * exit codes it always had.
  */
-import type { LogFormat } from "../log.js";
+import { isLogFormat, type LogFormat } from "../log-format.js";
 import type { StartFlags } from "./start-run.js";
 
 const VALUE_FLAGS: Readonly<Record<string, keyof StartFlags>> = {
@@ -17,13 +17,6 @@ const VALUE_FLAGS: Readonly<Record<string, keyof StartFlags>> = {
   "--appserver": "appserver",
   "--appserver-agent": "appserverAgent",
 };
-
-/**
- * The formats commander's `--log-format` accepts (cli/program-base.ts checks LOG_FORMATS). Typed
- * as a record over LogFormat so a format added there fails to compile here until it is added; not
- * imported, since log.ts loads pino, which the daemon loads later, under its start-up heap holds.
- */
-const LOG_FORMAT_NAMES: Readonly<Record<LogFormat, true>> = { json: true, pretty: true, auto: true };
 
 /** A plain `nexo start` launch, read. */
 export interface FastStart {
@@ -45,8 +38,8 @@ function leadingLogFormat(args: readonly string[]): { logFormat?: LogFormat; res
     value = first.slice("--log-format=".length);
     rest = 1;
   } else return undefined;
-  if (value === undefined || !Object.hasOwn(LOG_FORMAT_NAMES, value)) return undefined;
-  return { logFormat: value as LogFormat, rest };
+  if (value === undefined || !isLogFormat(value)) return undefined;
+  return { logFormat: value, rest };
 }
 
 /** A plain `nexo start` launch (`args` without node and the script), else undefined. */
@@ -65,9 +58,8 @@ export function fastStartFlags(args: readonly string[]): (StartFlags & { config:
   for (let i = 1; i < args.length; i++) {
     const arg = args[i]!;
     const equals = arg.indexOf("=");
-    const key = Object.hasOwn(VALUE_FLAGS, equals === -1 ? arg : arg.slice(0, equals))
-      ? VALUE_FLAGS[equals === -1 ? arg : arg.slice(0, equals)]
-      : undefined;
+    const name = equals === -1 ? arg : arg.slice(0, equals);
+    const key = Object.hasOwn(VALUE_FLAGS, name) ? VALUE_FLAGS[name] : undefined;
     if (key === undefined || flags[key] !== undefined) return undefined;
     const value = equals === -1 ? args[++i] : arg.slice(equals + 1);
     if (value === undefined || value === "" || value.startsWith("-")) return undefined;
