@@ -127,7 +127,8 @@ describe("linking a WhatsApp phone from the console", { timeout: 300_000 }, () =
     await page.locator(".live.open").waitFor();
     await page.click('header nav a[href="/pairing"]');
     await page.getByRole("heading", { name: "Link a device" }).waitFor();
-    await page.locator("select[name=agent]").waitFor();
+    // The agent list loads after the page: the picker chooses the first agent into the URL.
+    await page.waitForURL(/[?&]agent=/);
   });
 
   after(async () => {

@@ -26,6 +26,7 @@ import { randomBytes } from "node:crypto";
 import { EventEmitter, once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 
 export interface FakeUser {
   id: number;
@@ -112,6 +113,8 @@ export class FakeBotApi {
   private readonly outages = new Map<string, Outage>();
   private readonly events = new EventEmitter();
   private server: Server | undefined;
+  /** Aborted by stop(): webhook redelivery gives up at once instead of retrying for minutes. */
+  private readonly stopping = new AbortController();
   private base = "";
   private fileSeq = 0;
 
@@ -129,6 +132,7 @@ export class FakeBotApi {
   }
 
   async stop(): Promise<void> {
+    this.stopping.abort();
     for (const bot of this.bots.values()) bot.poller?.resolve([]);
     this.server?.closeAllConnections();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
@@ -561,7 +565,8 @@ export class FakeBotApi {
     bot.delivering = true;
     try {
       let failures = 0;
-      while (bot.webhook !== undefined && bot.updates.length > 0 && failures < 50) {
+      const stopped = this.stopping.signal;
+      while (!stopped.aborted && bot.webhook !== undefined && bot.updates.length > 0 && failures < 50) {
         const update = bot.updates[0]!;
         const { url, secret } = bot.webhook;
         let ok = false;
@@ -573,7 +578,7 @@ export class FakeBotApi {
               ...(secret === undefined ? {} : { "x-telegram-bot-api-secret-token": secret }),
             },
             body: JSON.stringify(update),
-            signal: AbortSignal.timeout(60_000),
+            signal: AbortSignal.any([AbortSignal.timeout(60_000), stopped]),
           });
           await res.arrayBuffer();
           ok = res.ok;
@@ -585,7 +590,7 @@ export class FakeBotApi {
           if (bot.updates[0] === update) bot.updates.shift();
         } else {
           failures++;
-          await new Promise((resolve) => setTimeout(resolve, 100 * failures));
+          await sleep(100 * failures, undefined, { signal: stopped }).catch(() => undefined);
         }
       }
     } finally {

@@ -202,7 +202,14 @@ export function PairingPage() {
             />
           </label>
         ) : null}
-        <ActionButton label="Start" kind="primary" action={start} disabled={live} testId="pairing-start" />
+        {/* Disabled until the agent list has loaded and one is chosen: a click before that could only fail. */}
+        <ActionButton
+          label="Start"
+          kind="primary"
+          action={start}
+          disabled={live || agent === undefined}
+          testId="pairing-start"
+        />
       </div>
       {challenge === undefined ? null : (
         <div class="card pairing" data-testid="pairing" data-challenge={challenge.id}>
