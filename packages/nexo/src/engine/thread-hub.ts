@@ -145,10 +145,7 @@ export class ThreadHub {
    * turn publishes most (TurnRun.emit): nothing is read from the event at all.
    */
   publishWithin(event: MidTurnEvent, turnId: string): void {
-    if (this.logTurn === turnId) {
-      this.log.push(event);
-      if (this.log.length - this.logMerged >= LOG_MERGE_EVERY) this.mergeLog();
-    }
+    if (this.logTurn === turnId) this.append(event);
     const subscribers = this.subscribers;
     for (let i = 0; i < subscribers.length; i++) subscribers[i]!.deliver(event, turnId, false);
   }
@@ -212,6 +209,11 @@ export class ThreadHub {
       this.logTurn = undefined;
       return;
     }
+    this.append(event);
+  }
+
+  /** One more raw event in the running turn's log, merged in batches (see `log`). */
+  private append(event: TurnEvent): void {
     this.log.push(event);
     if (this.log.length - this.logMerged >= LOG_MERGE_EVERY) this.mergeLog();
   }
