@@ -66,6 +66,30 @@ module.exports = function Database(...args) {
   },
 };
 
+/**
+ * config/yaml-library.ts loads the yaml package through require() and lets it go after use, so
+ * that an idle daemon does not keep it (its header says why). In the ES module bundle it loads
+ * bundle/yaml.cjs, the package in one CommonJS file (one file to read and compile at each load,
+ * where the package itself is ~40): this plugin points the module's one require at it. The
+ * startup snapshots' scripts use it too: their `import.meta.url` is bundle/main.js.
+ */
+const yamlBesideTheBundle = {
+  name: "yaml-beside-the-bundle",
+  setup(builder) {
+    builder.onLoad({ filter: /[\\/]config[\\/]yaml-library\.js$/ }, (args) => ({
+      contents: pointYamlRequest(readFileSync(args.path, "utf8"), "./yaml.cjs"),
+      loader: "js",
+    }));
+  },
+};
+
+/** The module's text with its require target replaced; fails the build if the line moved. */
+function pointYamlRequest(text, request) {
+  const line = 'const YAML_REQUEST = "yaml";';
+  if (!text.includes(line)) throw new Error(`config/yaml-library.js no longer has \`${line}\``);
+  return text.replace(line, `const YAML_REQUEST = ${JSON.stringify(request)};`);
+}
+
 const nexo = fileURLToPath(new URL("../packages/nexo/", import.meta.url));
 const outdir = `${nexo}bundle`;
 rmSync(outdir, { recursive: true, force: true });
@@ -83,10 +107,23 @@ await build({
     js: "import { createRequire as __nexoCreateRequire } from 'node:module'; const require = __nexoCreateRequire(import.meta.url);",
   },
   sourcemap: "linked",
-  plugins: [englishZodMessages],
+  plugins: [englishZodMessages, yamlBesideTheBundle],
+  logLevel: "warning",
+});
+await build({
+  entryPoints: { yaml: "yaml" },
+  absWorkingDir: nexo,
+  outdir,
+  outExtension: { ".js": ".cjs" },
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
+  sourcemap: "linked",
   logLevel: "warning",
 });
 asciiComments(outdir);
+asciiComments(outdir, ".cjs");
 await bundleSnapshotEntries();
 // The blobs: made from those scripts by the same program an installed package runs.
 execFileSync(process.execPath, [`${nexo}bin/build-snapshot.mjs`], { stdio: "inherit" });
@@ -125,7 +162,7 @@ async function bundleSnapshotEntries() {
     minifyWhitespace: true,
     charset: "ascii",
     sourcemap: "linked",
-    plugins: [englishZodMessages, builtinsRequired, sqliteAtFirstOpen],
+    plugins: [englishZodMessages, builtinsRequired, sqliteAtFirstOpen, yamlBesideTheBundle],
     logLevel: "warning",
   });
   asciiComments(`${outdir}/snapshot`, ".cjs");

@@ -8,7 +8,7 @@
  * order and the operator's formatting of untouched lines survive (see yaml-layout.ts).
  */
 import { readFile } from "node:fs/promises";
-import { type Document, parseDocument, type ToStringOptions } from "yaml";
+import type { Document, ToStringOptions } from "yaml";
 import type { z } from "zod";
 import { resolveTarget, writeFileAtomic } from "./atomic-write.js";
 import { ConfigError } from "./errors.js";
@@ -16,6 +16,7 @@ import { parseConfigText } from "./load.js";
 import { withPathLock } from "./path-lock.js";
 import type { Env } from "./substitute.js";
 import { detectYamlStyle, mergeLayout } from "./yaml-layout.js";
+import { yamlLibrary } from "./yaml-library.js";
 import { parseYamlDocument, YAML_OPTIONS } from "./yaml-source.js";
 
 export interface EditYamlOptions<S extends z.ZodType> {
@@ -90,7 +91,7 @@ async function editLocked<S extends z.ZodType>(
 function keepLayout(source: string, before: string, after: string, style: ToStringOptions): string {
   const merged = mergeLayout(source, before, after);
   if (merged !== undefined) {
-    const reparsed = parseDocument(merged, YAML_OPTIONS);
+    const reparsed = yamlLibrary().parseDocument(merged, YAML_OPTIONS);
     if (reparsed.errors.length === 0 && reparsed.toString(style) === after) return merged;
   }
   // The rendering is always right, only less faithful to the layout; keep at least the line endings.

@@ -3,22 +3,18 @@
  * node ranges. The same parse options serve loading and editing, so a file the editor accepts is
  * a file the loader accepts.
  */
-import {
-  type Document,
-  type DocumentOptions,
-  isAlias,
-  isMap,
-  isScalar,
-  isSeq,
+import type {
+  Document,
+  DocumentOptions,
   LineCounter,
-  type Node,
-  type ParseOptions,
-  parseDocument,
-  type SchemaOptions,
-  type YAMLError,
+  Node,
+  ParseOptions,
+  SchemaOptions,
+  YAMLError,
 } from "yaml";
 import { ConfigError, type ConfigIssue, type PathSegment } from "./errors.js";
 import type { Locator, ParsedSource, SourcePos } from "./locate.js";
+import { yamlLibrary } from "./yaml-library.js";
 
 /**
  * YAML 1.2 core schema (so `yes`/`no`/`on` stay strings), duplicate keys rejected, no merge keys
@@ -41,6 +37,7 @@ export interface ParsedYamlDocument {
 
 /** Parses one YAML document; throws a `ConfigError` with every syntax problem found. */
 export function parseYamlDocument(text: string, file: string | undefined): ParsedYamlDocument {
+  const { LineCounter, parseDocument } = yamlLibrary();
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { ...YAML_OPTIONS, lineCounter });
   if (doc.errors.length > 0) {
@@ -72,6 +69,7 @@ export function yamlLocator(doc: Document.Parsed, lineCounter: LineCounter): Loc
     return { line: Math.max(line, 1), column: Math.max(col, 1) };
   };
   return (path, target) => {
+    const { isAlias, isMap, isScalar, isSeq } = yamlLibrary();
     let node: unknown = doc.contents;
     const rootStart = rangeStart(node);
     let found: SourcePos | undefined = rootStart === undefined ? undefined : at(rootStart);

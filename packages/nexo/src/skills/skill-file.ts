@@ -6,8 +6,8 @@
  * kept out of the way (skills written for other tools often have a `name:` or `license:`).
  */
 import * as admin from "@nexo/wire/schemas/admin";
-import { parseDocument, stringify } from "yaml";
 import { z } from "zod";
+import { yamlLibrary } from "../config/yaml-library.js";
 
 /** The largest SKILL.md nexo reads or writes: a skill is prompt text, not a data file. */
 export const MAX_SKILL_FILE_BYTES = 256 * 1024;
@@ -64,7 +64,7 @@ export function parseSkillFile(text: string, file: string): SkillContent {
   if (closing === null) throw new SkillFileError(file, "the front matter opened by --- is never closed");
   const yamlText = rest.slice(0, closing.index);
   const body = rest.slice(closing.index + closing[0].length).replace(/^\r?\n/, "");
-  const doc = parseDocument(yamlText, { prettyErrors: false, uniqueKeys: true });
+  const doc = yamlLibrary().parseDocument(yamlText, { prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0)
     throw new SkillFileError(file, `front matter: ${doc.errors[0]?.message ?? "invalid YAML"}`);
   const data: unknown = doc.toJS({ maxAliasCount: 50 }) ?? {};
@@ -93,5 +93,5 @@ export function renderSkillFile(content: SkillContent): string {
   if (content.requires !== undefined) meta.requires = content.requires;
   const body = content.body.endsWith("\n") ? content.body : `${content.body}\n`;
   if (Object.keys(meta).length === 0 && !OPENING.test(body)) return body;
-  return `---\n${stringify(meta, { lineWidth: 0 })}---\n${body}`;
+  return `---\n${yamlLibrary().stringify(meta, { lineWidth: 0 })}---\n${body}`;
 }

@@ -15,7 +15,9 @@
  * `tool.*` schema unbuilt, though the tool plugin has shaken hands. Every
  * chunk loaded is ASCII: V8 holds a
  * module's source for the process's life, as two-byte text (twice the bytes) when one character
- * of it is not ASCII (scripts/bundle-cli.mjs, asciiComments).
+ * of it is not ASCII (scripts/bundle-cli.mjs, asciiComments). yaml is no ES module of the daemon:
+ * the config parse loads bundle/yaml.cjs through require and lets it go (config/yaml-library.ts),
+ * so the heap snapshot holds none of its source.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -154,22 +156,35 @@ test("nexo start on the local broker is ready without the NATS client, the AppSe
     // The command tree lists the scaffolders' choices (scaffold/choices), not their templates.
     for (const template of ["scaffold/plugin.js", "scaffold/microapp.js", "scaffold/config-dir.js"])
       assert.ok(!sources.includes(template), `${template} is loaded before ready`);
+    assert.ok(!sources.includes("node_modules/yaml/"), "yaml is loaded as an ES module chunk");
+    assert.ok(loadedAtReady.includes("require:./yaml.cjs"), "the config was parsed without bundle/yaml.cjs");
     const twoByte = chunks.filter((file) => /[\u0080-\uffff]/.test(readFileSync(file, "utf8")));
     assert.deepEqual(twoByte, [], "chunks with non-ASCII text");
 
     // What the plugin's handshake did not need is still unbuilt: every schema of these files.
     child.kill("SIGUSR2");
     let unbuilt: Map<string, number> | undefined;
+    let snapshotText = "";
     for (let tries = 0; unbuilt === undefined; tries++) {
       await sleep(250);
       const file = readdirSync(dir).find((name) => name.endsWith(".heapsnapshot"));
       try {
-        if (file !== undefined) unbuilt = unbuiltLazyGroups(readFileSync(join(dir, file), "utf8"));
+        if (file !== undefined) {
+          snapshotText = readFileSync(join(dir, file), "utf8");
+          unbuilt = unbuiltLazyGroups(snapshotText);
+        }
       } catch (error) {
         // still being written: not JSON yet
         if (tries > 240) throw error;
       }
     }
+    // The snapshot's full collection freed yaml: its source text is not in the heap.
+    const yamlSource = readFileSync(fileURLToPath(new URL("../../bundle/yaml.cjs", import.meta.url)), "utf8");
+    assert.ok(yamlSource.length > 100_000, "bundle/yaml.cjs is not the yaml package");
+    assert.ok(
+      !snapshotText.includes(JSON.stringify(yamlSource.slice(0, 400)).slice(1, -1)),
+      "the idle daemon holds yaml's source",
+    );
     const expected = {
       "plugin.llm": 17,
       "plugin.memory": 9,

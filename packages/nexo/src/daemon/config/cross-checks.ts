@@ -4,8 +4,8 @@
  * than again as the failures it causes elsewhere.
  */
 import { readFileSync } from "node:fs";
-import { parseDocument } from "yaml";
 import type { ConfigIssue } from "../../config/index.js";
+import { yamlLibrary } from "../../config/yaml-library.js";
 import type { LlmConfig } from "../../engine/providers/llm-config.js";
 import type { AgentsFile } from "./agents.js";
 import { describeBinding } from "./agents.js";
@@ -200,7 +200,7 @@ function keylessProviders(
 /** The variable a `${VAR}` / `${VAR:-default}` reference at `path` of a YAML file names, if any. */
 function referencedVariable(file: string, path: readonly (string | number)[]): string | undefined {
   try {
-    const raw = parseDocument(readFileSync(file, "utf8")).getIn(path);
+    const raw = yamlLibrary().parseDocument(readFileSync(file, "utf8")).getIn(path);
     return typeof raw === "string" ? /\$\{([A-Za-z_][A-Za-z0-9_]*)/.exec(raw)?.[1] : undefined;
   } catch {
     return undefined;

@@ -4,7 +4,8 @@
  * comments. New list entries and mappings are written in block style even where the file had an
  * empty flow collection (`agents: []`), which is what an operator would have typed.
  */
-import { type Document, isMap, isSeq, type YAMLMap, type YAMLSeq } from "yaml";
+import type { Document, YAMLMap, YAMLSeq } from "yaml";
+import { yamlLibrary } from "../../config/yaml-library.js";
 
 /** Keys to set; `null` removes a key. */
 export type Patch<T> = { [K in keyof T]?: T[K] | null };
@@ -28,7 +29,7 @@ export function withoutRemovals(patch: object): Record<string, unknown> {
 /** Appends `value` to the list at `path`, creating the list when it is missing. */
 export function appendToList(doc: Document.Parsed, path: readonly string[], value: unknown): void {
   const list = doc.getIn(path, true);
-  if (isSeq(list)) {
+  if (yamlLibrary().isSeq(list)) {
     if (list.items.length === 0) (list as YAMLSeq).flow = false;
     list.items.push(doc.createNode(value));
     return;
@@ -38,6 +39,7 @@ export function appendToList(doc: Document.Parsed, path: readonly string[], valu
 
 /** The index of the list entry at `path` whose `id` is `id`, or -1. */
 export function indexById(doc: Document.Parsed, path: readonly string[], id: string): number {
+  const { isMap, isSeq } = yamlLibrary();
   const list = doc.getIn(path, true);
   if (!isSeq(list)) return -1;
   return list.items.findIndex((item) => isMap(item) && (item as YAMLMap).get("id") === id);
@@ -45,6 +47,7 @@ export function indexById(doc: Document.Parsed, path: readonly string[], id: str
 
 /** Makes the mapping at `path` a block mapping, creating it when missing (so `servers: {}` can grow). */
 export function ensureBlockMapping(doc: Document.Parsed, path: readonly string[]): void {
+  const { isMap } = yamlLibrary();
   const node = doc.getIn(path, true);
   if (isMap(node)) {
     if (node.items.length === 0) (node as YAMLMap).flow = false;
