@@ -90,6 +90,28 @@ function pointYamlRequest(text, request) {
   return text.replace(line, `const YAML_REQUEST = ${JSON.stringify(request)};`);
 }
 
+/**
+ * better-sqlite3 in the ES module bundle: required through createRequire rather than imported.
+ * An `import` of a CommonJS package makes Node load its CommonJS export lexer (cjs-module-lexer)
+ * to find the package's named exports, and keep it with its state for the process's life; a
+ * require() needs none of it, and the bundle only ever used the default export, which is
+ * `module.exports` either way (store/db.ts).
+ */
+const sqliteRequired = {
+  name: "sqlite-required",
+  setup(builder) {
+    builder.onResolve({ filter: /^better-sqlite3$/ }, () => ({
+      path: "better-sqlite3",
+      namespace: "sqlite-required",
+    }));
+    builder.onLoad({ filter: /.*/, namespace: "sqlite-required" }, () => ({
+      contents:
+        'import { createRequire } from "node:module";\nexport default createRequire(import.meta.url)("better-sqlite3");\n',
+      loader: "js",
+    }));
+  },
+};
+
 const nexo = fileURLToPath(new URL("../packages/nexo/", import.meta.url));
 const outdir = `${nexo}bundle`;
 rmSync(outdir, { recursive: true, force: true });
@@ -107,7 +129,7 @@ await build({
     js: "import { createRequire as __nexoCreateRequire } from 'node:module'; const require = __nexoCreateRequire(import.meta.url);",
   },
   sourcemap: "linked",
-  plugins: [englishZodMessages, yamlBesideTheBundle],
+  plugins: [englishZodMessages, yamlBesideTheBundle, sqliteRequired],
   logLevel: "warning",
 });
 await build({

@@ -17,7 +17,8 @@
  * module's source for the process's life, as two-byte text (twice the bytes) when one character
  * of it is not ASCII (scripts/bundle-cli.mjs, asciiComments). yaml is no ES module of the daemon:
  * the config parse loads bundle/yaml.cjs through require and lets it go (config/yaml-library.ts),
- * so the heap snapshot holds none of its source.
+ * so the heap snapshot holds none of its source. better-sqlite3 is required, not imported: an
+ * import of a CommonJS package loads Node's CommonJS export lexer for the process's life.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -158,6 +159,12 @@ test("nexo start on the local broker is ready without the NATS client, the AppSe
       assert.ok(!sources.includes(template), `${template} is loaded before ready`);
     assert.ok(!sources.includes("node_modules/yaml/"), "yaml is loaded as an ES module chunk");
     assert.ok(loadedAtReady.includes("require:./yaml.cjs"), "the config was parsed without bundle/yaml.cjs");
+    assert.ok(loadedAtReady.includes("require:better-sqlite3"), "better-sqlite3 was not required");
+    assert.deepEqual(
+      loadedAtReady.filter((entry) => entry.startsWith("file:") && entry.includes("/better-sqlite3/")),
+      [],
+      "better-sqlite3 is imported as an ES module dependency",
+    );
     const twoByte = chunks.filter((file) => /[\u0080-\uffff]/.test(readFileSync(file, "utf8")));
     assert.deepEqual(twoByte, [], "chunks with non-ASCII text");
 
