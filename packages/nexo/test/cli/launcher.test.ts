@@ -100,25 +100,35 @@ describe("bin/nexo", () => {
     assert.deepEqual((await launch(launcher, ["app-server"])).argv, ESM("app-server"));
   });
 
-  test("starts the daemon with one V8 worker thread and two malloc arenas, unless the operator chose", async () => {
-    // This stand-in also prints the malloc setting it was started with.
+  test("starts the daemon with one V8 worker thread, two malloc arenas and a fixed mmap threshold, unless the operator chose", async () => {
+    // This stand-in also prints the malloc settings it was started with.
     writeFileSync(
       fakeNode,
-      `#!/bin/sh\nprintf '%s\\0' "$$" "MALLOC_ARENA_MAX=$MALLOC_ARENA_MAX" "$@"\nexit 7\n`,
+      `#!/bin/sh\nprintf '%s\\0' "$$" "MALLOC_ARENA_MAX=$MALLOC_ARENA_MAX" "MALLOC_MMAP_THRESHOLD_=$MALLOC_MMAP_THRESHOLD_" "$@"\nexit 7\n`,
     );
+    const DAEMON = ["MALLOC_ARENA_MAX=2", "MALLOC_MMAP_THRESHOLD_=49152", "--v8-pool-size=1"];
     const run = await launch(launcher, ["start", "--foreground"]);
-    assert.deepEqual(run.argv, ["MALLOC_ARENA_MAX=2", "--v8-pool-size=1", ...ESM("start", "--foreground")]);
+    assert.deepEqual(run.argv, [...DAEMON, ...ESM("start", "--foreground")]);
     assert.equal(run.pid, run.childPid, "node runs in the launcher's own process (exec)");
     assert.equal(run.code, 7);
-    const chosen = await launch(launcher, ["start"], { MALLOC_ARENA_MAX: "4" });
-    assert.deepEqual(chosen.argv, ["MALLOC_ARENA_MAX=4", "--v8-pool-size=1", ...ESM("start")]);
+    const chosen = await launch(launcher, ["start"], {
+      MALLOC_ARENA_MAX: "4",
+      MALLOC_MMAP_THRESHOLD_: "131072",
+    });
+    assert.deepEqual(chosen.argv, [
+      "MALLOC_ARENA_MAX=4",
+      "MALLOC_MMAP_THRESHOLD_=131072",
+      "--v8-pool-size=1",
+      ...ESM("start"),
+    ]);
     // The global --log-format before the command (both spellings) is the same daemon launch.
     for (const global of [["--log-format", "json"], ["--log-format=json"]]) {
       const json = await launch(launcher, [...global, "start"]);
-      assert.deepEqual(json.argv, ["MALLOC_ARENA_MAX=2", "--v8-pool-size=1", ...ESM(...global, "start")]);
+      assert.deepEqual(json.argv, [...DAEMON, ...ESM(...global, "start")]);
     }
     assert.deepEqual((await launch(launcher, ["--log-format", "json", "agent"])).argv, [
       "MALLOC_ARENA_MAX=",
+      "MALLOC_MMAP_THRESHOLD_=",
       ...ESM("--log-format", "json", "agent"),
     ]);
   });
