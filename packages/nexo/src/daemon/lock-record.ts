@@ -8,21 +8,28 @@
  */
 import { formatIssues } from "@nexo/wire";
 import { z } from "zod";
+import { disposableSchema } from "../config/disposable-schema.js";
 import { type IdentityVerdict, judgeIdentity, type ProcessIdentity } from "../process/identity.js";
 
-/** The JSON inside `daemon.lock` (and inside a takeover marker, which records the taker). */
-export const LockRecordSchema = z.looseObject({
-  pid: z.number().int().min(1),
-  /** When the lock was taken, RFC 3339 in UTC. */
-  started_at: z.iso.datetime({ offset: true }),
-  hostname: z.string(),
-  boot_id: z.string().nullable(),
-  pid_namespace: z.string().nullable(),
-  /** The owner's start time in clock ticks since boot (/proc/<pid>/stat field 22). */
-  process_start: z.string().nullable(),
-  /** Unique per acquisition, so `release` can tell its own lock from a successor's. */
-  lock_id: z.string().min(1),
-});
+/**
+ * The JSON inside `daemon.lock` (and inside a takeover marker, which records the taker). Read when
+ * a lock is taken, released or inspected, never while the daemon idles: built on use and let go
+ * (config/disposable-schema.ts; its date-time check alone is ~30 KB of heap).
+ */
+export const LockRecordSchema = disposableSchema(() =>
+  z.looseObject({
+    pid: z.number().int().min(1),
+    /** When the lock was taken, RFC 3339 in UTC. */
+    started_at: z.iso.datetime({ offset: true }),
+    hostname: z.string(),
+    boot_id: z.string().nullable(),
+    pid_namespace: z.string().nullable(),
+    /** The owner's start time in clock ticks since boot (/proc/<pid>/stat field 22). */
+    process_start: z.string().nullable(),
+    /** Unique per acquisition, so `release` can tell its own lock from a successor's. */
+    lock_id: z.string().min(1),
+  }),
+);
 export type LockRecord = z.infer<typeof LockRecordSchema>;
 
 export function lockRecordFor(identity: ProcessIdentity, lockId: string, now = new Date()): LockRecord {

@@ -7,23 +7,27 @@
  */
 import * as admin from "@nexo/wire/schemas/admin";
 import { z } from "zod";
+import { disposableSchema } from "../config/disposable-schema.js";
 import { yamlLibrary } from "../config/yaml-library.js";
 
 /** The largest SKILL.md nexo reads or writes: a skill is prompt text, not a data file. */
 export const MAX_SKILL_FILE_BYTES = 256 * 1024;
 
-const FrontMatterSchema = z.looseObject({
-  display_name: z.string().optional(),
-  description: z.string().optional(),
-  max_chars: z.int().positive().optional(),
-  requires: z
-    .looseObject({
-      bins: z.array(z.string()).optional(),
-      env: z.array(z.string()).optional(),
-      mode: admin.SkillDepsModeSchema.optional(),
-    })
-    .optional(),
-});
+/** Read with each SKILL.md, at a config load or an admin call: built on use and let go (config/disposable-schema.ts). */
+const FrontMatterSchema = disposableSchema(() =>
+  z.looseObject({
+    display_name: z.string().optional(),
+    description: z.string().optional(),
+    max_chars: z.int().positive().optional(),
+    requires: z
+      .looseObject({
+        bins: z.array(z.string()).optional(),
+        env: z.array(z.string()).optional(),
+        mode: admin.SkillDepsModeSchema.optional(),
+      })
+      .optional(),
+  }),
+);
 
 /** What a SKILL.md says, front matter and body. */
 export interface SkillContent {

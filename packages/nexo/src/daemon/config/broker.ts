@@ -7,6 +7,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { type BrokerConfig, BrokerConfigSchema } from "../../broker/config.js";
+import { disposableSchema } from "../../config/disposable-schema.js";
 
 export const DEFAULT_BROKER_CONFIG: BrokerConfig = { type: "local" };
 
@@ -23,19 +24,24 @@ const BROKER_KEYS = new Set([
   "queue_depth",
 ]);
 
-/** Closed like every file, but a missing `broker:` wrapper gets its own explanation. */
-export const BrokerFileSchema = z
-  .looseObject({ broker: BrokerConfigSchema.default(DEFAULT_BROKER_CONFIG) })
-  .superRefine((file, ctx) => {
-    for (const key of Object.keys(file)) {
-      if (key === "broker") continue;
-      const hint = BROKER_KEYS.has(key)
-        ? ` (broker settings go under a "broker:" key: broker: { ${key}: ... })`
-        : "";
-      ctx.addIssue({ code: "custom", path: [key], message: `unknown key "${key}"${hint}` });
-    }
-  })
-  .transform((file) => ({ broker: file.broker }));
+/**
+ * Closed like every file, but a missing `broker:` wrapper gets its own explanation. Built on use
+ * and let go, like the other config files' schemas (config/disposable-schema.ts).
+ */
+export const BrokerFileSchema = disposableSchema(() =>
+  z
+    .looseObject({ broker: BrokerConfigSchema.default(DEFAULT_BROKER_CONFIG) })
+    .superRefine((file, ctx) => {
+      for (const key of Object.keys(file)) {
+        if (key === "broker") continue;
+        const hint = BROKER_KEYS.has(key)
+          ? ` (broker settings go under a "broker:" key: broker: { ${key}: ... })`
+          : "";
+        ctx.addIssue({ code: "custom", path: [key], message: `unknown key "${key}"${hint}` });
+      }
+    })
+    .transform((file) => ({ broker: file.broker })),
+);
 export type BrokerFile = z.output<typeof BrokerFileSchema>;
 
 /** Makes a NATS `creds_file` absolute against the config dir, so the broker never guesses the cwd. */
