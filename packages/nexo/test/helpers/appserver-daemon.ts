@@ -46,7 +46,12 @@ export function startAppServerDaemon(dir: string, token: string): AppServerDaemo
         }
       }
     });
-    child.on("close", () => reject(new Error(`nexo start exited:\n${stderr}`)));
+    // A daemon that exits first (a config it refuses) settles the URL now: the 45 s timer left
+    // pending would keep the test file's process alive that long after its tests.
+    child.on("close", () => {
+      clearTimeout(timer);
+      reject(new Error(`nexo start exited:\n${stderr}`));
+    });
   });
   return { child, url, exited, stderr: () => stderr };
 }
