@@ -322,8 +322,19 @@ export class MockLlmServer {
     model: string,
   ): Promise<void> {
     const pause = entry.delay_ms ?? 0;
+    // A pause ends when the response closes (the client went away, or close() dropped the
+    // connection): nobody is left to answer, and the timer (a script may ask for minutes) would
+    // otherwise keep the process that hosts the mock alive after its last test.
+    const gone = new AbortController();
+    if (res.destroyed || req.socket.destroyed) gone.abort();
+    else res.once("close", () => gone.abort());
+    const paused = (): Promise<boolean> =>
+      delay(pause, undefined, { signal: gone.signal }).then(
+        () => true,
+        () => false,
+      );
     if (entry.status !== undefined) {
-      if (pause) await delay(pause);
+      if (pause && !(await paused())) return;
       const headers: Record<string, string> = { ...entry.headers };
       if (entry.retry_after !== undefined) headers["retry-after"] = String(entry.retry_after);
       return this.sendError(res, protocol, entry.status, entry.message, model, { body: entry.body, headers });
@@ -336,7 +347,7 @@ export class MockLlmServer {
     const created = Math.floor(Date.now() / 1000);
     const streaming = (body as { stream?: unknown }).stream === true;
     if (!streaming) {
-      if (pause) await delay(pause);
+      if (pause && !(await paused())) return;
       if (entry.disconnect_after !== undefined) {
         req.socket.destroy();
         return;
@@ -376,7 +387,7 @@ export class MockLlmServer {
         req.socket.destroy();
         return;
       }
-      if (pause && i > 0) await delay(pause);
+      if (pause && i > 0 && !(await paused())) return;
       if (res.destroyed) return;
       // Waiting for each write to reach the socket keeps a later destroy() from discarding
       // events the script says were sent.
