@@ -17,7 +17,8 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { AppServerErrorCode as Code, type SkillInfo, skillsMethods } from "@nexo/wire/schemas/appserver";
-import { type Document, isScalar, isSeq } from "yaml";
+import type { Document } from "yaml";
+import { yamlLibrary } from "../../../config/yaml-library.js";
 import { SKILLS_DIR } from "../../../daemon/config/skills.js";
 import { indexById } from "../../../daemon/services/yaml-patch.js";
 import {
@@ -95,6 +96,9 @@ function setListed(doc: Document.Parsed, agentId: string, name: string, listed: 
   if (index < 0) return; // gone since it was read: the whole-directory check reports nothing to do
   const path = ["agents", index, "skills"];
   const list = doc.getIn(path, true);
+  // The copy of yaml the daemon loads for a parse and lets go (config/yaml-library.ts), not a
+  // second one kept by this module: node kinds are told apart by symbol, across copies.
+  const { isScalar, isSeq } = yamlLibrary();
   if (!isSeq(list)) {
     if (listed) doc.setIn(path, doc.createNode([name]));
     return;
