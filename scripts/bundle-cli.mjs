@@ -80,14 +80,27 @@ const yamlBesideTheBundle = {
       contents: pointYamlRequest(readFileSync(args.path, "utf8"), "./yaml.cjs"),
       loader: "js",
     }));
+    // config/toml-source.ts loads smol-toml the same way, from bundle/smol-toml.cjs.
+    builder.onLoad({ filter: /[\\/]config[\\/]toml-source\.js$/ }, (args) => ({
+      contents: pointRequest(
+        readFileSync(args.path, "utf8"),
+        'const TOML_REQUEST = "smol-toml";',
+        "TOML_REQUEST",
+        "./smol-toml.cjs",
+      ),
+      loader: "js",
+    }));
   },
 };
 
 /** The module's text with its require target replaced; fails the build if the line moved. */
 function pointYamlRequest(text, request) {
-  const line = 'const YAML_REQUEST = "yaml";';
-  if (!text.includes(line)) throw new Error(`config/yaml-library.js no longer has \`${line}\``);
-  return text.replace(line, `const YAML_REQUEST = ${JSON.stringify(request)};`);
+  return pointRequest(text, 'const YAML_REQUEST = "yaml";', "YAML_REQUEST", request);
+}
+
+function pointRequest(text, line, name, request) {
+  if (!text.includes(line)) throw new Error(`a bundled module no longer has \`${line}\``);
+  return text.replace(line, `const ${name} = ${JSON.stringify(request)};`);
 }
 
 /**
@@ -133,7 +146,7 @@ await build({
   logLevel: "warning",
 });
 await build({
-  entryPoints: { yaml: "yaml" },
+  entryPoints: { yaml: "yaml", "smol-toml": "smol-toml" },
   absWorkingDir: nexo,
   outdir,
   outExtension: { ".js": ".cjs" },

@@ -6,15 +6,42 @@
  * array-of-tables entry, array element and value starts. It only has to follow valid TOML, which
  * keeps it simple: strings are skipped whole so their contents are never mistaken for keys.
  */
-import { parse, TomlDate, TomlError } from "smol-toml";
+import { createRequire } from "node:module";
+import type * as SmolToml from "smol-toml";
 import { ConfigError, type PathSegment } from "./errors.js";
 import type { Locator, ParsedSource, SourcePos } from "./locate.js";
 
+type TomlLibrary = typeof SmolToml;
+
+/** What require() loads: the bundle script rewrites this line to bundle/smol-toml.cjs. */
+const TOML_REQUEST = "smol-toml";
+
+let held: WeakRef<TomlLibrary> | undefined;
+
+/**
+ * smol-toml, loaded for a parse and not kept after, the way config/yaml-library.ts loads yaml
+ * (its header says why): an idle daemon parsed its TOML files at start and parses again only on a
+ * reload or an edit, and an imported ES module would stay loaded for the process's life. Held
+ * through a WeakRef and taken out of require's cache, so a collection after the work frees it.
+ * Each parse uses one copy's `TomlDate` and `TomlError` throughout, so `instanceof` stays right.
+ */
+function tomlLibrary(): TomlLibrary {
+  const alive = held?.deref();
+  if (alive !== undefined) return alive;
+  const require = createRequire(import.meta.url);
+  const before = new Set(Object.keys(require.cache));
+  const loaded = require(TOML_REQUEST) as TomlLibrary;
+  for (const key of Object.keys(require.cache)) if (!before.has(key)) delete require.cache[key];
+  held = new WeakRef(loaded);
+  return loaded;
+}
+
 /** Parses TOML into plain data (dates become ISO strings); throws a `ConfigError` on a syntax error. */
 export function parseTomlSource(text: string, file: string | undefined): ParsedSource {
+  const { parse, TomlDate, TomlError } = tomlLibrary();
   let data: unknown;
   try {
-    data = plainDates(parse(text));
+    data = plainDates(parse(text), TomlDate);
   } catch (error) {
     if (!(error instanceof TomlError)) throw error;
     const firstLine = error.message.split("\n", 1)[0] ?? error.message;
@@ -46,12 +73,12 @@ export function parseTomlSource(text: string, file: string | undefined): ParsedS
  * TOML dates are `TomlDate` objects; config schemas see the ISO text instead, so that one set of
  * zod schemas validates YAML and TOML files alike.
  */
-function plainDates(value: unknown): unknown {
+function plainDates(value: unknown, TomlDate: TomlLibrary["TomlDate"]): unknown {
   if (value instanceof TomlDate) return value.toISOString();
-  if (Array.isArray(value)) return value.map(plainDates);
+  if (Array.isArray(value)) return value.map((item) => plainDates(item, TomlDate));
   if (value !== null && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = plainDates(item);
+    for (const [key, item] of Object.entries(value)) out[key] = plainDates(item, TomlDate);
     return out;
   }
   return value;

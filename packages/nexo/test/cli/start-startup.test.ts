@@ -159,6 +159,11 @@ test("nexo start on the local broker is ready without the NATS client, the AppSe
       assert.ok(!sources.includes(template), `${template} is loaded before ready`);
     assert.ok(!sources.includes("node_modules/yaml/"), "yaml is loaded as an ES module chunk");
     assert.ok(loadedAtReady.includes("require:./yaml.cjs"), "the config was parsed without bundle/yaml.cjs");
+    assert.ok(!sources.includes("node_modules/smol-toml/"), "smol-toml is loaded as an ES module chunk");
+    assert.ok(
+      loadedAtReady.includes("require:./smol-toml.cjs"),
+      "the plugin manifests were parsed without bundle/smol-toml.cjs",
+    );
     assert.ok(loadedAtReady.includes("require:better-sqlite3"), "better-sqlite3 was not required");
     assert.deepEqual(
       loadedAtReady.filter((entry) => entry.startsWith("file:") && entry.includes("/better-sqlite3/")),
