@@ -9,6 +9,7 @@
  */
 import { createRequire } from "node:module";
 import pino from "pino";
+import { isoTime } from "./iso-time.js";
 import type { LogFormat } from "./log-format.js";
 
 type LevelWithSilent = pino.LevelWithSilent;
@@ -83,7 +84,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       level,
       base: { pid: process.pid, ...options.base },
       redact: { paths: REDACTED_PATHS, censor: "[REDACTED]" },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      // pino.stdTimeFunctions.isoTime's text, without toISOString's ICU time-zone lookup (iso-time.ts).
+      timestamp: () => `,"time":"${isoTime()}"`,
     },
     options.destination ?? (pretty ? prettyStderr() : pino.destination({ fd: 2, sync: true })),
   );

@@ -26,6 +26,7 @@ const LAYERS: readonly (readonly string[])[] = [
     "paths.ts",
     "log.ts",
     "log-format.ts",
+    "iso-time.ts",
     "conversation.ts",
     "permissions.ts",
     "secrets",

@@ -42,3 +42,15 @@ test("secrets under well-known keys are redacted", () => {
   assert.equal((lines[0]!.provider as { name: string }).name, "x");
   assert.equal(lines[0]!.api_key, "[REDACTED]");
 });
+
+test("every line carries its time as toISOString writes it, taken when the line is written", () => {
+  const { logger, lines } = capture("info");
+  const before = Date.now();
+  logger.info("stamped");
+  const after = Date.now();
+  const time = lines[0]!.time as string;
+  assert.equal(typeof time, "string");
+  assert.equal(new Date(time).toISOString(), time);
+  const ms = Date.parse(time);
+  assert.ok(ms >= before && ms <= after, `${time} not within the call`);
+});

@@ -6,6 +6,7 @@
  */
 import { formatIssues } from "@nexo/wire";
 import { v7 as uuidv7 } from "uuid";
+import { isoTime } from "../iso-time.js";
 import { BrokerError, describeError } from "./errors.js";
 import { type BrokerEvent, type BrokerEventInit, BrokerEventSchema } from "./types.js";
 
@@ -18,7 +19,7 @@ export function createEvent(init: BrokerEventInit): BrokerEvent {
   return {
     ...rest,
     id: id ?? uuidv7(),
-    timestamp: timestamp ?? new Date().toISOString(),
+    timestamp: timestamp ?? isoTime(),
     payload: payload ?? {},
   };
 }

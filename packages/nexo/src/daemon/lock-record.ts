@@ -9,6 +9,7 @@
 import { formatIssues } from "@nexo/wire";
 import { z } from "zod";
 import { disposableSchema } from "../config/disposable-schema.js";
+import { isoTime } from "../iso-time.js";
 import { type IdentityVerdict, judgeIdentity, type ProcessIdentity } from "../process/identity.js";
 
 /**
@@ -35,7 +36,7 @@ export type LockRecord = z.infer<typeof LockRecordSchema>;
 export function lockRecordFor(identity: ProcessIdentity, lockId: string, now = new Date()): LockRecord {
   return {
     pid: identity.pid,
-    started_at: now.toISOString(),
+    started_at: isoTime(now),
     hostname: identity.hostname,
     boot_id: identity.bootId,
     pid_namespace: identity.pidNamespace,

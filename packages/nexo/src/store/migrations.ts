@@ -3,6 +3,7 @@
  * that records it in `schema_migrations`, so it is applied exactly once and either fully or not at
  * all, even when two processes open the same file at the same moment.
  */
+import { isoTime } from "../iso-time.js";
 import type { Connection } from "./db.js";
 import { StoreError } from "./errors.js";
 
@@ -84,7 +85,7 @@ export function migrate(
         db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
           migration.version,
           migration.name,
-          now().toISOString(),
+          isoTime(now()),
         );
         return true;
       })

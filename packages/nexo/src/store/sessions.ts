@@ -11,6 +11,7 @@ import { isAbsolute } from "node:path";
 import type { Statement } from "better-sqlite3";
 import { v7 as uuidv7 } from "uuid";
 import { z } from "zod";
+import { isoTime } from "../iso-time.js";
 import {
   APPROVAL_MODES,
   type ApprovalGrant,
@@ -284,7 +285,7 @@ export class SessionRepository {
     const sets: string[] = [];
     const params: Record<string, unknown> = {
       id: requireId("id", id),
-      updated_at: this.#now().toISOString(),
+      updated_at: isoTime(this.#now()),
     };
     if (changes.title !== undefined) {
       sets.push("title = @title");

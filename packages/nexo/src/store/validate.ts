@@ -1,5 +1,6 @@
 /** Argument checks shared by the repositories; each failure is a StoreError("invalid_argument"). */
 import { formatIssues, type IssueLike } from "@nexo/wire";
+import { isoTime } from "../iso-time.js";
 import { StoreError } from "./errors.js";
 
 /** A value as it should read in an error message (strings quoted, NaN and undefined named). */
@@ -31,14 +32,17 @@ export function resolveLimit(limit: unknown, defaultLimit: number, max: number):
   return Math.min(limit, max);
 }
 
-/** A timestamp given as a Date or an ISO-8601 string, stored as `toISOString()` so text order is time order. */
+/**
+ * A timestamp given as a Date or an ISO-8601 string, stored as `toISOString()` writes it so text
+ * order is time order (written by isoTime, which spares the process ICU's time-zone names).
+ */
 export function timestamp(name: string, value: Date | string | undefined, now: () => Date): string {
-  if (value === undefined) return now().toISOString();
+  if (value === undefined) return isoTime(now());
   const date = typeof value === "string" ? new Date(value) : value;
   if (!(date instanceof Date) || Number.isNaN(date.getTime())) {
     throw new StoreError("invalid_argument", `${name} must be a valid date, got ${show(value)}`);
   }
-  return date.toISOString();
+  return isoTime(date);
 }
 
 /**

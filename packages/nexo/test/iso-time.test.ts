@@ -1,0 +1,59 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { isoTime } from "../src/iso-time.js";
+
+/** The range a Date can hold: ±8.64e15 ms around the epoch (years -271821 to 275760). */
+const LIMIT = 8.64e15;
+
+function same(ms: number): void {
+  assert.equal(isoTime(ms), new Date(ms).toISOString(), `at ${ms}`);
+  assert.equal(isoTime(new Date(ms)), new Date(ms).toISOString(), `a Date at ${ms}`);
+}
+
+test("isoTime writes what toISOString writes at the edges of the year formats and of the range", () => {
+  const edges = [
+    0,
+    -1,
+    1,
+    LIMIT,
+    -LIMIT,
+    Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+    Date.UTC(10000, 0, 1),
+    Date.UTC(0, 0, 1) - 1, // the last millisecond of year -1
+    new Date("0000-01-01T00:00:00.000Z").getTime(),
+    new Date("-000001-12-31T23:59:59.999Z").getTime(),
+    Date.UTC(2024, 1, 29, 12, 0, 0, 5), // a leap day
+    Date.UTC(1969, 11, 31, 23, 59, 59, 999),
+    0.9, // a fraction of a millisecond is dropped by the Date
+    -0.5,
+  ];
+  for (const ms of edges) same(ms);
+});
+
+test("isoTime writes what toISOString writes for random instants across the whole range and near now", () => {
+  for (let i = 0; i < 20_000; i++) same(Math.trunc((Math.random() * 2 - 1) * LIMIT));
+  for (let i = 0; i < 20_000; i++) same(Date.now() + Math.trunc((Math.random() * 2 - 1) * 1e12));
+});
+
+test("isoTime takes now when given nothing", () => {
+  const before = Date.now();
+  const stamped = Date.parse(isoTime());
+  assert.ok(stamped >= before && stamped <= Date.now(), `${stamped} not within [${before}, ${Date.now()}]`);
+});
+
+test("an invalid date throws the RangeError toISOString throws", () => {
+  for (const bad of [Number.NaN, LIMIT + 1, -LIMIT - 1, Number.POSITIVE_INFINITY, new Date("not a date")]) {
+    const expected = (() => {
+      try {
+        (typeof bad === "number" ? new Date(bad) : bad).toISOString();
+      } catch (error) {
+        return error as RangeError;
+      }
+      throw new Error("toISOString accepted it");
+    })();
+    assert.throws(
+      () => isoTime(bad),
+      (error: unknown) => error instanceof RangeError && error.message === expected.message,
+    );
+  }
+});
