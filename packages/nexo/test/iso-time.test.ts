@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { isoTime } from "../src/iso-time.js";
+import { withoutLocalDateMethods } from "./helpers/local-date-methods.js";
 
 /** The range a Date can hold: ±8.64e15 ms around the epoch (years -271821 to 275760). */
 const LIMIT = 8.64e15;
@@ -56,4 +57,13 @@ test("an invalid date throws the RangeError toISOString throws", () => {
       (error: unknown) => error instanceof RangeError && error.message === expected.message,
     );
   }
+});
+
+test("isoTime calls none of the Date methods that look up the local time zone", () => {
+  const expected = new Date(1_700_000_000_123).toISOString();
+  withoutLocalDateMethods(() => {
+    assert.equal(isoTime(1_700_000_000_123), expected);
+    assert.equal(isoTime(new Date(1_700_000_000_123)), expected);
+    assert.throws(() => new Date(0).toISOString(), /toISOString was called/);
+  });
 });

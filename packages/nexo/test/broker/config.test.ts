@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { BrokerConfigSchema, createBroker } from "../../src/broker/config.js";
 import { BrokerError } from "../../src/broker/errors.js";
-import { decodeEvent, encodeEvent } from "../../src/broker/event.js";
+import { createEvent, decodeEvent, encodeEvent } from "../../src/broker/event.js";
+import { withoutLocalDateMethods } from "../helpers/local-date-methods.js";
 
 function issuesOf(config: unknown): string[] {
   const result = BrokerConfigSchema.safeParse(config);
@@ -145,5 +146,17 @@ describe("event encoding", () => {
         error.code === "invalid_event" &&
         /cannot be encoded as JSON/.test(error.message),
     );
+  });
+});
+
+describe("createEvent", () => {
+  it("stamps the event now, as toISOString writes it, without the Date methods that reach ICU's time-zone data", () => {
+    const before = Date.now();
+    let stamped = "";
+    withoutLocalDateMethods(() => {
+      stamped = createEvent({ topic: "nexo.test", source: "test" }).timestamp;
+    });
+    assert.equal(new Date(stamped).toISOString(), stamped);
+    assert.ok(Date.parse(stamped) >= before && Date.parse(stamped) <= Date.now());
   });
 });

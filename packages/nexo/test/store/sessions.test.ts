@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { isStoreError, Store } from "../../src/store/index.js";
+import { withoutLocalDateMethods } from "../helpers/local-date-methods.js";
 
 let root: string;
 before(() => {
@@ -251,5 +252,32 @@ describe("sessions", () => {
     assert.ok(store.sessions.get(early.id));
     assert.deepEqual(store.sessions.children(parent.id), []);
     store.close();
+  });
+});
+
+describe("timestamps", () => {
+  it("a new store file is migrated and written without the Date methods that reach ICU's time-zone data", () => {
+    const path = join(root, "stamps.db");
+    withoutLocalDateMethods(() => {
+      const store = Store.open(path);
+      const session = store.sessions.create({
+        agentId: "kate",
+        createdAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 6)),
+      });
+      store.sessions.update(session.id, { title: "renamed" });
+      store.transcripts.append(session.id, { role: "user", content: "hello" });
+      store.close();
+    });
+    const db = new Database(path, { readonly: true });
+    const row = db.prepare("SELECT created_at, updated_at FROM sessions").get() as {
+      created_at: string;
+      updated_at: string;
+    };
+    const applied = db.prepare("SELECT applied_at FROM schema_migrations").all() as { applied_at: string }[];
+    db.close();
+    assert.equal(row.created_at, "2026-01-02T03:04:05.006Z");
+    assert.equal(new Date(row.updated_at).toISOString(), row.updated_at);
+    assert.ok(applied.length > 0);
+    for (const { applied_at } of applied) assert.equal(new Date(applied_at).toISOString(), applied_at);
   });
 });
