@@ -10,6 +10,8 @@ import { runInNewContext } from "node:vm";
 import { z } from "zod";
 import { disposableSchema } from "../../src/config/disposable-schema.js";
 import { AgentsFileSchema } from "../../src/daemon/config/agents.js";
+import { AppServerFileSchema } from "../../src/daemon/config/appserver.js";
+import { DEFAULT_MEMORY_CONFIG, MemoryFileSchema } from "../../src/daemon/config/memory.js";
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
@@ -58,4 +60,23 @@ test("a config file's schema is one of them: agents.yaml's parses the same after
   const duplicate = AgentsFileSchema.safeParse({ agents: [file.agents[0], file.agents[0]] });
   assert.equal(duplicate.success, false);
   assert.match(JSON.stringify(duplicate.error?.issues), /duplicate/i);
+});
+
+test("memory.yaml's schema is one of them, and the defaults written out are what it gives an empty file", async () => {
+  assert.deepEqual(MemoryFileSchema.parse({}), DEFAULT_MEMORY_CONFIG);
+  await collect();
+  assert.deepEqual(MemoryFileSchema.parse({}), DEFAULT_MEMORY_CONFIG);
+  const inverted = MemoryFileSchema.safeParse({ long_term: { recall: { default_limit: 9, max_limit: 3 } } });
+  assert.equal(inverted.success, false);
+  assert.match(JSON.stringify(inverted.error?.issues), /larger than max_limit/);
+});
+
+test("appserver.yaml's schema is one of them: it parses and refuses the same after a collection", async () => {
+  const file = { listen: "ws://127.0.0.1:9100", external_channels: { tg: { transport: "websocket" } } };
+  const first = AppServerFileSchema.parse(file);
+  await collect();
+  assert.deepEqual(AppServerFileSchema.parse(file), first);
+  const wrong = AppServerFileSchema.safeParse({ external_channels: { fs: { transport: "subprocess" } } });
+  assert.equal(wrong.success, false);
+  assert.match(JSON.stringify(wrong.error?.issues), /needs a command/);
 });

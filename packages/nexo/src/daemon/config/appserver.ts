@@ -22,6 +22,7 @@
  * comment-preserving writer.
  */
 import { z } from "zod";
+import { disposableSchema } from "../../config/disposable-schema.js";
 import type { Env } from "../../config/index.js";
 import { ListenError, type ListenPlan, parseListen } from "./appserver-listen.js";
 
@@ -30,55 +31,65 @@ export const DEFAULT_APPROVAL_TIMEOUT_S = 120;
 /** A channel name: what adapters declare as `channelAdapter.channelName`. */
 export const EXTERNAL_CHANNEL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-export const ExternalChannelEntrySchema = z
-  .strictObject({
-    enabled: z.boolean().optional(),
-    transport: z.enum(["websocket", "subprocess"]),
-    /** subprocess only: the adapter's program and its arguments. */
-    command: z.string().min(1).optional(),
-    args: z.array(z.string()).optional(),
-    /** subprocess only: where it runs; relative to the workspace. Default: the workspace. */
-    working_directory: z.string().min(1).optional(),
-    /** subprocess only: added to the server's environment. */
-    env: z.record(z.string(), z.string()).optional(),
-  })
-  .superRefine((entry, ctx) => {
-    if (entry.transport === "subprocess" && entry.command === undefined) {
-      ctx.addIssue({ code: "custom", path: ["command"], message: "a subprocess channel needs a command" });
-    }
-    if (entry.transport === "websocket") {
-      for (const key of ["command", "args", "working_directory", "env"] as const) {
-        if (entry[key] !== undefined) {
-          ctx.addIssue({
-            code: "custom",
-            path: [key],
-            message: `${key} is for subprocess channels; a websocket adapter connects by itself`,
-          });
+/**
+ * appserver.yaml's schemas, built on use and freed once no parse holds them
+ * (config/disposable-schema.ts): the file is parsed at start, on reload, by `nexo app-server` and by
+ * the AppServer's config methods, never at idle.
+ */
+function buildSchemas() {
+  const ExternalChannelEntrySchema = z
+    .strictObject({
+      enabled: z.boolean().optional(),
+      transport: z.enum(["websocket", "subprocess"]),
+      /** subprocess only: the adapter's program and its arguments. */
+      command: z.string().min(1).optional(),
+      args: z.array(z.string()).optional(),
+      /** subprocess only: where it runs; relative to the workspace. Default: the workspace. */
+      working_directory: z.string().min(1).optional(),
+      /** subprocess only: added to the server's environment. */
+      env: z.record(z.string(), z.string()).optional(),
+    })
+    .superRefine((entry, ctx) => {
+      if (entry.transport === "subprocess" && entry.command === undefined) {
+        ctx.addIssue({ code: "custom", path: ["command"], message: "a subprocess channel needs a command" });
+      }
+      if (entry.transport === "websocket") {
+        for (const key of ["command", "args", "working_directory", "env"] as const) {
+          if (entry[key] !== undefined) {
+            ctx.addIssue({
+              code: "custom",
+              path: [key],
+              message: `${key} is for subprocess channels; a websocket adapter connects by itself`,
+            });
+          }
         }
       }
-    }
+    });
+  const AppServerFileSchema = z.strictObject({
+    /** stdio://, ws://HOST:PORT or ws+stdio://HOST:PORT (appserver-listen.ts); the daemon takes ws:// only. */
+    listen: z.string().min(1).optional(),
+    /** Required as `?token=` on the WebSocket; required for a non-loopback listen. */
+    token: z.string().min(1).optional(),
+    /** The agent of agents.yaml whose model, tools and plugins answer threads (nexo start). */
+    agent: z.string().min(1).optional(),
+    /** How long an approval request waits for an answer. Default 120 s. */
+    approval_timeout_s: z.number().positive().max(86_400).optional(),
+    /** Whether `welcome/suggestions` asks the model (default true); `workspace/config/update` edits it. */
+    welcome_suggestions: z.boolean().optional(),
+    /** The channel adapters accepted, by channel name. */
+    external_channels: z
+      .record(
+        z.string().regex(EXTERNAL_CHANNEL_NAME, "a channel name is letters, digits, _ . - (up to 64)"),
+        ExternalChannelEntrySchema,
+      )
+      .optional(),
   });
-export type ExternalChannelEntry = z.infer<typeof ExternalChannelEntrySchema>;
 
-export const AppServerFileSchema = z.strictObject({
-  /** stdio://, ws://HOST:PORT or ws+stdio://HOST:PORT (appserver-listen.ts); the daemon takes ws:// only. */
-  listen: z.string().min(1).optional(),
-  /** Required as `?token=` on the WebSocket; required for a non-loopback listen. */
-  token: z.string().min(1).optional(),
-  /** The agent of agents.yaml whose model, tools and plugins answer threads (nexo start). */
-  agent: z.string().min(1).optional(),
-  /** How long an approval request waits for an answer. Default 120 s. */
-  approval_timeout_s: z.number().positive().max(86_400).optional(),
-  /** Whether `welcome/suggestions` asks the model (default true); `workspace/config/update` edits it. */
-  welcome_suggestions: z.boolean().optional(),
-  /** The channel adapters accepted, by channel name. */
-  external_channels: z
-    .record(
-      z.string().regex(EXTERNAL_CHANNEL_NAME, "a channel name is letters, digits, _ . - (up to 64)"),
-      ExternalChannelEntrySchema,
-    )
-    .optional(),
-});
+  return { ExternalChannelEntrySchema, AppServerFileSchema };
+}
+export const ExternalChannelEntrySchema = disposableSchema(() => buildSchemas().ExternalChannelEntrySchema);
+export type ExternalChannelEntry = z.infer<typeof ExternalChannelEntrySchema>;
+export const AppServerFileSchema = disposableSchema(() => buildSchemas().AppServerFileSchema);
 export type AppServerFile = z.infer<typeof AppServerFileSchema>;
 
 /** The token to require: the file's, else NEXO_APPSERVER_TOKEN. */
