@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { isoTime } from "../src/iso-time.js";
 import { withoutLocalDateMethods } from "./helpers/local-date-methods.js";
 
@@ -66,4 +69,24 @@ test("isoTime calls none of the Date methods that look up the local time zone", 
     assert.equal(isoTime(new Date(1_700_000_000_123)), expected);
     assert.throws(() => new Date(0).toISOString(), /toISOString was called/);
   });
+});
+
+/** Files allowed to call a `toISOString`: smol-toml's TomlDate has its own, which writes TOML's date forms. */
+const OWN_TO_ISO_STRING = new Set(["config/toml-source.ts"]);
+
+test("no source file stamps a time with Date.prototype.toISOString, toJSON or toUTCString", () => {
+  // One such call anywhere on the daemon's paths pages ICU's time-zone names in for the process's
+  // life (~0.9 MB, docs/performance.md "Eighth pass (b)"); isoTime() writes the same text.
+  const src = fileURLToPath(new URL("../src/", import.meta.url));
+  const offenders: string[] = [];
+  for (const entry of readdirSync(src, { recursive: true, encoding: "utf8" })) {
+    if (!entry.endsWith(".ts") || OWN_TO_ISO_STRING.has(entry)) continue;
+    const text = readFileSync(join(src, entry), "utf8");
+    text.split("\n").forEach((line, index) => {
+      const code = line.replace(/\/\/.*$/, "").replace(/^\s*\*.*$/, "");
+      if (/\.toISOString\(|\.toUTCString\(|\bnew Date\([^)]*\)\.toJSON\(/.test(code))
+        offenders.push(`${entry}:${index + 1}`);
+    });
+  }
+  assert.deepEqual(offenders, [], "use isoTime() from src/iso-time.ts");
 });

@@ -12,6 +12,7 @@ import { HubEvents } from "../doors/appserver/hub/events.js";
 import { listenHubApi } from "../doors/appserver/hub/http.js";
 import { hubDir, hubLockPath } from "../doors/appserver/hub/paths.js";
 import { ManagedAppServers } from "../doors/appserver/hub/registry.js";
+import { isoTime } from "../iso-time.js";
 import { createLogger } from "../log.js";
 import { NEXO_VERSION } from "../version.js";
 
@@ -81,7 +82,7 @@ export async function runHub(flags: HubFlags, env: NodeJS.ProcessEnv): Promise<v
   try {
     mkdirSync(hubDir(), { recursive: true, mode: 0o700 });
     lock = await acquireLockFile(hubLockPath(), {
-      extra: { apiBaseUrl: api.baseUrl, token, startedAt: new Date().toISOString(), version: NEXO_VERSION },
+      extra: { apiBaseUrl: api.baseUrl, token, startedAt: isoTime(), version: NEXO_VERSION },
       mode: 0o600,
       holder: "nexo hub",
       subject: `the hub lock`,

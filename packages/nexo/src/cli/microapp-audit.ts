@@ -8,6 +8,7 @@ import { join } from "node:path";
 import * as admin from "@nexo/wire/schemas/admin";
 import { ConfigError, loadConfigFile } from "../config/index.js";
 import { DaemonFileSchema, resolveDaemonSettings } from "../daemon/config/daemon.js";
+import { isoTime } from "../iso-time.js";
 import { DATABASE_FILE, defaultStateDir } from "../paths.js";
 import { type AuditRow, MAX_AUDIT_TAIL_LIMIT, Store } from "../store/index.js";
 
@@ -106,7 +107,7 @@ const COLUMNS = ["started", "microapp", "method", "capability", "result", "code"
 
 export function formatAuditTable(rows: readonly AuditRow[]): string {
   const cells = rows.map((row) => [
-    new Date(row.started_at_ms).toISOString(),
+    isoTime(row.started_at_ms),
     row.microapp_id,
     row.method,
     row.capability,

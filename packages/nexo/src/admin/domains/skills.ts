@@ -8,6 +8,7 @@
  */
 import { InternalError, InvalidParamsError } from "@nexo/wire";
 import type { admin } from "@nexo/wire/schemas";
+import { isoTime } from "../../iso-time.js";
 import { type Skill, SkillFileError, SkillNameError, SkillPathError } from "../../skills/index.js";
 import { defineAdminDomain } from "../domain.js";
 import { viaService } from "../service-errors.js";
@@ -24,7 +25,7 @@ export const skillsDomain = defineAdminDomain({
               name: skill.name,
               ...(skill.displayName === undefined ? {} : { display_name: skill.displayName }),
               ...(skill.description === undefined ? {} : { description: skill.description }),
-              updated_at: skill.updatedAt.toISOString(),
+              updated_at: isoTime(skill.updatedAt),
               // A SKILL.md that cannot be read is still listed, with why (a loose field).
               ...(skill.problem === undefined ? {} : { problem: skill.problem }),
             })),
@@ -84,7 +85,7 @@ function skillRecord(skill: Skill): admin.SkillRecord {
     name: skill.name,
     ...(skill.displayName === undefined ? {} : { display_name: skill.displayName }),
     ...(skill.description === undefined ? {} : { description: skill.description }),
-    updated_at: skill.updatedAt.toISOString(),
+    updated_at: isoTime(skill.updatedAt),
     body: skill.body,
     ...(skill.maxChars === undefined ? {} : { max_chars: skill.maxChars }),
     requires: skill.requires ?? {},

@@ -10,6 +10,7 @@
  */
 import type { z } from "zod";
 import { LlmConfigSchema } from "../../engine/providers/llm-config.js";
+import { isoTime } from "../../iso-time.js";
 import { AgentsFileSchema } from "../config/agents.js";
 import { configSkillStore } from "../config/skills.js";
 import { type TenantSchema, TenantsFileSchema } from "../config/tenants.js";
@@ -85,7 +86,7 @@ export class TenantsService {
       const index = indexById(doc, TENANTS, id);
       created = index < 0;
       if (created)
-        appendToList(doc, TENANTS, { id, ...withoutRemovals(fields), created_at: this.now().toISOString() });
+        appendToList(doc, TENANTS, { id, ...withoutRemovals(fields), created_at: isoTime(this.now()) });
       else patchMapping(doc, [...TENANTS, index], fields);
     });
     return { tenant: await this.get(id), created, reload: edit.reload };

@@ -16,6 +16,7 @@ import { writeFileAtomic } from "../../config/index.js";
 import type { DaemonAppServer } from "../../daemon/config/appserver.js";
 import type { Daemon } from "../../daemon/daemon.js";
 import { type Component, Part } from "../../daemon/lifecycle.js";
+import { isoTime } from "../../iso-time.js";
 import type { Logger } from "../../log.js";
 import { APPSERVER_ENDPOINT_FILE } from "../../paths.js";
 import { NEXO_VERSION } from "../../version.js";
@@ -87,7 +88,7 @@ export function appServerDoor(
 
 /** Where local clients (`nexo chat --config DIR`) find this AppServer; the token is not written. */
 async function publishEndpoint(stateDir: string, url: string, agent: string): Promise<void> {
-  const endpoint = { url, pid: process.pid, agent, startedAt: new Date().toISOString() };
+  const endpoint = { url, pid: process.pid, agent, startedAt: isoTime() };
   await writeFileAtomic(join(stateDir, APPSERVER_ENDPOINT_FILE), `${JSON.stringify(endpoint)}\n`, {
     mode: 0o600,
   });

@@ -5,6 +5,7 @@
  * daemon's (injected here), which knows the conversation behind the session.
  */
 import * as admin from "@nexo/wire/schemas/admin";
+import { isoTime } from "../../iso-time.js";
 import type { Tool, ToolContext } from "../types.js";
 import { oneLine, stringArg } from "./tool-output.js";
 
@@ -72,7 +73,7 @@ export function createEscalateTool(raise: RaiseEscalation): Tool {
         urgency: args.urgency ?? DEFAULT_ESCALATION_URGENCY,
         ...(args.context === undefined ? {} : { context: args.context }),
       });
-      const since = new Date(requestedAtMs).toISOString();
+      const since = isoTime(requestedAtMs);
       return created
         ? { output: "Escalated: an operator has been notified and will follow up.", metadata: { created } }
         : {

@@ -26,6 +26,7 @@ import {
   TimeoutError,
 } from "@nexo/wire";
 import * as microapp from "@nexo/wire/schemas/microapp";
+import { isoTime } from "../../iso-time.js";
 import { createLogger } from "../../log.js";
 import { NEXO_VERSION } from "../../version.js";
 import { settlesWithin } from "../bounded-wait.js";
@@ -418,7 +419,7 @@ export class MicroappHost extends EventEmitter<MicroappHostEvents> {
   }
 
   private record(code: string, message: string): void {
-    this.lastError = { code, message, at: new Date().toISOString() };
+    this.lastError = { code, message, at: isoTime() };
   }
 
   private recordError(error: unknown): void {

@@ -16,6 +16,7 @@ import type { JsonRpcPeer } from "@nexo/wire";
 import * as microapp from "@nexo/wire/schemas/microapp";
 import type { HookRunner } from "../../engine/hooks.js";
 import type { ToolRegistry } from "../../engine/tools/registry.js";
+import { isoTime } from "../../iso-time.js";
 import { createLogger } from "../../log.js";
 import type { ProcessGroupRegistry } from "../reaper.js";
 import type { RestartPolicy } from "../restart-policy.js";
@@ -292,7 +293,7 @@ export class MicroappManager {
     const id = definition.id;
     if (report.missingRequired.length > 0) {
       const refusal = new MicroappRefusedError(id, report.missingRequired);
-      slot.refusal = { code: refusal.code, message: refusal.message, at: new Date().toISOString() };
+      slot.refusal = { code: refusal.code, message: refusal.message, at: isoTime() };
       this.logger.error({ microapp: id, missing: report.missingRequired }, refusal.message);
       return;
     }
@@ -314,7 +315,7 @@ export class MicroappManager {
       slot.refusal = {
         code: "microapp_invalid",
         message: (error as Error).message,
-        at: new Date().toISOString(),
+        at: isoTime(),
       };
       this.logger.error({ microapp: id, err: (error as Error).message }, "microapp cannot be hosted");
       return;

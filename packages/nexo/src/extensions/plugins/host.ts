@@ -21,6 +21,7 @@ import {
 } from "@nexo/wire";
 import * as plugin from "@nexo/wire/schemas/plugin";
 import { SchemaValidators } from "../../engine/tools/schema-validator.js";
+import { isoTime } from "../../iso-time.js";
 import { createLogger } from "../../log.js";
 import { NEXO_VERSION } from "../../version.js";
 import { buildLaunchSpec, type LaunchInput, type LaunchSpec } from "../launch.js";
@@ -400,7 +401,7 @@ export class PluginHost extends EventEmitter<PluginHostEvents> {
   }
 
   private record(code: string, message: string): void {
-    this.lastError = { code, message, at: new Date().toISOString() };
+    this.lastError = { code, message, at: isoTime() };
   }
 
   private recordError(error: unknown): void {

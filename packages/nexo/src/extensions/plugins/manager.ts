@@ -19,6 +19,7 @@ import type { HookRunner } from "../../engine/hooks.js";
 import type { ProviderRegistry } from "../../engine/providers/registry.js";
 import type { ToolRegistry } from "../../engine/tools/registry.js";
 import type { AgentMemory } from "../../engine/types.js";
+import { isoTime } from "../../iso-time.js";
 import { createLogger } from "../../log.js";
 import type { VectorBackendRegistry } from "../../memory/vector.js";
 import type { ProcessGroupRegistry } from "../../process/registry.js";
@@ -389,6 +390,6 @@ function record(code: string, error: unknown): PluginErrorRecord {
   return {
     code,
     message: error instanceof Error ? error.message : String(error),
-    at: new Date().toISOString(),
+    at: isoTime(),
   };
 }

@@ -4,6 +4,7 @@
  */
 import type { WorkspaceConfigRegion } from "@nexo/wire/schemas/appserver";
 import type { DaemonServices } from "../../../daemon/services/index.js";
+import { isoTime } from "../../../iso-time.js";
 import type { Call } from "../family.js";
 import type { AppServerHost } from "../host.js";
 
@@ -30,5 +31,5 @@ export function announceConfigChange(
   source: string,
   regions: WorkspaceConfigRegion[],
 ): void {
-  host.broadcast("workspace/configChanged", { source, regions, changedAt: new Date().toISOString() });
+  host.broadcast("workspace/configChanged", { source, regions, changedAt: isoTime() });
 }

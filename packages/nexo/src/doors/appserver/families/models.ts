@@ -9,6 +9,7 @@ import { stat } from "node:fs/promises";
 import { type ModelCatalogItem, type ModelListResult, modelMethods } from "@nexo/wire/schemas/appserver";
 import { ServiceError } from "../../../daemon/services/errors.js";
 import type { DaemonServices } from "../../../daemon/services/index.js";
+import { isoTime } from "../../../iso-time.js";
 import { defineFamily } from "../family.js";
 import { managesConfig, servicesOf } from "./managed.js";
 
@@ -16,7 +17,7 @@ import { managesConfig, servicesOf } from "./managed.js";
 async function writtenAt(services: DaemonServices, name: "agents" | "llm"): Promise<string> {
   const location = await services.config.locate(name);
   const info = location.exists ? await stat(location.path).catch(() => undefined) : undefined;
-  return (info?.mtime ?? new Date()).toISOString();
+  return isoTime(info?.mtime);
 }
 
 export async function listModels(services: DaemonServices): Promise<ModelListResult> {

@@ -17,6 +17,7 @@
 
 import { realpath } from "node:fs/promises";
 import { appServerMethods } from "@nexo/wire/schemas/appserver";
+import { isoTime } from "../../../iso-time.js";
 import { suggestionFlags } from "../capability-flags.js";
 import { appServerErrors } from "../errors.js";
 import { defineFamily } from "../family.js";
@@ -89,7 +90,7 @@ export const suggestionsFamily = defineFamily({
         return {
           items: [],
           source: "none" as const,
-          generatedAt: new Date().toISOString(),
+          generatedAt: isoTime(),
           fingerprint: "disabled",
         };
       }

@@ -6,6 +6,7 @@
  * comment line every 15 s keeps idle connections (and proxies) from timing out.
  */
 import type { ServerResponse } from "node:http";
+import { isoTime } from "../../../iso-time.js";
 
 export type HubEventKind =
   | "hub.stopping"
@@ -37,7 +38,7 @@ export class HubEvents {
   }
 
   emit(kind: HubEventKind, workspacePath: string | null, data: Record<string, unknown> = {}): void {
-    const event = { kind, at: new Date().toISOString(), workspacePath, data };
+    const event = { kind, at: isoTime(), workspacePath, data };
     const frame = `event: ${kind}\ndata: ${JSON.stringify(event)}\n\n`;
     for (const subscriber of this.subscribers) subscriber.write(frame);
   }

@@ -23,6 +23,7 @@ import {
 } from "@nexo/wire/schemas/appserver";
 import type { z } from "zod";
 import { bearerToken, constantTimeEqual } from "../../../daemon/http-auth.js";
+import { isoTime } from "../../../iso-time.js";
 import type { Logger } from "../../../log.js";
 import type { HubEvents } from "./events.js";
 import { HubError, type ManagedAppServers } from "./registry.js";
@@ -47,7 +48,7 @@ export interface HubApi {
 }
 
 export async function listenHubApi(options: HubApiOptions, port = 0): Promise<HubApi> {
-  const startedAt = new Date().toISOString();
+  const startedAt = isoTime();
   let baseUrl = "";
   const status = (): HubStatus => ({
     hubVersion: options.version,

@@ -5,6 +5,7 @@
  * `source: "none"` and no items, never an error, since the screen works without suggestions.
  */
 import type { WelcomeSuggestionsResult } from "@nexo/wire/schemas/appserver";
+import { isoTime } from "../../../iso-time.js";
 import type { Logger } from "../../../log.js";
 import type { ThreadModel } from "../threads/service.js";
 import { askModel } from "./ask-model.js";
@@ -82,7 +83,7 @@ export class WelcomeSuggestions {
     const none = (): WelcomeSuggestionsResult => ({
       items: [],
       source: "none",
-      generatedAt: new Date().toISOString(),
+      generatedAt: isoTime(),
       fingerprint: summary.fingerprint,
     });
     let answer: string;

@@ -27,6 +27,7 @@ import type { TurnEvent } from "../../../engine/events.js";
 import type { AgentSession } from "../../../engine/session.js";
 import type { HubEvent } from "../../../engine/thread-hub.js";
 import type { ChatMessage, ContentBlock } from "../../../engine/types.js";
+import { isoTime } from "../../../iso-time.js";
 import type { Logger } from "../../../log.js";
 import type { AppServerConnection } from "../connection.js";
 import { appServerErrors } from "../errors.js";
@@ -81,7 +82,7 @@ interface RunningTurn {
   done: Promise<void>;
 }
 
-const now = (): string => new Date().toISOString();
+const now = (): string => isoTime();
 
 export class LiveThread {
   readonly id: string;

@@ -25,6 +25,7 @@ import type {
   TurnStatus,
 } from "@nexo/wire/schemas/appserver";
 import type { TurnEvent, TurnFailure } from "../../../engine/events.js";
+import { isoTime } from "../../../iso-time.js";
 import { fileChangeOfResult, plannedFileChange } from "./file-changes.js";
 import { itemId } from "./history.js";
 
@@ -44,7 +45,7 @@ interface OpenCall {
   fileChange?: Item;
 }
 
-const now = (): string => new Date().toISOString();
+const now = (): string => isoTime();
 
 /** The error item's machine-readable code for an engine failure. */
 function errorCode(failure: TurnFailure): string {

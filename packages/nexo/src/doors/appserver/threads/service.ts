@@ -24,6 +24,7 @@ import type { AgentSession } from "../../../engine/session.js";
 import type { ToolHost } from "../../../engine/session-types.js";
 import type { SessionService } from "../../../engine/sessions/service.js";
 import type { LlmProvider, SubAgentHomes } from "../../../engine/types.js";
+import { isoTime } from "../../../iso-time.js";
 import type { Logger } from "../../../log.js";
 import type { Session, Store } from "../../../store/index.js";
 import type { ConnectedAdapter } from "../channel-adapters.js";
@@ -310,7 +311,7 @@ export class ThreadService {
       session = (await this.open(threadId)).session;
     } else {
       const sessions = await this.db();
-      const now = new Date().toISOString();
+      const now = isoTime();
       const record: Session = {
         id: `ephemeral-${randomUUID()}`,
         agentId: this.agentId,
