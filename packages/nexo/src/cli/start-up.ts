@@ -1,11 +1,12 @@
 /**
  * What every `nexo` process does first, however it was started (the ES module entry main.ts, or a
- * startup snapshot's entry, snapshot-start.ts): the V8 flag below, then the secrets taken out of
- * the environment. A snapshot's entry runs this when the process starts, never while the snapshot
+ * startup snapshot's entry, snapshot-start.ts): the V8 flag below, then the launcher's own settings
+ * and the secrets taken out of the environment. A snapshot's entry runs this when the process starts, never while the snapshot
  * is built, so no environment of the build is kept in it.
  */
 import { setFlagsFromString } from "node:v8";
 import { type CapturedEnvironment, captureSecrets } from "../secrets/index.js";
+import { forgetLauncherTuning } from "./launcher-env.js";
 
 export async function startUp(): Promise<CapturedEnvironment> {
   // Node's fetch (every model call) parses HTTP with llhttp compiled to WebAssembly. After a
@@ -16,6 +17,10 @@ export async function startUp(): Promise<CapturedEnvironment> {
   // command in the baseline tier; a long stream or a daemon still earns the optimized code. Set
   // before any WebAssembly is compiled.
   setFlagsFromString("--wasm-tiering-budget=18000000");
+
+  // The launcher's malloc settings for the daemon have been read by glibc already; they are not
+  // the operator's, so neither the start-up view nor any child sees them (cli/launcher-env.ts).
+  forgetLauncherTuning();
 
   // Before anything reads the environment or starts a child: secrets leave process.env and
   // /proc/<pid>/environ, and the start-up view handed to the commands keeps them (secrets/capture.ts).

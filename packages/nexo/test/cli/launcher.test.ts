@@ -104,9 +104,15 @@ describe("bin/nexo", () => {
     // This stand-in also prints the malloc settings it was started with.
     writeFileSync(
       fakeNode,
-      `#!/bin/sh\nprintf '%s\\0' "$$" "MALLOC_ARENA_MAX=$MALLOC_ARENA_MAX" "MALLOC_MMAP_THRESHOLD_=$MALLOC_MMAP_THRESHOLD_" "$@"\nexit 7\n`,
+      `#!/bin/sh\nprintf '%s\\0' "$$" "MALLOC_ARENA_MAX=$MALLOC_ARENA_MAX" "MALLOC_MMAP_THRESHOLD_=$MALLOC_MMAP_THRESHOLD_" "NEXO_LAUNCHER_SET=\${NEXO_LAUNCHER_SET-unset}" "$@"\nexit 7\n`,
     );
-    const DAEMON = ["MALLOC_ARENA_MAX=2", "MALLOC_MMAP_THRESHOLD_=49152", "--v8-pool-size=1"];
+    // The launcher names what it set, so that the daemon takes it back out of its environment.
+    const DAEMON = [
+      "MALLOC_ARENA_MAX=2",
+      "MALLOC_MMAP_THRESHOLD_=49152",
+      "NEXO_LAUNCHER_SET=MALLOC_ARENA_MAX MALLOC_MMAP_THRESHOLD_",
+      "--v8-pool-size=1",
+    ];
     const run = await launch(launcher, ["start", "--foreground"]);
     assert.deepEqual(run.argv, [...DAEMON, ...ESM("start", "--foreground")]);
     assert.equal(run.pid, run.childPid, "node runs in the launcher's own process (exec)");
@@ -118,6 +124,15 @@ describe("bin/nexo", () => {
     assert.deepEqual(chosen.argv, [
       "MALLOC_ARENA_MAX=4",
       "MALLOC_MMAP_THRESHOLD_=131072",
+      "NEXO_LAUNCHER_SET=",
+      "--v8-pool-size=1",
+      ...ESM("start"),
+    ]);
+    const oneChosen = await launch(launcher, ["start"], { MALLOC_ARENA_MAX: "4" });
+    assert.deepEqual(oneChosen.argv, [
+      "MALLOC_ARENA_MAX=4",
+      "MALLOC_MMAP_THRESHOLD_=49152",
+      "NEXO_LAUNCHER_SET=MALLOC_MMAP_THRESHOLD_",
       "--v8-pool-size=1",
       ...ESM("start"),
     ]);
@@ -129,6 +144,7 @@ describe("bin/nexo", () => {
     assert.deepEqual((await launch(launcher, ["--log-format", "json", "agent"])).argv, [
       "MALLOC_ARENA_MAX=",
       "MALLOC_MMAP_THRESHOLD_=",
+      "NEXO_LAUNCHER_SET=unset",
       ...ESM("--log-format", "json", "agent"),
     ]);
   });
