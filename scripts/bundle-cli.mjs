@@ -42,6 +42,82 @@ const builtinsRequired = {
 };
 
 /**
+ * In the ES module bundle, a static `import` of a Node built-in becomes a require() of it, through
+ * the `require` every chunk's banner makes. An ES module import of a built-in builds the module's
+ * namespace, which reads every export, lazy getters included: `node:crypto`'s `webcrypto`,
+ * `node:util`'s `parseArgs` and `MIMEType`, `node:buffer`'s `File` each load Node internals
+ * (internal/crypto/webcrypto, internal/util/parse_args, internal/mime, internal/file) that the
+ * idle daemon never uses, kept for the process's life (docs/performance.md, "Seventh pass (c)" and
+ * "Eighth pass (a)"). A require() returns `module.exports` and reads nothing; esbuild turns the
+ * named imports into property reads of it (its CommonJS interop copies the export names as
+ * getters, without calling the built-in's own). `node:module` stays an import: the banner itself
+ * imports it to make `require`.
+ */
+const builtinsRequiredByImports = {
+  name: "builtins-required-by-imports",
+  setup(builder) {
+    builder.onResolve({ filter: /^node:/ }, (args) =>
+      (args.kind === "import-statement" || args.kind === "dynamic-import") && args.path !== "node:module"
+        ? { path: args.path, namespace: "builtin-required" }
+        : undefined,
+    );
+    builder.onLoad({ filter: /.*/, namespace: "builtin-required" }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});\n`,
+      loader: "js",
+    }));
+  },
+};
+
+/**
+ * Three top-level requires of the logger's dependencies, each moved to the one place that uses it,
+ * so that a process that never uses them does not load them (docs/performance.md, "Eighth pass
+ * (a)"). nexo logs through a synchronous pino destination (log.ts) or pino-pretty, never through a
+ * transport, yet loading pino loaded `thread-stream` (a transport's worker; it loads
+ * `worker_threads` and `assert`), `worker_threads` for `isMainThread` (read only for an
+ * asynchronous destination) and sonic-boom's `assert` (one check when a destination is closed).
+ * Each edit is the exact text of the package's file; the build fails if one is not found once,
+ * e.g. after an upgrade of the package.
+ */
+const DEFERRED_REQUIRES = [
+  {
+    file: /[\\/]node_modules[\\/]pino[\\/]lib[\\/]transport\.js$/,
+    edits: [
+      ["const ThreadStream = require('thread-stream')\n", ""],
+      ["new ThreadStream({", "new (require('thread-stream'))({"],
+    ],
+  },
+  {
+    file: /[\\/]node_modules[\\/]pino[\\/]lib[\\/]tools\.js$/,
+    edits: [
+      ["const { isMainThread } = require('worker_threads')\n", ""],
+      ["if (!opts.sync && isMainThread) {", "if (!opts.sync && require('worker_threads').isMainThread) {"],
+    ],
+  },
+  {
+    file: /[\\/]node_modules[\\/]sonic-boom[\\/]index\.js$/,
+    edits: [
+      ["const assert = require('assert')\n", ""],
+      ["  assert(typeof sonic.fd === 'number',", "  require('assert')(typeof sonic.fd === 'number',"],
+    ],
+  },
+];
+
+const requiresOnUse = {
+  name: "requires-on-use",
+  setup(builder) {
+    for (const { file, edits } of DEFERRED_REQUIRES)
+      builder.onLoad({ filter: file }, (args) => {
+        let text = readFileSync(args.path, "utf8");
+        for (const [from, to] of edits) {
+          if (text.split(from).length !== 2) throw new Error(`${args.path} no longer has \`${from.trim()}\` once`);
+          text = text.replace(from, to);
+        }
+        return { contents: text, loader: "js" };
+      });
+  },
+};
+
+/**
  * better-sqlite3 as a constructor that loads the real module on its first call (see
  * bundleSnapshotEntries): `new Database(...)` gets the real database, whose methods and types are
  * the module's own. Only the default export is used (store/db.ts).
@@ -142,7 +218,7 @@ await build({
     js: "import { createRequire as __nexoCreateRequire } from 'node:module'; const require = __nexoCreateRequire(import.meta.url);",
   },
   sourcemap: "linked",
-  plugins: [englishZodMessages, yamlBesideTheBundle, sqliteRequired],
+  plugins: [englishZodMessages, yamlBesideTheBundle, sqliteRequired, builtinsRequiredByImports, requiresOnUse],
   logLevel: "warning",
 });
 await build({

@@ -16,7 +16,15 @@
  * The worker's code is a self-contained string evaluated by `new Worker(…, {eval: true})`, so it
  * runs the same from the TypeScript sources, the tsc output and the esbuild bundle.
  */
-import { Worker } from "node:worker_threads";
+import { createRequire } from "node:module";
+import type { Worker } from "node:worker_threads";
+
+/**
+ * `node:worker_threads`, required when the first worker is made rather than imported: this module
+ * loads with the session code, and a daemon that never greps need not hold the built-in (an ES
+ * module import would also build its namespace; docs/performance.md, "Eighth pass (a)").
+ */
+const requireBuiltin = createRequire(import.meta.url);
 
 const MAX_BUSY = 4;
 const MAX_WAITING = 64;
@@ -83,6 +91,12 @@ interface Pending {
   reject(error: Error): void;
 }
 
+/** A new thread running WORKER_SOURCE. */
+function newWorker(): Worker {
+  const { Worker } = requireBuiltin("node:worker_threads") as typeof import("node:worker_threads");
+  return new Worker(WORKER_SOURCE, { eval: true });
+}
+
 /** One worker, lent to one search at a time. */
 export class MatchWorker {
   private readonly pending = new Map<number, Pending>();
@@ -93,7 +107,7 @@ export class MatchWorker {
   /** Resolves once the thread runs (its start-up does not count against a search's time limit). */
   readonly started: Promise<void>;
 
-  constructor(private readonly worker: Worker = new Worker(WORKER_SOURCE, { eval: true })) {
+  constructor(private readonly worker: Worker = newWorker()) {
     worker.on("message", (message: { id: number; results: MatchResult[] }) => {
       const entry = this.pending.get(message.id);
       this.pending.delete(message.id);
