@@ -51,13 +51,16 @@ const builtinsRequired = {
  * "Eighth pass (a)"). A require() returns `module.exports` and reads nothing; esbuild turns the
  * named imports into property reads of it (its CommonJS interop copies the export names as
  * getters, without calling the built-in's own). `node:module` stays an import: the banner itself
- * imports it to make `require`.
+ * imports it to make `require`. A dynamic `import("node:…")` is left as it is: in a split ES
+ * module bundle esbuild hands it a chunk whose only export is `default` (the built-in's
+ * `module.exports`), so `(await import("node:http")).request` would be undefined; those load on
+ * first use, not at start.
  */
 const builtinsRequiredByImports = {
   name: "builtins-required-by-imports",
   setup(builder) {
     builder.onResolve({ filter: /^node:/ }, (args) =>
-      (args.kind === "import-statement" || args.kind === "dynamic-import") && args.path !== "node:module"
+      args.kind === "import-statement" && args.path !== "node:module"
         ? { path: args.path, namespace: "builtin-required" }
         : undefined,
     );
