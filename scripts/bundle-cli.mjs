@@ -42,30 +42,68 @@ const builtinsRequired = {
 };
 
 /**
- * In the ES module bundle, a static `import` of a Node built-in becomes a require() of it, through
+ * In the ES module bundle, nexo's own static imports of Node built-ins become require()s, through
  * the `require` every chunk's banner makes. An ES module import of a built-in builds the module's
  * namespace, which reads every export, lazy getters included: `node:crypto`'s `webcrypto`,
  * `node:util`'s `parseArgs` and `MIMEType`, `node:buffer`'s `File` each load Node internals
  * (internal/crypto/webcrypto, internal/util/parse_args, internal/mime, internal/file) that the
  * idle daemon never uses, kept for the process's life (docs/performance.md, "Seventh pass (c)" and
- * "Eighth pass (a)"). A require() returns `module.exports` and reads nothing; esbuild turns the
- * named imports into property reads of it (its CommonJS interop copies the export names as
- * getters, without calling the built-in's own). `node:module` stays an import: the banner itself
- * imports it to make `require`. A dynamic `import("node:…")` is left as it is: in a split ES
- * module bundle esbuild hands it a chunk whose only export is `default` (the built-in's
- * `module.exports`), so `(await import("node:http")).request` would be undefined; those load on
- * first use, not at start.
+ * "Eighth pass (a)"). A require() returns `module.exports` and reads nothing, and the import's
+ * names become a destructuring of it: each reads the one property it names, once, as the import
+ * did. The rewrite is textual, on the compiled files (packages' dist/), whose imports tsc prints one
+ * a line at the top; the lines after the first other statement are left alone (the scaffolders'
+ * templates hold import lines in strings).
+ *
+ * Tried and dropped: resolving each built-in to a module of its own for esbuild (a CommonJS one
+ * gets esbuild's interop, a copy of the built-in's exports as getters in every importing file; an
+ * ES module one a chunk of its own per built-in): both loaded more than they saved. `node:module`
+ * stays an import (the banner imports it). Dependencies' imports are left as they are.
+ */
+function requireBuiltins(text) {
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (line === "" || /^(\/\/|\/\*| \*|\*\/)/.test(line)) continue;
+    if (!line.startsWith("import ")) break;
+    const match = /^import (.+) from (["'])(node:[^"']+)\2;$/.exec(line);
+    if (match === null || match[3] === "node:module") continue;
+    lines[i] = requireOf(match[1], match[3], line);
+  }
+  return lines.join("\n");
+}
+
+/** `import CLAUSE from "SPECIFIER";` as one `const` statement per binding form. */
+function requireOf(clause, specifier, line) {
+  const request = `require(${JSON.stringify(specifier)})`;
+  const named = /^(?:([\w$]+), )?\{([^}]*)\}$/.exec(clause);
+  const whole = /^(?:\* as )?([\w$]+)$/.exec(clause);
+  if (named !== null) {
+    const names = named[2]
+      .split(",")
+      .map((name) => name.trim())
+      .filter((name) => name !== "")
+      .map((name) => name.replace(/^([\w$]+) as ([\w$]+)$/, "$1: $2"));
+    // `default` would read `module.exports.default`, not the import's `module.exports`.
+    if (!names.every((name) => /^[\w$]+(: [\w$]+)?$/.test(name) && !/^default\b/.test(name)))
+      throw new Error(`cannot rewrite \`${line}\``);
+    const value = named[1] === undefined ? request : named[1];
+    return `${named[1] === undefined ? "" : `const ${named[1]} = ${request}; `}const { ${names.join(", ")} } = ${value};`;
+  }
+  if (whole !== null) return `const ${whole[1]} = ${request};`;
+  throw new Error(`cannot rewrite \`${line}\``);
+}
+
+/**
+ * Every compiled file of nexo's packages, and uuid's (its random source imports `node:crypto`),
+ * with their imports of built-ins rewritten (above). The two files yamlBesideTheBundle loads
+ * (listed before this plugin, so esbuild takes its contents) import no built-in but `node:module`.
  */
 const builtinsRequiredByImports = {
   name: "builtins-required-by-imports",
   setup(builder) {
-    builder.onResolve({ filter: /^node:/ }, (args) =>
-      args.kind === "import-statement" && args.path !== "node:module"
-        ? { path: args.path, namespace: "builtin-required" }
-        : undefined,
-    );
-    builder.onLoad({ filter: /.*/, namespace: "builtin-required" }, (args) => ({
-      contents: `module.exports = require(${JSON.stringify(args.path)});\n`,
+    const files = /[\\/](?:packages[\\/](?:[^\\/]+[\\/])+dist|node_modules[\\/]uuid[\\/]dist-node)[\\/].+\.js$/;
+    builder.onLoad({ filter: files }, (args) => ({
+      contents: requireBuiltins(readFileSync(args.path, "utf8")),
       loader: "js",
     }));
   },
