@@ -13,6 +13,7 @@
 // zod before its first answer (`nexo app-server`'s first `initialize`).
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
@@ -72,6 +73,8 @@ function requireBuiltins(text) {
   return lines.join("\n");
 }
 
+const requireHere = createRequire(import.meta.url);
+
 /** `import CLAUSE from "SPECIFIER";` as one `const` statement per binding form. */
 function requireOf(clause, specifier, line) {
   const request = `require(${JSON.stringify(specifier)})`;
@@ -86,6 +89,10 @@ function requireOf(clause, specifier, line) {
     // `default` would read `module.exports.default`, not the import's `module.exports`.
     if (!names.every((name) => /^[\w$]+(: [\w$]+)?$/.test(name) && !/^default\b/.test(name)))
       throw new Error(`cannot rewrite \`${line}\``);
+    // An import of a name the built-in lacks fails to link; a destructuring would give undefined.
+    const builtin = requireHere(specifier);
+    const missing = names.map((name) => name.split(":")[0]).filter((name) => !(name in builtin));
+    if (missing.length > 0) throw new Error(`${specifier} has no ${missing.join(", ")}: \`${line}\``);
     const value = named[1] === undefined ? request : named[1];
     return `${named[1] === undefined ? "" : `const ${named[1]} = ${request}; `}const { ${names.join(", ")} } = ${value};`;
   }
@@ -101,7 +108,8 @@ function requireOf(clause, specifier, line) {
 const builtinsRequiredByImports = {
   name: "builtins-required-by-imports",
   setup(builder) {
-    const files = /[\\/](?:packages[\\/](?:[^\\/]+[\\/])+dist|node_modules[\\/]uuid[\\/]dist-node)[\\/].+\.js$/;
+    const files =
+      /[\\/](?:packages[\\/](?:[^\\/]+[\\/])+dist|node_modules[\\/]uuid[\\/]dist-node)[\\/].+\.js$/;
     builder.onLoad({ filter: files }, (args) => ({
       contents: requireBuiltins(readFileSync(args.path, "utf8")),
       loader: "js",
@@ -150,7 +158,8 @@ const requiresOnUse = {
       builder.onLoad({ filter: file }, (args) => {
         let text = readFileSync(args.path, "utf8");
         for (const [from, to] of edits) {
-          if (text.split(from).length !== 2) throw new Error(`${args.path} no longer has \`${from.trim()}\` once`);
+          if (text.split(from).length !== 2)
+            throw new Error(`${args.path} no longer has \`${from.trim()}\` once`);
           text = text.replace(from, to);
         }
         return { contents: text, loader: "js" };
@@ -259,7 +268,13 @@ await build({
     js: "import { createRequire as __nexoCreateRequire } from 'node:module'; const require = __nexoCreateRequire(import.meta.url);",
   },
   sourcemap: "linked",
-  plugins: [englishZodMessages, yamlBesideTheBundle, sqliteRequired, builtinsRequiredByImports, requiresOnUse],
+  plugins: [
+    englishZodMessages,
+    yamlBesideTheBundle,
+    sqliteRequired,
+    builtinsRequiredByImports,
+    requiresOnUse,
+  ],
   logLevel: "warning",
 });
 await build({

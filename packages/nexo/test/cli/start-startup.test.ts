@@ -18,7 +18,10 @@
  * of it is not ASCII (scripts/bundle-cli.mjs, asciiComments). yaml is no ES module of the daemon:
  * the config parse loads bundle/yaml.cjs through require and lets it go (config/yaml-library.ts),
  * so the heap snapshot holds none of its source. better-sqlite3 is required, not imported: an
- * import of a CommonJS package loads Node's CommonJS export lexer for the process's life.
+ * import of a CommonJS package loads Node's CommonJS export lexer for the process's life. Node
+ * built-ins are required, not imported (an import's namespace reads every lazy getter: webcrypto,
+ * parseArgs, MIMEType, File), and pino's unused transport code (thread-stream, assert) is not
+ * loaded.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -36,10 +39,13 @@ const HOOKS = `export async function load(url, context, next) {
 }`;
 // Node 20's module hooks see `import`s only; what is loaded through `require` (prom-client, which
 // the daemon loads on first use with createRequire) is recorded by wrapping the CommonJS loader.
+// The Node built-ins loaded so far (process.moduleLoadList) are written when the heap snapshot is
+// asked for, right after ready.
 const REGISTER = `import Module, { register } from "node:module"; import { appendFileSync } from "node:fs";
 register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOKS)}`)});
 const load = Module._load;
-Module._load = function (request, ...rest) { appendFileSync(process.env.NEXO_TEST_LOAD_LOG, "require:" + request + "\\n"); return load.call(this, request, ...rest); };`;
+Module._load = function (request, ...rest) { appendFileSync(process.env.NEXO_TEST_LOAD_LOG, "require:" + request + "\\n"); return load.call(this, request, ...rest); };
+process.on("SIGUSR2", () => appendFileSync(process.env.NEXO_TEST_BUILTINS_LOG, process.moduleLoadList.join("\\n") + "\\n"));`;
 
 /**
  * The groups of the lazy schemas a heap snapshot holds unbuilt, with how many of each: a lazy
@@ -91,6 +97,7 @@ test("nexo start on the local broker is ready without the NATS client, the AppSe
   // The quickstart's tool plugin (three tools, each with an input_schema) on the scripted model.
   const dir = demoToolsConfigDir("nexo-start-startup-");
   const log = join(dir, "loaded.txt");
+  const builtinsLog = join(dir, "builtins.txt");
   const child = spawn(
     process.execPath,
     [
@@ -104,7 +111,13 @@ test("nexo start on the local broker is ready without the NATS client, the AppSe
     ],
     {
       cwd: dir,
-      env: { PATH: process.env.PATH, HOME: dir, NEXO_LOG: "info", NEXO_TEST_LOAD_LOG: log },
+      env: {
+        PATH: process.env.PATH,
+        HOME: dir,
+        NEXO_LOG: "info",
+        NEXO_TEST_LOAD_LOG: log,
+        NEXO_TEST_BUILTINS_LOG: builtinsLog,
+      },
       stdio: ["ignore", "ignore", "pipe"],
     },
   );
@@ -190,6 +203,21 @@ test("nexo start on the local broker is ready without the NATS client, the AppSe
         if (tries > 240) throw error;
       }
     }
+    // Node internals that only an ES module import's namespace of node:crypto, node:util or
+    // node:buffer loads (it reads every lazy getter), and the logger's unused dependencies
+    // (thread-stream's assert): the bundle requires built-ins and defers those requires
+    // (scripts/bundle-cli.mjs).
+    const builtins = readFileSync(builtinsLog, "utf8").split("\n");
+    assert.ok(builtins.includes("NativeModule crypto"), "the built-ins list was not written");
+    for (const unused of [
+      "NativeModule internal/crypto/webcrypto",
+      "NativeModule internal/util/parse_args/parse_args",
+      "NativeModule internal/mime",
+      "NativeModule internal/file",
+      "NativeModule assert",
+    ])
+      assert.ok(!builtins.includes(unused), `${unused} is loaded at ready`);
+
     // The snapshot's full collection freed yaml: its source text is not in the heap.
     const yamlSource = readFileSync(fileURLToPath(new URL("../../bundle/yaml.cjs", import.meta.url)), "utf8");
     assert.ok(yamlSource.length > 100_000, "bundle/yaml.cjs is not the yaml package");
