@@ -5,6 +5,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { formatIssues } from "@nexo/wire";
 import { z } from "zod";
+import { disposableSchema } from "../config/disposable-schema.js";
 import type { Logger } from "../log.js";
 import { MAX_QUEUE_DEPTH } from "./core.js";
 import { BrokerError } from "./errors.js";
@@ -28,71 +29,82 @@ function natsUrlProblem(text: string): string | undefined {
   return undefined;
 }
 
-const NatsUrlSchema = z.string().superRefine((text, context) => {
-  const problem = natsUrlProblem(text);
-  if (problem !== undefined) {
-    context.addIssue({
-      code: "custom",
-      message: `${problem}: expected a NATS server like nats://127.0.0.1:4222`,
-    });
-  }
-});
-
-const QueueDepthSchema = z.number().int().min(1).max(MAX_QUEUE_DEPTH);
-
-export const LocalBrokerConfigSchema = z.strictObject({
-  type: z.literal("local"),
-  /** Default per-subscriber queue depth. */
-  queue_depth: QueueDepthSchema.optional(),
-});
-
-export const NatsBrokerConfigSchema = z
-  .strictObject({
-    type: z.literal("nats"),
-    /** One server; use `servers` for a cluster. Exactly one of the two. */
-    url: NatsUrlSchema.optional(),
-    servers: z.array(NatsUrlSchema).min(1).optional(),
-    user: z.string().min(1).optional(),
-    pass: z.string().min(1).optional(),
-    token: z.string().min(1).optional(),
-    /** A NATS `.creds` file; relative paths are resolved against the config dir. */
-    creds_file: z.string().min(1).optional(),
-    /** The connection name shown by the server's monitoring. */
-    name: z.string().min(1).optional(),
-    queue_depth: QueueDepthSchema.optional(),
-  })
-  .superRefine((config, context) => {
-    if ((config.url === undefined) === (config.servers === undefined)) {
+/**
+ * broker.yaml's schemas, built fresh on each call. The exported ones below are stand-ins that
+ * build on use and let go (disposableSchema): the broker's config is parsed at start (createBroker,
+ * the config loader) and when the admin services edit it, never per message, and an idle daemon
+ * need not keep ~50 KB of zod objects for that.
+ */
+function buildBrokerConfigSchemas() {
+  const natsUrl = z.string().superRefine((text, context) => {
+    const problem = natsUrlProblem(text);
+    if (problem !== undefined) {
       context.addIssue({
         code: "custom",
-        path: config.url === undefined ? ["url"] : ["servers"],
-        message: "give exactly one of url and servers",
-      });
-    }
-    if ((config.user === undefined) !== (config.pass === undefined)) {
-      context.addIssue({
-        code: "custom",
-        path: config.user === undefined ? ["user"] : ["pass"],
-        message: "user and pass go together",
-      });
-    }
-    const methods = [
-      config.user !== undefined ? "user/pass" : undefined,
-      config.token !== undefined ? "token" : undefined,
-      config.creds_file !== undefined ? "creds_file" : undefined,
-    ].filter((method) => method !== undefined);
-    if (methods.length > 1) {
-      context.addIssue({
-        code: "custom",
-        message: `choose one way to authenticate, not ${methods.join(" and ")}`,
+        message: `${problem}: expected a NATS server like nats://127.0.0.1:4222`,
       });
     }
   });
 
-export const BrokerConfigSchema = z.discriminatedUnion("type", [
-  LocalBrokerConfigSchema,
-  NatsBrokerConfigSchema,
-]);
+  const queueDepth = z.number().int().min(1).max(MAX_QUEUE_DEPTH);
+
+  const local = z.strictObject({
+    type: z.literal("local"),
+    /** Default per-subscriber queue depth. */
+    queue_depth: queueDepth.optional(),
+  });
+
+  const nats = z
+    .strictObject({
+      type: z.literal("nats"),
+      /** One server; use `servers` for a cluster. Exactly one of the two. */
+      url: natsUrl.optional(),
+      servers: z.array(natsUrl).min(1).optional(),
+      user: z.string().min(1).optional(),
+      pass: z.string().min(1).optional(),
+      token: z.string().min(1).optional(),
+      /** A NATS `.creds` file; relative paths are resolved against the config dir. */
+      creds_file: z.string().min(1).optional(),
+      /** The connection name shown by the server's monitoring. */
+      name: z.string().min(1).optional(),
+      queue_depth: queueDepth.optional(),
+    })
+    .superRefine((config, context) => {
+      if ((config.url === undefined) === (config.servers === undefined)) {
+        context.addIssue({
+          code: "custom",
+          path: config.url === undefined ? ["url"] : ["servers"],
+          message: "give exactly one of url and servers",
+        });
+      }
+      if ((config.user === undefined) !== (config.pass === undefined)) {
+        context.addIssue({
+          code: "custom",
+          path: config.user === undefined ? ["user"] : ["pass"],
+          message: "user and pass go together",
+        });
+      }
+      const methods = [
+        config.user !== undefined ? "user/pass" : undefined,
+        config.token !== undefined ? "token" : undefined,
+        config.creds_file !== undefined ? "creds_file" : undefined,
+      ].filter((method) => method !== undefined);
+      if (methods.length > 1) {
+        context.addIssue({
+          code: "custom",
+          message: `choose one way to authenticate, not ${methods.join(" and ")}`,
+        });
+      }
+    });
+
+  return { local, nats, broker: z.discriminatedUnion("type", [local, nats]) };
+}
+
+export const LocalBrokerConfigSchema = disposableSchema(() => buildBrokerConfigSchemas().local);
+
+export const NatsBrokerConfigSchema = disposableSchema(() => buildBrokerConfigSchemas().nats);
+
+export const BrokerConfigSchema = disposableSchema(() => buildBrokerConfigSchemas().broker);
 export type BrokerConfig = z.infer<typeof BrokerConfigSchema>;
 export type BrokerConfigInput = z.input<typeof BrokerConfigSchema>;
 

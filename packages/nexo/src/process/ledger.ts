@@ -34,20 +34,30 @@ const OWNER_FILE = "owner.json";
 /** Where in a state dir the daemon keeps its ledger. */
 export const CHILD_LEDGER_DIR = "children";
 
-const OwnerSchema = z.object({
-  pid: z.number().int().min(1),
-  hostname: z.string(),
-  bootId: z.string().nullable(),
-  pidNamespace: z.string().nullable(),
-  startTicks: z.string().nullable(),
-});
-
-const ChildSchema = z.object({
-  pgid: z.number().int().min(2),
-  label: z.string(),
-  tag: z.string().optional(),
-  startTicks: z.string().optional(),
-});
+/**
+ * The record schemas, built per reapOrphans call and dropped with it: only the reaping at start
+ * reads records back, so a daemon need not keep them for its life. (Writing a record — once per
+ * child spawned — validates nothing.)
+ */
+function recordSchemas() {
+  return {
+    owner: z.object({
+      pid: z.number().int().min(1),
+      hostname: z.string(),
+      bootId: z.string().nullable(),
+      pidNamespace: z.string().nullable(),
+      startTicks: z.string().nullable(),
+    }),
+    child: z.object({
+      pgid: z.number().int().min(2),
+      label: z.string(),
+      tag: z.string().optional(),
+      startTicks: z.string().optional(),
+    }),
+  };
+}
+type RecordSchemas = ReturnType<typeof recordSchemas>;
+type ChildRecord = z.infer<RecordSchemas["child"]>;
 
 /** The subset of pino's API the ledger reports through. */
 interface LedgerLogger {
@@ -147,10 +157,11 @@ export function reapOrphans(dir: string, self: ProcessIdentity = currentProcessI
   } catch {
     return report;
   }
+  const schemas = recordSchemas();
   for (const run of runs) {
     if (run === runToken() || !/^[0-9a-f]{12}$/.test(run)) continue;
     const runDir = join(dir, run);
-    const owner = readJson(join(runDir, OWNER_FILE), OwnerSchema);
+    const owner = readJson(join(runDir, OWNER_FILE), schemas.owner);
     if (owner === undefined) {
       // A run being set up this very moment has no owner file yet; it is not ours to judge.
       report.skipped.push({ run, reason: "no readable owner record" });
@@ -161,7 +172,7 @@ export function reapOrphans(dir: string, self: ProcessIdentity = currentProcessI
       report.skipped.push({ run, reason: verdict.reason });
       continue;
     }
-    const children = readChildren(runDir);
+    const children = readChildren(runDir, schemas.child);
     const marks: LineageMarks[] = [{ run }];
     for (const child of children) {
       // Only a leader that is provably the recorded process lends its group to the search.
@@ -182,11 +193,11 @@ export function reapOrphans(dir: string, self: ProcessIdentity = currentProcessI
   return report;
 }
 
-function readChildren(runDir: string): Array<z.infer<typeof ChildSchema>> {
-  const children: Array<z.infer<typeof ChildSchema>> = [];
+function readChildren(runDir: string, schema: RecordSchemas["child"]): ChildRecord[] {
+  const children: ChildRecord[] = [];
   for (const name of readdirSync(runDir)) {
     if (!/^\d+\.json$/.test(name)) continue;
-    const child = readJson(join(runDir, name), ChildSchema);
+    const child = readJson(join(runDir, name), schema);
     if (child !== undefined) children.push(child);
   }
   return children;

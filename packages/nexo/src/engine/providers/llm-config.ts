@@ -13,24 +13,31 @@
  *         anthropic: { type: anthropic, api_key: "${ACME_ANTHROPIC_KEY}" }
  */
 import { z } from "zod";
+import { disposableSchema } from "../../config/disposable-schema.js";
 import { type Env, loadConfigFile } from "../../config/index.js";
 import type { LlmProvider } from "../types.js";
 import { UnknownProviderError } from "./errors.js";
-import { createProvider, ProviderRegistry, ProvidersConfigSchema } from "./registry.js";
+import { buildProviderSchemas, createProvider, ProviderRegistry } from "./registry.js";
 import { type RetryClock, RetryConfigSchema } from "./retry.js";
 import { ScriptedProvider } from "./scripted.js";
 
-const TenantIdSchema = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "tenant ids use lowercase letters, digits, '_' and '-'");
-
-export const LlmConfigSchema = z.strictObject({
-  providers: ProvidersConfigSchema.default({}),
-  /** The retry policy of every provider entry that has none of its own. */
-  retry: RetryConfigSchema.optional(),
-  tenants: z
-    .record(TenantIdSchema, z.strictObject({ providers: ProvidersConfigSchema.default({}) }))
-    .default({}),
+/**
+ * llm.yaml's schema, built on use and let go (disposableSchema): the daemon parses the file at
+ * start, on reload and when the admin services edit it; an idle daemon keeps none of it. The
+ * provider schemas are built here from plain ones (buildProviderSchemas), not composed from the
+ * exported stand-ins, so one build serves a whole parse.
+ */
+export const LlmConfigSchema = disposableSchema(() => {
+  const { providers } = buildProviderSchemas();
+  const tenantId = z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "tenant ids use lowercase letters, digits, '_' and '-'");
+  return z.strictObject({
+    providers: providers.default({}),
+    /** The retry policy of every provider entry that has none of its own. */
+    retry: RetryConfigSchema.optional(),
+    tenants: z.record(tenantId, z.strictObject({ providers: providers.default({}) })).default({}),
+  });
 });
 export type LlmConfig = z.output<typeof LlmConfigSchema>;
 

@@ -7,6 +7,7 @@
  * is always present unless llm.yaml redefines it, so nexo runs with no configuration at all.
  */
 import { z } from "zod";
+import { disposableSchema } from "../../config/disposable-schema.js";
 import { rememberSecret } from "../../secrets/index.js";
 import type { LlmProvider } from "../types.js";
 import { AnthropicProvider } from "./anthropic.js";
@@ -21,58 +22,75 @@ export { contextWindow } from "./context-windows.js";
 export const ProviderTypeSchema = z.enum(["anthropic", "openai", "openai_compatible", "scripted"]);
 export type ProviderType = z.infer<typeof ProviderTypeSchema>;
 
-/** `${VAR}` substitution leaves "" for an unset variable; that means "no key", not an empty key. */
-const optionalSecret = z
-  .string()
-  .optional()
-  .transform((v) => (v === "" ? undefined : v));
+/**
+ * The `providers` map of llm.yaml and its entry, built fresh on each call: llm.yaml's schema
+ * composes it inside its own builder (llm-config.ts), so that a collection frees both once a load
+ * is done. The daemon reads llm.yaml at start and on reload only; nothing per message parses it.
+ */
+export function buildProviderSchemas() {
+  /** `${VAR}` substitution leaves "" for an unset variable; that means "no key", not an empty key. */
+  const optionalSecret = z
+    .string()
+    .optional()
+    .transform((v) => (v === "" ? undefined : v));
 
-/** One provider entry of llm.yaml (`providers.<name>`). Unknown keys are kept for forward compatibility. */
-export const ProviderConfigSchema = z
-  .looseObject({
-    type: ProviderTypeSchema,
-    /** API root, with or without `/v1`. Required for openai_compatible. */
-    base_url: z.url({ protocol: /^https?$/, error: "base_url must be an http(s) URL" }).optional(),
-    api_key: optionalSecret,
-    /** Used when an agent names this provider but no model. */
-    default_model: z.string().min(1).optional(),
-    /** Overrides nexo's table of known context windows (e.g. Ollama's num_ctx). */
-    context_window: z.int().positive().optional(),
-    /** Longest wait for response headers. */
-    timeout_ms: z.int().positive().optional(),
-    /** Longest silence inside a stream; 0 disables the check. */
-    idle_timeout_ms: z.int().min(0).optional(),
-    headers: z.record(z.string(), z.string()).optional(),
-    retry: RetryConfigSchema.optional(),
-    /** anthropic: cache breakpoints on system prompt and tools (default true). */
-    prompt_caching: z.boolean().optional(),
-    /** openai: organization and project headers. */
-    organization: z.string().min(1).optional(),
-    project: z.string().min(1).optional(),
-    /** openai / openai_compatible: which name the output limit is sent under. */
-    max_tokens_param: z.enum(["max_tokens", "max_completion_tokens"]).optional(),
-    /** openai / openai_compatible: request the final usage chunk (default true). */
-    include_usage: z.boolean().optional(),
-    /** scripted: pause between deltas, for demos. */
-    chunk_delay_ms: z.int().min(0).optional(),
-  })
-  .superRefine((config, ctx) => {
-    if (config.type === "openai_compatible" && config.base_url === undefined) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["base_url"],
-        message:
-          "base_url is required for an openai_compatible provider (e.g. http://localhost:11434 for Ollama)",
-      });
-    }
-  });
+  /** One provider entry of llm.yaml (`providers.<name>`). Unknown keys are kept for forward compatibility. */
+  const entry = z
+    .looseObject({
+      type: ProviderTypeSchema,
+      /** API root, with or without `/v1`. Required for openai_compatible. */
+      base_url: z.url({ protocol: /^https?$/, error: "base_url must be an http(s) URL" }).optional(),
+      api_key: optionalSecret,
+      /** Used when an agent names this provider but no model. */
+      default_model: z.string().min(1).optional(),
+      /** Overrides nexo's table of known context windows (e.g. Ollama's num_ctx). */
+      context_window: z.int().positive().optional(),
+      /** Longest wait for response headers. */
+      timeout_ms: z.int().positive().optional(),
+      /** Longest silence inside a stream; 0 disables the check. */
+      idle_timeout_ms: z.int().min(0).optional(),
+      headers: z.record(z.string(), z.string()).optional(),
+      retry: RetryConfigSchema.optional(),
+      /** anthropic: cache breakpoints on system prompt and tools (default true). */
+      prompt_caching: z.boolean().optional(),
+      /** openai: organization and project headers. */
+      organization: z.string().min(1).optional(),
+      project: z.string().min(1).optional(),
+      /** openai / openai_compatible: which name the output limit is sent under. */
+      max_tokens_param: z.enum(["max_tokens", "max_completion_tokens"]).optional(),
+      /** openai / openai_compatible: request the final usage chunk (default true). */
+      include_usage: z.boolean().optional(),
+      /** scripted: pause between deltas, for demos. */
+      chunk_delay_ms: z.int().min(0).optional(),
+    })
+    .superRefine((config, ctx) => {
+      if (config.type === "openai_compatible" && config.base_url === undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["base_url"],
+          message:
+            "base_url is required for an openai_compatible provider (e.g. http://localhost:11434 for Ollama)",
+        });
+      }
+    });
+
+  /** The `providers` map of llm.yaml: name → entry. */
+  const providers = z.record(
+    z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "provider names use letters, digits, '_', '.', '-'"),
+    entry,
+  );
+  return { entry, providers };
+}
+
+/**
+ * One provider entry of llm.yaml (`providers.<name>`), built on use and let go (disposableSchema):
+ * `nexo agent`'s one-shot bootstrap parses one entry, an idle daemon none.
+ */
+export const ProviderConfigSchema = disposableSchema(() => buildProviderSchemas().entry);
 export type ProviderConfig = z.infer<typeof ProviderConfigSchema>;
 
-/** The `providers` map of llm.yaml: name → entry. */
-export const ProvidersConfigSchema = z.record(
-  z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "provider names use letters, digits, '_', '.', '-'"),
-  ProviderConfigSchema,
-);
+/** The `providers` map of llm.yaml: name → entry (built on use and let go, as the entry is). */
+export const ProvidersConfigSchema = disposableSchema(() => buildProviderSchemas().providers);
 
 export interface CreateProviderOptions {
   /** The registry name; defaults to the config's type. */

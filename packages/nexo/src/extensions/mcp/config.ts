@@ -10,6 +10,7 @@
  */
 import { RESERVED_ENV_PREFIX } from "@nexo/wire/schemas/plugin";
 import { z } from "zod";
+import { disposableSchema } from "../../config/disposable-schema.js";
 import { ScalarTextSchema } from "../../config/scalar-text.js";
 import { RestartConfigSchema } from "../restart-config.js";
 
@@ -31,16 +32,9 @@ export function serverNameProblem(name: string): string | undefined {
   return undefined;
 }
 
-export const McpServerNameSchema = z.string().superRefine((name, ctx) => {
-  const problem = serverNameProblem(name);
-  if (problem !== undefined) ctx.addIssue({ code: "custom", message: `server name "${name}" ${problem}` });
-});
-
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** RFC 9110 token characters. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
-const TimeoutSchema = z.int().min(1).max(MAX_TIMEOUT_MS);
 
 /**
  * A record whose keys must pass `problem`. Keys are checked here rather than with a key schema,
@@ -55,65 +49,78 @@ function recordWithKeys<V extends z.ZodType>(value: V, problem: (key: string) =>
   });
 }
 
-const EnvSchema = recordWithKeys(ScalarTextSchema, (key) => {
-  if (!ENV_NAME.test(key))
-    return `"${key}" is not a variable name (letters, digits and _, not starting with a digit)`;
-  // The same rule as for plugins (extensions/env.ts): these name what nexo tells its children.
-  if (key.startsWith(RESERVED_ENV_PREFIX))
-    return `"${key}" is reserved: variables beginning with ${RESERVED_ENV_PREFIX} belong to the daemon`;
-  return undefined;
-});
+/**
+ * mcp.yaml's schemas, built fresh on each call. The exported ones below are stand-ins that build
+ * on use and let go (disposableSchema): mcp.yaml is parsed at start, on reload and when the admin
+ * services or json-stream's add_mcp_server add a server, never per tool call, and an idle daemon
+ * need not keep them.
+ */
+function buildMcpConfigSchemas() {
+  const serverName = z.string().superRefine((name, ctx) => {
+    const problem = serverNameProblem(name);
+    if (problem !== undefined) ctx.addIssue({ code: "custom", message: `server name "${name}" ${problem}` });
+  });
 
-const HeadersSchema = recordWithKeys(
-  z.string().refine((value) => !/[\r\n]/.test(value), { error: "header values cannot contain line breaks" }),
-  (key) => (HEADER_NAME.test(key) ? undefined : `"${key}" is not a valid HTTP header name`),
-);
+  const timeout = z.int().min(1).max(MAX_TIMEOUT_MS);
 
-/** Fields every transport shares. */
-const commonFields = {
-  /** false keeps the entry in the file but does not start the server. */
-  enabled: z.boolean().default(true),
-  /** Spawn or connect, handshake and first tool listing must finish within this. */
-  startup_timeout_ms: TimeoutSchema.optional(),
-  /** Per tool call; overrides the file-wide `call_timeout_ms`. */
-  call_timeout_ms: TimeoutSchema.optional(),
-};
+  const env = recordWithKeys(ScalarTextSchema, (key) => {
+    if (!ENV_NAME.test(key))
+      return `"${key}" is not a variable name (letters, digits and _, not starting with a digit)`;
+    // The same rule as for plugins (extensions/env.ts): these name what nexo tells its children.
+    if (key.startsWith(RESERVED_ENV_PREFIX))
+      return `"${key}" is reserved: variables beginning with ${RESERVED_ENV_PREFIX} belong to the daemon`;
+    return undefined;
+  });
 
-/** A server nexo starts as a child process and speaks to over stdin/stdout. */
-export const McpStdioServerConfigSchema = z.strictObject({
-  transport: z.literal("stdio"),
-  /** A PATH name or a path; looked up with the PATH the server gets. */
-  command: z.string().min(1, { error: "command must not be empty" }),
-  args: z.array(ScalarTextSchema).default([]),
-  /**
-   * The server's whole environment besides the base every child gets (PATH, HOME, TMPDIR, the
-   * locale): nothing else of the daemon's environment is passed on, so secrets reach a server
-   * only when written here (`${GITHUB_TOKEN}`).
-   */
-  env: EnvSchema.default({}),
-  /** Working directory; a relative path starts at the config directory. */
-  cwd: z.string().min(1).optional(),
-  /** When a server that crashed is started again; key by key over the file-wide `restart`. */
-  restart: RestartConfigSchema.optional(),
-  ...commonFields,
-});
+  const headers = recordWithKeys(
+    z
+      .string()
+      .refine((value) => !/[\r\n]/.test(value), { error: "header values cannot contain line breaks" }),
+    (key) => (HEADER_NAME.test(key) ? undefined : `"${key}" is not a valid HTTP header name`),
+  );
 
-/** A server nexo reaches over MCP's streamable HTTP transport. */
-export const McpHttpServerConfigSchema = z
-  .strictObject({
-    // Both spellings occur in the wild (json-stream's add_mcp_server sends either).
-    transport: z.literal(["streamable_http", "streamable-http"]),
-    url: z.url({ protocol: /^https?$/, error: "url must be an http(s) URL" }),
-    /** Sent with every request, e.g. `Authorization: Bearer ${TOKEN}`. */
-    headers: HeadersSchema.default({}),
+  /** Fields every transport shares. */
+  const commonFields = {
+    /** false keeps the entry in the file but does not start the server. */
+    enabled: z.boolean().default(true),
+    /** Spawn or connect, handshake and first tool listing must finish within this. */
+    startup_timeout_ms: timeout.optional(),
+    /** Per tool call; overrides the file-wide `call_timeout_ms`. */
+    call_timeout_ms: timeout.optional(),
+  };
+
+  /** A server nexo starts as a child process and speaks to over stdin/stdout. */
+  const stdio = z.strictObject({
+    transport: z.literal("stdio"),
+    /** A PATH name or a path; looked up with the PATH the server gets. */
+    command: z.string().min(1, { error: "command must not be empty" }),
+    args: z.array(ScalarTextSchema).default([]),
+    /**
+     * The server's whole environment besides the base every child gets (PATH, HOME, TMPDIR, the
+     * locale): nothing else of the daemon's environment is passed on, so secrets reach a server
+     * only when written here (`${GITHUB_TOKEN}`).
+     */
+    env: env.default({}),
+    /** Working directory; a relative path starts at the config directory. */
+    cwd: z.string().min(1).optional(),
+    /** When a server that crashed is started again; key by key over the file-wide `restart`. */
+    restart: RestartConfigSchema.optional(),
     ...commonFields,
-  })
-  .transform((config) => ({ ...config, transport: "streamable_http" as const }));
+  });
 
-export const McpServerConfigSchema = z.discriminatedUnion(
-  "transport",
-  [McpStdioServerConfigSchema, McpHttpServerConfigSchema],
-  {
+  /** A server nexo reaches over MCP's streamable HTTP transport. */
+  const http = z
+    .strictObject({
+      // Both spellings occur in the wild (json-stream's add_mcp_server sends either).
+      transport: z.literal(["streamable_http", "streamable-http"]),
+      url: z.url({ protocol: /^https?$/, error: "url must be an http(s) URL" }),
+      /** Sent with every request, e.g. `Authorization: Bearer ${TOKEN}`. */
+      headers: headers.default({}),
+      ...commonFields,
+    })
+    .transform((config) => ({ ...config, transport: "streamable_http" as const }));
+
+  const server = z.discriminatedUnion("transport", [stdio, http], {
     error: (issue) => {
       if (issue.code !== "invalid_union") return undefined;
       const given = (issue.input as { transport?: unknown } | undefined)?.transport;
@@ -123,21 +130,34 @@ export const McpServerConfigSchema = z.discriminatedUnion(
       if (given === undefined) return 'transport is required: "stdio" or "streamable_http"';
       return `transport must be "stdio" or "streamable_http", got ${JSON.stringify(given)}`;
     },
-  },
-);
+  });
 
-export const McpConfigSchema = z.strictObject({
-  /** Default for servers that do not set their own. */
-  startup_timeout_ms: TimeoutSchema.default(DEFAULT_STARTUP_TIMEOUT_MS),
-  /** Default for servers that do not set their own. */
-  call_timeout_ms: TimeoutSchema.default(DEFAULT_CALL_TIMEOUT_MS),
-  /** The restart policy of every stdio server (plugins.yaml's `restart:` keys); a server's own wins. */
-  restart: RestartConfigSchema.optional(),
-  servers: recordWithKeys(McpServerConfigSchema, (name) => {
-    const problem = serverNameProblem(name);
-    return problem === undefined ? undefined : `server name "${name}" ${problem}`;
-  }).default({}),
-});
+  const config = z.strictObject({
+    /** Default for servers that do not set their own. */
+    startup_timeout_ms: timeout.default(DEFAULT_STARTUP_TIMEOUT_MS),
+    /** Default for servers that do not set their own. */
+    call_timeout_ms: timeout.default(DEFAULT_CALL_TIMEOUT_MS),
+    /** The restart policy of every stdio server (plugins.yaml's `restart:` keys); a server's own wins. */
+    restart: RestartConfigSchema.optional(),
+    servers: recordWithKeys(server, (name) => {
+      const problem = serverNameProblem(name);
+      return problem === undefined ? undefined : `server name "${name}" ${problem}`;
+    }).default({}),
+  });
+  return { serverName, stdio, http, server, config };
+}
+
+export const McpServerNameSchema = disposableSchema(() => buildMcpConfigSchemas().serverName);
+
+/** A server nexo starts as a child process and speaks to over stdin/stdout. */
+export const McpStdioServerConfigSchema = disposableSchema(() => buildMcpConfigSchemas().stdio);
+
+/** A server nexo reaches over MCP's streamable HTTP transport. */
+export const McpHttpServerConfigSchema = disposableSchema(() => buildMcpConfigSchemas().http);
+
+export const McpServerConfigSchema = disposableSchema(() => buildMcpConfigSchemas().server);
+
+export const McpConfigSchema = disposableSchema(() => buildMcpConfigSchemas().config);
 
 export type McpConfig = z.output<typeof McpConfigSchema>;
 export type McpConfigInput = z.input<typeof McpConfigSchema>;

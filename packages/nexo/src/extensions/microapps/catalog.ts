@@ -8,16 +8,26 @@
 import { formatIssues } from "@nexo/wire";
 import * as microapp from "@nexo/wire/schemas/microapp";
 import { z } from "zod";
+import { disposableSchema } from "../../config/disposable-schema.js";
 import { HOOK_NAME_TO_POINT } from "../plugins/hook.js";
 
-/** The initialize result with its tools left unread, so they can be checked one by one. */
-export const InitializeEnvelopeSchema = microapp.MicroappInitializeResultSchema.extend({
-  tools: z.array(z.unknown()),
-  hooks: z.array(z.unknown()).optional(),
-});
-export const ToolsListEnvelopeSchema = microapp.MicroappToolsListResultSchema.extend({
-  tools: z.array(z.unknown()),
-});
+/**
+ * The initialize result with its tools left unread, so they can be checked one by one. Built on
+ * use and let go (disposableSchema), as is the tools/list envelope: a microapp's handshake and a
+ * catalogue refresh read them, nothing per call does, and building them at import would build the
+ * wire's lazy result schemas in every daemon, microapps or not.
+ */
+export const InitializeEnvelopeSchema = disposableSchema(() =>
+  microapp.MicroappInitializeResultSchema.extend({
+    tools: z.array(z.unknown()),
+    hooks: z.array(z.unknown()).optional(),
+  }),
+);
+export const ToolsListEnvelopeSchema = disposableSchema(() =>
+  microapp.MicroappToolsListResultSchema.extend({
+    tools: z.array(z.unknown()),
+  }),
+);
 
 export interface MicroappCatalog {
   /** The accepted tools by name, in the order announced. */

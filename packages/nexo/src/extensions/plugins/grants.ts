@@ -8,16 +8,20 @@
  */
 import { PluginHostCode, RpcError } from "@nexo/wire";
 import { z } from "zod";
-
-const GrantListSchema = z.union([z.literal("*"), z.array(z.string().min(1))]);
+import { disposableSchema } from "../../config/disposable-schema.js";
 
 /**
  * A plugin's grants as the operator writes them. Closed on purpose: a misspelt key would
  * otherwise read as "no grant" and leave the operator wondering why the plugin is refused.
+ * Built on use and let go (disposableSchema): plugins.yaml is parsed at start and on reload; a
+ * plugin's calls are checked against the parsed grants, never against this schema.
  */
-export const PluginGrantsSchema = z.strictObject({
-  memory_agents: GrantListSchema.optional(),
-  llm_providers: GrantListSchema.optional(),
+export const PluginGrantsSchema = disposableSchema(() => {
+  const grantList = z.union([z.literal("*"), z.array(z.string().min(1))]);
+  return z.strictObject({
+    memory_agents: grantList.optional(),
+    llm_providers: grantList.optional(),
+  });
 });
 export type PluginGrants = z.infer<typeof PluginGrantsSchema>;
 

@@ -107,13 +107,20 @@ export const EscalationResolvedEventSchema = lazySchema("admin.agent-events", ()
 );
 export type EscalationResolvedEvent = z.infer<typeof EscalationResolvedEventSchema>;
 
-export const AgentEventSchema = openDiscriminatedUnion("kind", [
-  TranscriptAppendedEventSchema,
-  ProcessingStateChangedEventSchema,
-  PendingInboundsDroppedEventSchema,
-  EscalationRequestedEventSchema,
-  EscalationResolvedEventSchema,
-]);
+/**
+ * Lazy as its variants are: building the open union reads each variant's `kind`, which would build
+ * all five at import, in every process that loads the admin wire, though only the agent-events
+ * methods and the agent_event notification use them.
+ */
+export const AgentEventSchema = lazySchema("admin.agent-events", () =>
+  openDiscriminatedUnion("kind", [
+    TranscriptAppendedEventSchema,
+    ProcessingStateChangedEventSchema,
+    PendingInboundsDroppedEventSchema,
+    EscalationRequestedEventSchema,
+    EscalationResolvedEventSchema,
+  ]),
+);
 export type AgentEvent = z.infer<typeof AgentEventSchema>;
 
 export const AGENT_EVENT_KINDS = [

@@ -25,14 +25,17 @@ export const MICROAPP_DEFAULT_TIMEOUT_SECS = 30;
  */
 export const EXTENSION_ID_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
 
-export const ExtensionIdSchema = lazySchema("microapp.extensions-config", () =>
-  z.string().regex(EXTENSION_ID_PATTERN, {
+function extensionIdSchema() {
+  return z.string().regex(EXTENSION_ID_PATTERN, {
     error: "extension ids are 1-32 chars of a-z, 0-9, '_' and '-', starting with a letter",
-  }),
-);
+  });
+}
 
-export const MicroappExtensionEntrySchema = lazySchema("microapp.extensions-config", () =>
-  z.strictObject({
+/** Lazy and kept once built: a microapp's manifest (manifest.ts) composes it. */
+export const ExtensionIdSchema = lazySchema("microapp.extensions-config", extensionIdSchema);
+
+function microappExtensionEntrySchema() {
+  return z.strictObject({
     /**
      * The microapp's executable (a binary, or a script with a `#!` line), relative to the config
      * dir; its `plugin.toml` sits in the same directory.
@@ -49,15 +52,46 @@ export const MicroappExtensionEntrySchema = lazySchema("microapp.extensions-conf
     capabilities_grant: z.array(z.string().min(1)).default([]),
     /** Lets the microapp's HTTP server bind beyond loopback. */
     allow_external_bind: z.boolean().default(false),
-  }),
-);
+  });
+}
+
+/**
+ * A schema built on use and held only weakly, so that a collection frees it once no parse holds
+ * it; the next use builds it again. For the schemas of extensions.yaml, which the daemon reads at
+ * start and on reload and `nexo microapp` once: a lazySchema would keep them for the process's life
+ * once built. (The daemon's own config files use the same idea, config/disposable-schema.ts, which
+ * the wire cannot import.) Building one again costs well under a millisecond; nothing per message
+ * reads these. The stand-in forwards reads, writes, `in` and the prototype, so `parse`,
+ * `safeParse`, `instanceof` and zod's methods behave as the schema's own.
+ */
+function disposableSchema<S extends object>(build: () => S): S {
+  let held: WeakRef<S> | undefined;
+  const current = (): S => {
+    let schema = held?.deref();
+    if (schema === undefined) {
+      schema = build();
+      held = new WeakRef(schema);
+    }
+    return schema;
+  };
+  return new Proxy({} as S, {
+    get: (_target, key) => Reflect.get(current(), key),
+    has: (_target, key) => Reflect.has(current(), key),
+    set: (_target, key, value) => Reflect.set(current(), key, value),
+    getPrototypeOf: () => Reflect.getPrototypeOf(current()),
+  });
+}
+
+/** One `extensions.entries.<id>` block; built on use and let go. */
+export const MicroappExtensionEntrySchema = disposableSchema(microappExtensionEntrySchema);
 export type MicroappExtensionEntry = z.output<typeof MicroappExtensionEntrySchema>;
 
-export const ExtensionsFileSchema = lazySchema("microapp.extensions-config", () =>
+/** The whole file; built on use from plain schemas (one build per parse) and let go. */
+export const ExtensionsFileSchema = disposableSchema(() =>
   z.strictObject({
     extensions: z
       .strictObject({
-        entries: z.record(ExtensionIdSchema, MicroappExtensionEntrySchema).default({}),
+        entries: z.record(extensionIdSchema(), microappExtensionEntrySchema()).default({}),
       })
       .default({ entries: {} }),
   }),
