@@ -9,25 +9,9 @@
  * read and YAML parse, so this is for schemas read per config load or edit, never for ones on a
  * per-message path.
  *
- * The stand-in forwards property reads, `in`, assignments and the prototype (so `instanceof` and
- * every method — `parse`, `safeParse`, `_zod` — behave as the schema's own). Compose schemas inside
- * the builder from plain local ones: a stand-in embedded in another schema would be rebuilt by every
- * parse that reaches it.
+ * The stand-in (the wire's, which extensions.yaml's schemas use too) forwards property reads, `in`,
+ * assignments and the prototype (so `instanceof` and every method — `parse`, `safeParse`, `_zod` —
+ * behave as the schema's own). Compose schemas inside the builder from plain local ones: a stand-in
+ * embedded in another schema would be rebuilt by every parse that reaches it.
  */
-export function disposableSchema<S extends object>(build: () => S): S {
-  let held: WeakRef<S> | undefined;
-  const current = (): S => {
-    let schema = held?.deref();
-    if (schema === undefined) {
-      schema = build();
-      held = new WeakRef(schema);
-    }
-    return schema;
-  };
-  return new Proxy({} as S, {
-    get: (_target, key) => Reflect.get(current(), key),
-    has: (_target, key) => Reflect.has(current(), key),
-    set: (_target, key, value) => Reflect.set(current(), key, value),
-    getPrototypeOf: () => Reflect.getPrototypeOf(current()),
-  });
-}
+export { disposableSchema } from "@nexo/wire/schemas/lazy";

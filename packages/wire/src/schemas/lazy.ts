@@ -77,3 +77,32 @@ export function lazySchema<T extends object>(group: string, build: () => T): T {
   unbuilt.standIn = Object.create(new Proxy(unbuilt, beforeFirstUse)) as object;
   return unbuilt.standIn as T;
 }
+
+/**
+ * A schema built on use and held only weakly: unlike {@link lazySchema}, which keeps what it built
+ * for the process's life, this one builds the schema on the first property read and holds it
+ * through a WeakRef, so that once no parse holds it a collection frees it and the next read builds
+ * it again. For schemas a long-lived process reads at start, on a reload or an edit, and never per
+ * message: the config files' (packages/nexo/src/config/disposable-schema.ts says which and what a
+ * rebuild costs) and extensions.yaml's. The stand-in forwards property reads, `in`, assignments and
+ * the prototype, so `instanceof` and every method (`parse`, `safeParse`, `_zod`) behave as the
+ * schema's own. Compose schemas inside the builder from plain local ones: a stand-in embedded in
+ * another schema would be rebuilt by every parse that reaches it.
+ */
+export function disposableSchema<S extends object>(build: () => S): S {
+  let held: WeakRef<S> | undefined;
+  const current = (): S => {
+    let schema = held?.deref();
+    if (schema === undefined) {
+      schema = build();
+      held = new WeakRef(schema);
+    }
+    return schema;
+  };
+  return new Proxy({} as S, {
+    get: (_target, key) => Reflect.get(current(), key),
+    has: (_target, key) => Reflect.has(current(), key),
+    set: (_target, key, value) => Reflect.set(current(), key, value),
+    getPrototypeOf: () => Reflect.getPrototypeOf(current()),
+  });
+}

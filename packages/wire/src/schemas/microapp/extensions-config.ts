@@ -13,7 +13,7 @@
  *         config: { anything: "the microapp validates this itself" }
  */
 import { z } from "zod";
-import { lazySchema } from "../lazy.js";
+import { disposableSchema, lazySchema } from "../lazy.js";
 
 /** The per-call timeout when an entry sets none. */
 export const MICROAPP_DEFAULT_TIMEOUT_SECS = 30;
@@ -52,33 +52,6 @@ function microappExtensionEntrySchema() {
     capabilities_grant: z.array(z.string().min(1)).default([]),
     /** Lets the microapp's HTTP server bind beyond loopback. */
     allow_external_bind: z.boolean().default(false),
-  });
-}
-
-/**
- * A schema built on use and held only weakly, so that a collection frees it once no parse holds
- * it; the next use builds it again. For the schemas of extensions.yaml, which the daemon reads at
- * start and on reload and `nexo microapp` once: a lazySchema would keep them for the process's life
- * once built. (The daemon's own config files use the same idea, config/disposable-schema.ts, which
- * the wire cannot import.) Building one again costs well under a millisecond; nothing per message
- * reads these. The stand-in forwards reads, writes, `in` and the prototype, so `parse`,
- * `safeParse`, `instanceof` and zod's methods behave as the schema's own.
- */
-function disposableSchema<S extends object>(build: () => S): S {
-  let held: WeakRef<S> | undefined;
-  const current = (): S => {
-    let schema = held?.deref();
-    if (schema === undefined) {
-      schema = build();
-      held = new WeakRef(schema);
-    }
-    return schema;
-  };
-  return new Proxy({} as S, {
-    get: (_target, key) => Reflect.get(current(), key),
-    has: (_target, key) => Reflect.has(current(), key),
-    set: (_target, key, value) => Reflect.set(current(), key, value),
-    getPrototypeOf: () => Reflect.getPrototypeOf(current()),
   });
 }
 
