@@ -30,12 +30,13 @@ function natsUrlProblem(text: string): string | undefined {
 }
 
 /**
- * broker.yaml's schemas, built fresh on each call. The exported ones below are stand-ins that
+ * broker.yaml's schemas, built fresh on each call (broker.yaml's file schema composes these plain
+ * ones inside its own builder, daemon/config/broker.ts). The exported ones below are stand-ins that
  * build on use and let go (disposableSchema): the broker's config is parsed at start (createBroker,
  * the config loader) and when the admin services edit it, never per message, and an idle daemon
  * need not keep ~50 KB of zod objects for that.
  */
-function buildBrokerConfigSchemas() {
+export function buildBrokerConfigSchemas() {
   const natsUrl = z.string().superRefine((text, context) => {
     const problem = natsUrlProblem(text);
     if (problem !== undefined) {

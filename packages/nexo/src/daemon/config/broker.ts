@@ -6,7 +6,7 @@
  */
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
-import { type BrokerConfig, BrokerConfigSchema } from "../../broker/config.js";
+import { type BrokerConfig, buildBrokerConfigSchemas } from "../../broker/config.js";
 import { disposableSchema } from "../../config/disposable-schema.js";
 
 export const DEFAULT_BROKER_CONFIG: BrokerConfig = { type: "local" };
@@ -30,7 +30,7 @@ const BROKER_KEYS = new Set([
  */
 export const BrokerFileSchema = disposableSchema(() =>
   z
-    .looseObject({ broker: BrokerConfigSchema.default(DEFAULT_BROKER_CONFIG) })
+    .looseObject({ broker: buildBrokerConfigSchemas().broker.default(DEFAULT_BROKER_CONFIG) })
     .superRefine((file, ctx) => {
       for (const key of Object.keys(file)) {
         if (key === "broker") continue;

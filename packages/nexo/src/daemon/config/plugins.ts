@@ -14,7 +14,7 @@ import { z } from "zod";
 import { disposableSchema } from "../../config/disposable-schema.js";
 import type { Env } from "../../config/index.js";
 import { ScalarTextSchema } from "../../config/scalar-text.js";
-import { PluginGrantsSchema } from "../../extensions/plugins/grants.js";
+import { buildPluginGrantsSchema } from "../../extensions/plugins/grants.js";
 import type { PluginSettings } from "../../extensions/plugins/manager.js";
 import type { LoadedPluginManifest } from "../../extensions/plugins/manifest.js";
 import { RestartConfigSchema, restartOverrides } from "../../extensions/restart-config.js";
@@ -55,7 +55,7 @@ function buildSchemas() {
     dir: z.string().min(1, { error: "must not be empty" }),
     /** false keeps the entry (and its settings) in the file without loading the plugin. */
     enabled: z.boolean().default(true),
-    grants: PluginGrantsSchema.optional(),
+    grants: buildPluginGrantsSchema().optional(),
     /** Extra variables for the plugin; they win over its manifest's. */
     env: PluginEnvSchema.default({}),
     /** Variables copied by name from the daemon's environment, when set there. */

@@ -16,13 +16,19 @@ import { disposableSchema } from "../../config/disposable-schema.js";
  * Built on use and let go (disposableSchema): plugins.yaml is parsed at start and on reload; a
  * plugin's calls are checked against the parsed grants, never against this schema.
  */
-export const PluginGrantsSchema = disposableSchema(() => {
+export const PluginGrantsSchema = disposableSchema(buildPluginGrantsSchema);
+
+/**
+ * The grants schema, built fresh: plugins.yaml's schema composes this plain one inside its own
+ * builder (daemon/config/plugins.ts), so that one build serves a whole parse and is freed with it.
+ */
+export function buildPluginGrantsSchema() {
   const grantList = z.union([z.literal("*"), z.array(z.string().min(1))]);
   return z.strictObject({
     memory_agents: grantList.optional(),
     llm_providers: grantList.optional(),
   });
-});
+}
 export type PluginGrants = z.infer<typeof PluginGrantsSchema>;
 
 /** The default: nothing. */
