@@ -10,7 +10,8 @@
  *      differ too).
  *      Beside them, each stream's bytes alone through `node:http` (the request, then every chunk of
  *      the body received and nothing done with it): what receiving that many bytes costs on this
- *      machine, the limit under both the floors and the providers.
+ *      machine, the limit under both the floors and the providers. The two providers take turns at
+ *      going first in a round (`takingTurns`): the second one pays for the first one's answer.
  *   2. first delta: from `stream()` to the first text delta of a 20-word answer (a long answer's
  *      first delta would time the mock building its whole stream before it sends a byte).
  * Goals (issue 15 table): OpenAI events/s >= 0.9 x Anthropic's; first delta <= 1.2 x Anthropic's.
@@ -63,6 +64,41 @@ async function startMock(
     }
   };
   return { url, stop, cpuMicros };
+}
+
+/**
+ * Two contenders for interleave() that take turns at going first: the round's first call (a's
+ * slot) runs both, a then b in even rounds and b then a in odd ones, and the second (b's slot)
+ * hands on b's sample. Why: the long answer read right after the other provider's pays for it
+ * (its garbage and the background work it leaves), and in a fixed order that was always OpenAI:
+ * the bench's rounds with anthropic first gave OpenAI/Anthropic a median of 0.69 in eight runs,
+ * the same rounds with openai first 0.98 (docs/performance.md, "OpenAI-format streaming", "Who
+ * goes first").
+ */
+export function takingTurns(
+  a: () => Promise<number>,
+  b: () => Promise<number>,
+): { a: () => Promise<number>; b: () => Promise<number> } {
+  let round = 0;
+  let bSample: number | undefined;
+  return {
+    a: async () => {
+      const aFirst = round++ % 2 === 0;
+      if (aFirst) {
+        const sample = await a();
+        bSample = await b();
+        return sample;
+      }
+      bSample = await b();
+      return a();
+    },
+    b: async () => {
+      if (bSample === undefined) throw new Error("takingTurns: b's slot came before a's");
+      const sample = bSample;
+      bSample = undefined;
+      return sample;
+    },
+  };
 }
 
 export default async function providers(ctx: BenchContext): Promise<void> {
@@ -236,9 +272,14 @@ export default async function providers(ctx: BenchContext): Promise<void> {
     await bytesAlone("openai");
     bytesCpuPerEvent.anthropic.length = 0;
     bytesCpuPerEvent.openai.length = 0;
-    const samples = await interleave(ctx.reps, {
-      anthropic: () => longAnswer(anthropic, cpuPerEvent.anthropic, mockCpuPerEvent.anthropic),
-      openai: () => longAnswer(openai, cpuPerEvent.openai, mockCpuPerEvent.openai),
+    const longAnswers = takingTurns(
+      () => longAnswer(anthropic, cpuPerEvent.anthropic, mockCpuPerEvent.anthropic),
+      () => longAnswer(openai, cpuPerEvent.openai, mockCpuPerEvent.openai),
+    );
+    // An even number of rounds, so that each provider goes first in half of them.
+    const samples = await interleave(ctx.reps + (ctx.reps % 2), {
+      anthropic: longAnswers.a,
+      openai: longAnswers.b,
       anthropicFloor: () => direct("anthropic"),
       openaiFloor: () => direct("openai"),
       anthropicBytes: () => bytesAlone("anthropic"),
