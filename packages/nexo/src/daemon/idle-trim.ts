@@ -23,7 +23,10 @@
  * it (~300 ms of CPU) and prints an experimental warning. An in-process inspector session's
  * `HeapProfiler.collectGarbage` runs the collection V8 uses under memory pressure (~50-65 ms of
  * CPU for the quickstart daemon's 14 MB heap); it opens no port, and the session is closed again
- * right after.
+ * right after. The session is the inspector's native connection itself, not `node:inspector`'s
+ * Session around it: Node 20's `lib/inspector.js` requires `worker_threads` at load, and the two
+ * with their internals (27 modules) stayed in every idle daemon after its first trim for this one
+ * call (docs/performance.md, "Ninth pass (b)").
  */
 import { type EventLoopUtilization, performance } from "node:perf_hooks";
 import { getHeapSpaceStatistics, getHeapStatistics } from "node:v8";
@@ -145,6 +148,68 @@ function mb(bytes: number): number {
  * this file for why this way). Resolves once it is done and the session is closed.
  */
 export async function reduceMemory(): Promise<void> {
+  const Connection = nativeConnection();
+  if (Connection === undefined) return reduceMemoryThroughSession();
+  let reply: (answer: ProtocolReply) => void = () => {};
+  const replied = new Promise<ProtocolReply>((resolve) => {
+    reply = resolve;
+  });
+  // The reply to our one request carries its id; the inspector may also send notifications (no id).
+  const connection = new Connection((message) => {
+    const parsed = JSON.parse(message) as ProtocolReply;
+    if (parsed.id === 1) reply(parsed);
+  });
+  try {
+    connection.dispatch(JSON.stringify({ id: 1, method: "HeapProfiler.collectGarbage" }));
+    const { error } = await replied;
+    if (error !== undefined)
+      throw new Error(
+        `HeapProfiler.collectGarbage failed: ${error.message ?? error.code ?? "unknown error"}`,
+      );
+  } finally {
+    // Disconnecting from within the reply's dispatch left the process hung (it ignored SIGTERM):
+    // close the session from the next turn of the event loop instead.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    connection.disconnect();
+  }
+}
+
+/** An inspector protocol message: a reply (with the request's id) or a notification. */
+interface ProtocolReply {
+  id?: number;
+  error?: { code?: number; message?: string };
+}
+
+/** The inspector's native session, as `node:inspector`'s Session holds it. */
+interface InspectorConnection {
+  /** Sends one protocol message (JSON); replies and notifications come to the constructor's callback. */
+  dispatch(message: string): void;
+  disconnect(): void;
+}
+type InspectorConnectionClass = new (onMessage: (message: string) => void) => InspectorConnection;
+
+/**
+ * The class `node:inspector`'s Session wraps, from the inspector's binding, or undefined where
+ * this node does not hand it out (built without the inspector, or a Node that took the binding out
+ * of `process.binding`'s list). `process.binding` is deprecated in the documentation only (DEP0111;
+ * a warning under `--pending-deprecation`); Node 20 keeps `inspector` on its list of bindings it
+ * still serves, without a runtime warning.
+ */
+function nativeConnection(): InspectorConnectionClass | undefined {
+  try {
+    const binding = (process as unknown as { binding(name: string): { Connection?: unknown } }).binding(
+      "inspector",
+    );
+    return typeof binding.Connection === "function"
+      ? (binding.Connection as InspectorConnectionClass)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The same collection through `node:inspector`, where the native connection is not available. */
+export async function reduceMemoryThroughSession(): Promise<void> {
   const { Session } = await import("node:inspector");
   const session = new Session();
   session.connect();
@@ -153,8 +218,6 @@ export async function reduceMemory(): Promise<void> {
       session.post("HeapProfiler.collectGarbage", (error) => (error ? reject(error) : resolve())),
     );
   } finally {
-    // Disconnecting from within the reply's dispatch left the process hung (it ignored SIGTERM):
-    // close the session from the next turn of the event loop instead.
     await new Promise<void>((resolve) => setImmediate(resolve));
     session.disconnect();
   }

@@ -14,7 +14,10 @@
  * hold for nothing (issue 15, idle RSS), so it loads with the first number there is to keep: the
  * first event counted or the first scrape, whichever comes first. Until then every metric is zero
  * or absent, which is what a scrape would have shown; the process metrics (GC, event-loop lag)
- * count from that moment.
+ * count from that moment. And only the parts used load: the package's index also loads its
+ * Pushgateway client (with node:https, TLS and zlib), Summary (with tdigest) and cluster
+ * aggregation, ~0.7 MB of heap more that the daemon kept after its first message
+ * (docs/performance.md, "Ninth pass (b)").
  */
 import { createRequire } from "node:module";
 import type { Counter, Histogram, Registry } from "prom-client";
@@ -23,16 +26,31 @@ import type { TurnEndReason } from "../engine/events.js";
 import type { PluginStatus } from "../extensions/plugins/manager.js";
 import { createLogger } from "../log.js";
 
-type PromClient = typeof import("prom-client");
+/** The parts of prom-client the daemon uses; the same classes and function its index exports. */
+type PromClient = Pick<
+  typeof import("prom-client"),
+  "Registry" | "Counter" | "Gauge" | "Histogram" | "collectDefaultMetrics"
+>;
 
 let promClient: PromClient | undefined;
 
 /**
  * prom-client, loaded on first use. Synchronously (a counter is bumped in the middle of a turn's
- * bookkeeping); it is CommonJS, so `require` is what loading it means anyway.
+ * bookkeeping); it is CommonJS, so `require` is what loading it means anyway. Each part from its
+ * own module, where the index would load them all (the package has no `exports` map; its index is
+ * these same files).
  */
 function loadPromClient(): PromClient {
-  promClient ??= createRequire(import.meta.url)("prom-client") as PromClient;
+  if (promClient === undefined) {
+    const require = createRequire(import.meta.url);
+    promClient = {
+      Registry: require("prom-client/lib/registry"),
+      Counter: require("prom-client/lib/counter"),
+      Gauge: require("prom-client/lib/gauge"),
+      Histogram: require("prom-client/lib/histogram"),
+      collectDefaultMetrics: require("prom-client/lib/defaultMetrics"),
+    } as PromClient;
+  }
   return promClient;
 }
 

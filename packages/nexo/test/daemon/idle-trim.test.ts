@@ -2,13 +2,19 @@
  * The idle trim (daemon/idle-trim.ts) in this test process, with the real memory-reducing
  * collection: it runs once the process is quiet and the heap has grown, gives memory back, does not
  * run again until the heap has grown again, and waits while turns are in flight or the event loop
- * is busy.
+ * is busy. The collection itself, through the inspector's native connection and through the
+ * `node:inspector` fallback, empties the young generation.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { getHeapStatistics } from "node:v8";
-import { IdleTrim, idleTrimEnabled } from "../../src/daemon/idle-trim.js";
+import { getHeapSpaceStatistics, getHeapStatistics } from "node:v8";
+import {
+  IdleTrim,
+  idleTrimEnabled,
+  reduceMemory,
+  reduceMemoryThroughSession,
+} from "../../src/daemon/idle-trim.js";
 import { createLogger } from "../../src/log.js";
 
 const logger = createLogger({ base: { component: "test" }, level: "silent" });
@@ -21,6 +27,11 @@ function churn(megabytes: number): void {
     keep.push({ i, text: `item ${i}`, list: [i, i + 1, i + 2] });
     if (keep.length > 20_000) keep = [];
   }
+}
+
+/** The young generation's resident bytes. */
+function newSpaceBytes(): number {
+  return getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.physical_space_size ?? 0;
 }
 
 async function until(condition: () => boolean, ms = 10_000): Promise<void> {
@@ -55,6 +66,16 @@ test("a quiet process whose heap grew is trimmed once, and again only after it g
     await until(() => trim.trims === 2);
   } finally {
     trim.stop();
+  }
+});
+
+test("the collection gives the young generation back, through the inspector's connection and through node:inspector alike", async () => {
+  for (const collect of [reduceMemory, reduceMemoryThroughSession]) {
+    churn(40);
+    const before = newSpaceBytes();
+    await collect();
+    const after = newSpaceBytes();
+    assert.ok(after < before && after < 1_000_000, `${collect.name}: new space ${before} -> ${after} bytes`);
   }
 });
 

@@ -51,6 +51,162 @@ async function scrape(metrics: Metrics): Promise<string> {
   return (await metrics.render()).body;
 }
 
+/**
+ * Every metric family a scrape shows with the process metrics on, in the order it shows them, with
+ * its type and help text: what a dashboard or alert reads. prom-client loads on first use, and the
+ * daemon requires only the parts of it it uses (daemon/metrics.ts); this pins that the output is
+ * the same as through the package's index.
+ */
+const FAMILIES: [name: string, type: string, help: string][] = [
+  ["nexo_turns_total", "counter", "Turns finished, by agent and outcome (the turn's end reason)."],
+  [
+    "nexo_turn_duration_seconds",
+    "histogram",
+    "Wall-clock duration of a turn, from the message to the end of the reply.",
+  ],
+  [
+    "nexo_tool_calls_total",
+    "counter",
+    "Tool calls finished, by tool and status (success, error, cancelled).",
+  ],
+  [
+    "nexo_tool_call_duration_seconds",
+    "histogram",
+    "Duration of a tool call's execution (approval wait excluded).",
+  ],
+  [
+    "nexo_llm_request_duration_seconds",
+    "histogram",
+    "Duration of one LLM request until its response is complete, by provider and outcome.",
+  ],
+  ["nexo_messages_routed_total", "counter", "Inbound messages routed to an agent."],
+  [
+    "nexo_messages_unbound_total",
+    "counter",
+    "Inbound messages no binding matched (logged and dropped), by channel kind.",
+  ],
+  [
+    "nexo_plugin_up",
+    "gauge",
+    "1 while the plugin is running (handshake done), 0 otherwise (starting, backoff, failed, …).",
+  ],
+  ["nexo_plugin_restarts_total", "counter", "Times a plugin's process was restarted after a crash."],
+  [
+    "nexo_plugin_dropped_events_total",
+    "counter",
+    "Broker events not delivered to a plugin because it did not keep up.",
+  ],
+  ["nexo_broker_up", "gauge", "1 while published events can reach subscribers."],
+  ["nexo_broker_published_events_total", "counter", "Events accepted by the broker's publish."],
+  ["nexo_broker_dropped_events_total", "counter", "Events dropped because a subscriber's queue was full."],
+  ["nexo_broker_queued_events", "gauge", "Events waiting in subscriber queues now, over all subscriptions."],
+  ["nexo_sessions_active", "gauge", "Sessions with a turn running or messages waiting."],
+  ["nexo_session_queued_messages", "gauge", "Messages waiting for their session's turn, over all sessions."],
+  ["nexo_session_queue_max_depth", "gauge", "The most messages waiting in any one session's queue."],
+  ["process_cpu_user_seconds_total", "counter", "Total user CPU time spent in seconds."],
+  ["process_cpu_system_seconds_total", "counter", "Total system CPU time spent in seconds."],
+  ["process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds."],
+  ["process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds."],
+  ["process_resident_memory_bytes", "gauge", "Resident memory size in bytes."],
+  ["process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes."],
+  ["process_heap_bytes", "gauge", "Process heap size in bytes."],
+  ["process_open_fds", "gauge", "Number of open file descriptors."],
+  ["process_max_fds", "gauge", "Maximum number of open file descriptors."],
+  ["nodejs_eventloop_lag_seconds", "gauge", "Lag of event loop in seconds."],
+  ["nodejs_eventloop_lag_min_seconds", "gauge", "The minimum recorded event loop delay."],
+  ["nodejs_eventloop_lag_max_seconds", "gauge", "The maximum recorded event loop delay."],
+  ["nodejs_eventloop_lag_mean_seconds", "gauge", "The mean of the recorded event loop delays."],
+  [
+    "nodejs_eventloop_lag_stddev_seconds",
+    "gauge",
+    "The standard deviation of the recorded event loop delays.",
+  ],
+  ["nodejs_eventloop_lag_p50_seconds", "gauge", "The 50th percentile of the recorded event loop delays."],
+  ["nodejs_eventloop_lag_p90_seconds", "gauge", "The 90th percentile of the recorded event loop delays."],
+  ["nodejs_eventloop_lag_p99_seconds", "gauge", "The 99th percentile of the recorded event loop delays."],
+  [
+    "nodejs_active_resources",
+    "gauge",
+    "Number of active resources that are currently keeping the event loop alive, grouped by async resource type.",
+  ],
+  ["nodejs_active_resources_total", "gauge", "Total number of active resources."],
+  [
+    "nodejs_active_handles",
+    "gauge",
+    "Number of active libuv handles grouped by handle type. Every handle type is C++ class name.",
+  ],
+  ["nodejs_active_handles_total", "gauge", "Total number of active handles."],
+  [
+    "nodejs_active_requests",
+    "gauge",
+    "Number of active libuv requests grouped by request type. Every request type is C++ class name.",
+  ],
+  ["nodejs_active_requests_total", "gauge", "Total number of active requests."],
+  ["nodejs_heap_size_total_bytes", "gauge", "Process heap size from Node.js in bytes."],
+  ["nodejs_heap_size_used_bytes", "gauge", "Process heap size used from Node.js in bytes."],
+  ["nodejs_external_memory_bytes", "gauge", "Node.js external memory size in bytes."],
+  ["nodejs_heap_space_size_total_bytes", "gauge", "Process heap space size total from Node.js in bytes."],
+  ["nodejs_heap_space_size_used_bytes", "gauge", "Process heap space size used from Node.js in bytes."],
+  [
+    "nodejs_heap_space_size_available_bytes",
+    "gauge",
+    "Process heap space size available from Node.js in bytes.",
+  ],
+  ["nodejs_version_info", "gauge", "Node.js version info."],
+  [
+    "nodejs_gc_duration_seconds",
+    "histogram",
+    "Garbage collection duration by kind, one of major, minor, incremental or weakcb.",
+  ],
+];
+
+/**
+ * The series of those families, value-free (name and label names), apart from the ones that depend
+ * on the moment: the garbage collections seen so far and the handles, requests and resources open.
+ */
+const SERIES = [
+  "nexo_turns_total{agent,outcome}",
+  "nexo_turn_duration_seconds_bucket{le,agent}",
+  "nexo_turn_duration_seconds_sum{agent}",
+  "nexo_turn_duration_seconds_count{agent}",
+  "nexo_tool_calls_total{tool,status}",
+  "nexo_tool_call_duration_seconds_bucket{le,tool}",
+  "nexo_tool_call_duration_seconds_sum{tool}",
+  "nexo_tool_call_duration_seconds_count{tool}",
+  "nexo_llm_request_duration_seconds_bucket{le,provider,outcome}",
+  "nexo_llm_request_duration_seconds_sum{provider,outcome}",
+  "nexo_llm_request_duration_seconds_count{provider,outcome}",
+  "nexo_messages_routed_total{agent}",
+  "nexo_messages_unbound_total{channel}",
+  "nexo_sessions_active",
+  "nexo_session_queued_messages",
+  "nexo_session_queue_max_depth",
+  "process_cpu_user_seconds_total",
+  "process_cpu_system_seconds_total",
+  "process_cpu_seconds_total",
+  "process_start_time_seconds",
+  "process_resident_memory_bytes",
+  "process_virtual_memory_bytes",
+  "process_heap_bytes",
+  "process_open_fds",
+  "process_max_fds",
+  "nodejs_eventloop_lag_seconds",
+  "nodejs_eventloop_lag_min_seconds",
+  "nodejs_eventloop_lag_max_seconds",
+  "nodejs_eventloop_lag_mean_seconds",
+  "nodejs_eventloop_lag_stddev_seconds",
+  "nodejs_eventloop_lag_p50_seconds",
+  "nodejs_eventloop_lag_p90_seconds",
+  "nodejs_eventloop_lag_p99_seconds",
+  "nodejs_heap_size_total_bytes",
+  "nodejs_heap_size_used_bytes",
+  "nodejs_external_memory_bytes",
+  "nodejs_heap_space_size_total_bytes{space}",
+  "nodejs_heap_space_size_used_bytes{space}",
+  "nodejs_heap_space_size_available_bytes{space}",
+  "nodejs_version_info{version,major,minor,patch}",
+];
+
 describe("metrics counted as they happen", () => {
   it("counts turns, tool calls, LLM requests, routed and unbound messages with their labels", async () => {
     const metrics = new Metrics({ processMetrics: false });
@@ -245,5 +401,37 @@ describe("metrics read at scrape time", () => {
       .filter((entry) => entry.level === "warn")
       .map((entry) => entry.fields.source);
     assert.ok(warned.includes("plugins") && warned.includes("broker"));
+  });
+});
+
+describe("the /metrics output", () => {
+  it("shows every family with its type and help, in order, and the series of each", async () => {
+    const metrics = new Metrics();
+    metrics.messageRouted("ana");
+    metrics.turnFinished("ana", "completed", 1.5);
+    metrics.toolCallFinished("bash", "success", 0.01);
+    metrics.llmRequestFinished("openai", "ok", 0.3);
+    metrics.messageUnbound("loopback");
+    const { contentType, body } = await metrics.render();
+    assert.equal(contentType, "text/plain; version=0.0.4; charset=utf-8");
+    const lines = body.split("\n");
+    assert.deepEqual(
+      lines.filter((line) => line.startsWith("# ")),
+      FAMILIES.flatMap(([name, type, help]) => [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`]),
+    );
+    const series = lines
+      .filter((line) => line !== "" && !line.startsWith("#") && !/^nodejs_(gc_|active_)/.test(line))
+      .map((line) => line.replace(/ [^ ]+$/, "").replace(/="(?:[^"\\]|\\.)*"/g, ""));
+    assert.deepEqual([...new Set(series)], SERIES);
+    assert.equal(sample(body, "nexo_messages_routed_total", { agent: "ana" }), 1);
+    assert.equal(
+      sample(body, "nodejs_version_info", {
+        version: process.version,
+        major: String(process.versions.node.split(".")[0]),
+        minor: String(process.versions.node.split(".")[1]),
+        patch: String(process.versions.node.split(".")[2]),
+      }),
+      1,
+    );
   });
 });
