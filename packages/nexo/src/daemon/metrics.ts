@@ -16,8 +16,8 @@
  * or absent, which is what a scrape would have shown; the process metrics (GC, event-loop lag)
  * count from that moment. And only the parts used load: the package's index also loads its
  * Pushgateway client (with node:https, TLS and zlib), Summary (with tdigest) and cluster
- * aggregation, ~0.7 MB of heap more that the daemon kept after its first message
- * (docs/performance.md, "Ninth pass (b)").
+ * aggregation, and its process CPU metric the OpenTelemetry API, ~1 MB of heap more that the
+ * daemon kept after its first message (docs/performance.md, "Ninth pass (b)").
  */
 import { createRequire } from "node:module";
 import type { Counter, Histogram, Registry } from "prom-client";
@@ -26,11 +26,8 @@ import type { TurnEndReason } from "../engine/events.js";
 import type { PluginStatus } from "../extensions/plugins/manager.js";
 import { createLogger } from "../log.js";
 
-/** The parts of prom-client the daemon uses; the same classes and function its index exports. */
-type PromClient = Pick<
-  typeof import("prom-client"),
-  "Registry" | "Counter" | "Gauge" | "Histogram" | "collectDefaultMetrics"
->;
+/** The parts of prom-client the daemon uses; the same classes its index exports. */
+type PromClient = Pick<typeof import("prom-client"), "Registry" | "Counter" | "Gauge" | "Histogram">;
 
 let promClient: PromClient | undefined;
 
@@ -48,10 +45,76 @@ function loadPromClient(): PromClient {
       Counter: require("prom-client/lib/counter"),
       Gauge: require("prom-client/lib/gauge"),
       Histogram: require("prom-client/lib/histogram"),
-      collectDefaultMetrics: require("prom-client/lib/defaultMetrics"),
     } as PromClient;
   }
   return promClient;
+}
+
+/** One of prom-client's default metrics (its lib/metrics/*.js): registers its metrics on `registry`. */
+type DefaultMetric = (registry: Registry, config: { eventLoopMonitoringPrecision: number }) => void;
+
+/**
+ * prom-client's default metrics (what its `collectDefaultMetrics` registers, in its order, with its
+ * default config), each from its own module, except the process CPU counters: prom-client's module
+ * for those requires the OpenTelemetry API at load, for exemplars the daemon does not enable
+ * (~0.3 MB of heap); {@link registerProcessCpu} counts the same. The families and their order are
+ * pinned by test/daemon/metrics.test.ts against what the package's index registered.
+ */
+function registerDefaultMetrics(prom: PromClient, registry: Registry): void {
+  const require = createRequire(import.meta.url);
+  const metric = (name: string) => require(`prom-client/lib/metrics/${name}`) as DefaultMetric;
+  const config = { eventLoopMonitoringPrecision: 10 };
+  registerProcessCpu(prom, registry);
+  for (const name of [
+    "processStartTime",
+    "osMemoryHeap",
+    "processOpenFileDescriptors",
+    "processMaxFileDescriptors",
+    "eventLoopLag",
+    // prom-client lists it only where Node has process.getActiveResourcesInfo (Node 20 has).
+    ...(typeof process.getActiveResourcesInfo === "function" ? ["processResources"] : []),
+    "processHandles",
+    "processRequests",
+    "heapSizeAndUsed",
+    "heapSpacesSizeAndUsed",
+    "version",
+    "gc",
+  ])
+    metric(name)(registry, config);
+}
+
+/**
+ * process_cpu_user_seconds_total, process_cpu_system_seconds_total and process_cpu_seconds_total as
+ * prom-client counts them: the process's CPU time since they were registered, added at each scrape
+ * by the first counter's `collect` for all three.
+ */
+function registerProcessCpu(prom: PromClient, registry: Registry): void {
+  const registers = [registry];
+  let last = process.cpuUsage();
+  const user = new prom.Counter({
+    name: "process_cpu_user_seconds_total",
+    help: "Total user CPU time spent in seconds.",
+    registers,
+    collect() {
+      const now = process.cpuUsage();
+      const userMicros = now.user - last.user;
+      const systemMicros = now.system - last.system;
+      last = now;
+      user.inc(userMicros / 1e6);
+      system.inc(systemMicros / 1e6);
+      total.inc((userMicros + systemMicros) / 1e6);
+    },
+  });
+  const system = new prom.Counter({
+    name: "process_cpu_system_seconds_total",
+    help: "Total system CPU time spent in seconds.",
+    registers,
+  });
+  const total = new prom.Counter({
+    name: "process_cpu_seconds_total",
+    help: "Total user and system CPU time spent in seconds.",
+    registers,
+  });
 }
 
 /** The session queues of the router, as it reports them. */
@@ -217,7 +280,7 @@ class PromMetrics {
       registers,
     });
     this.registerScrapeTimeMetrics();
-    if (processMetrics) prom.collectDefaultMetrics({ register: this.registry });
+    if (processMetrics) registerDefaultMetrics(prom, this.registry);
   }
 
   private registerScrapeTimeMetrics(): void {

@@ -4,7 +4,8 @@
  * NEXO_IDLE_TRIM=off keeps it from running. What the idle daemon holds after that first trim: not
  * the modules only the trim used (node:inspector and the worker_threads it requires), not
  * prom-client before the first metric, and after a scrape only the prom-client parts the metrics
- * use (daemon/metrics.ts), without the package's Pushgateway client and its https, TLS and zlib.
+ * use (daemon/metrics.ts), without the package's Pushgateway client and its https, TLS and zlib, or
+ * the OpenTelemetry API.
  */
 import assert from "node:assert/strict";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -122,6 +123,10 @@ test("after its first trim the daemon holds no module only the trim used, and a 
         `prom-client parts: ${promClient.join(" ")}`,
       );
       assert.ok(!promClient.includes("prom-client"), "prom-client's index is loaded");
+      assert.ok(
+        !scraped.requires.includes("@opentelemetry/api"),
+        "the OpenTelemetry API is loaded (prom-client's process CPU metric)",
+      );
       for (const module of ["https", "tls", "zlib"])
         assert.ok(!scraped.builtins.includes(`NativeModule ${module}`), `${module} is loaded by a scrape`);
     } finally {

@@ -424,6 +424,26 @@ describe("the /metrics output", () => {
       .map((line) => line.replace(/ [^ ]+$/, "").replace(/="(?:[^"\\]|\\.)*"/g, ""));
     assert.deepEqual([...new Set(series)], SERIES);
     assert.equal(sample(body, "nexo_messages_routed_total", { agent: "ana" }), 1);
+    // The process's CPU time since the metrics were built, user + system = the total, growing with work.
+    const cpu = (text: string): [number, number, number] => {
+      const read = (name: string) => {
+        const value = sample(text, name);
+        assert.ok(value !== undefined, `no ${name}`);
+        return value;
+      };
+      return [
+        read("process_cpu_user_seconds_total"),
+        read("process_cpu_system_seconds_total"),
+        read("process_cpu_seconds_total"),
+      ];
+    };
+    const [user, system, total] = cpu(body);
+    assert.ok(Math.abs(user + system - total) < 1e-9, `${user} + ${system} != ${total}`);
+    const end = performance.now() + 50;
+    while (performance.now() < end);
+    const [userAfter, systemAfter, totalAfter] = cpu((await metrics.render()).body);
+    assert.ok(totalAfter - total >= 0.02, `50 ms of work counted as ${totalAfter - total} s`);
+    assert.ok(Math.abs(userAfter + systemAfter - totalAfter) < 1e-9);
     assert.equal(
       sample(body, "nodejs_version_info", {
         version: process.version,
