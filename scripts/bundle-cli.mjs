@@ -16,6 +16,7 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { compactBundle } from "./bundle-compact.mjs";
 
 /** Loads zod's locales barrel as a module that re-exports English only. */
 const englishZodMessages = {
@@ -292,6 +293,9 @@ await build({
 });
 asciiComments(outdir);
 asciiComments(outdir, ".cjs");
+// Comments and indentation out of the chunks, every line kept where it is (bundle-compact.mjs).
+await compactBundle(outdir, ".js");
+await compactBundle(outdir, ".cjs");
 await bundleSnapshotEntries();
 // The blobs: made from those scripts by the same program an installed package runs.
 execFileSync(process.execPath, [`${nexo}bin/build-snapshot.mjs`], { stdio: "inherit" });
