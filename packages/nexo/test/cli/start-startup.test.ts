@@ -21,7 +21,7 @@
  * import of a CommonJS package loads Node's CommonJS export lexer for the process's life. Node
  * built-ins are required, not imported (an import's namespace reads every lazy getter: webcrypto,
  * parseArgs, MIMEType, File), and pino's unused transport code (thread-stream, assert) is not
- * loaded.
+ * loaded. Every chunk loaded is compacted (scripts/bundle-compact.mjs): no comment, no indentation.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -185,6 +185,13 @@ test("nexo start on the local broker is ready without the NATS client, the AppSe
     );
     const twoByte = chunks.filter((file) => /[\u0080-\uffff]/.test(readFileSync(file, "utf8")));
     assert.deepEqual(twoByte, [], "chunks with non-ASCII text");
+    // Every chunk loaded is compacted (scripts/bundle-compact.mjs): V8 holds its source for the
+    // process's life, so no comment (the JSDoc esbuild keeps) and almost no indentation is left;
+    // what is left is inside template literals, and a space before a line's dynamic `import(`.
+    const commented = chunks.filter((file) => /^\s*\/\*\*/m.test(readFileSync(file, "utf8")));
+    assert.deepEqual(commented, [], "chunks with JSDoc comments");
+    const indentation = [...sources.matchAll(/^[ \t]+/gm)].reduce((sum, match) => sum + match[0].length, 0);
+    assert.ok(indentation < sources.length / 200, `${indentation} bytes of indentation in ${sources.length}`);
 
     // What the plugin's handshake did not need is still unbuilt: every schema of these files.
     child.kill("SIGUSR2");
