@@ -25,8 +25,8 @@
  * CPU for the quickstart daemon's 14 MB heap); it opens no port, and the session is closed again
  * right after. The session is the inspector's native connection itself, not `node:inspector`'s
  * Session around it: Node 20's `lib/inspector.js` requires `worker_threads` at load, and the two
- * with their internals (27 modules) stayed in every idle daemon after its first trim for this one
- * call (docs/performance.md, "Ninth pass (b)").
+ * with four internals of the workers (six built-ins the daemon does not otherwise load) stayed in
+ * every idle daemon after its first trim for this one call (docs/performance.md, "Ninth pass (b)").
  */
 import { type EventLoopUtilization, performance } from "node:perf_hooks";
 import { getHeapSpaceStatistics, getHeapStatistics } from "node:v8";
