@@ -27,6 +27,7 @@ import { ACCEPTED } from "./framing.js";
 import { IncomingRequest, problemError, RunningRequests } from "./incoming-request.js";
 import { JsonText } from "./json-text.js";
 import { LineTransport } from "./line-transport.js";
+import { monotonicMs } from "./monotonic.js";
 import type {
   FallbackRequestHandler,
   IdStrategy,
@@ -56,7 +57,7 @@ class Pending {
 
   constructor(
     readonly method: string,
-    /** performance.now() past which the request times out; Infinity without a timeout. */
+    /** monotonicMs() past which the request times out; Infinity without a timeout. */
     readonly deadline: number,
     readonly timeoutMs: number,
     readonly signal: AbortSignal | undefined,
@@ -277,7 +278,7 @@ export class JsonRpcPeer {
       params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params };
     const timeoutMs = options?.timeoutMs ?? this.defaultTimeoutMs;
     const timed = timeoutMs > 0 && Number.isFinite(timeoutMs);
-    const deadline = timed ? performance.now() + timeoutMs : Number.POSITIVE_INFINITY;
+    const deadline = timed ? monotonicMs() + timeoutMs : Number.POSITIVE_INFINITY;
     const entry = new Pending(method, deadline, timeoutMs, signal, onDelta);
     capturing = entry;
     const promise = new Promise<unknown>(captureSettlers) as Promise<R>;
@@ -360,7 +361,7 @@ export class JsonRpcPeer {
   private armTimeouts(at: number): void {
     if (this.timeoutTimer) clearTimeout(this.timeoutTimer);
     this.timeoutTimerAt = at;
-    this.timeoutTimer = setTimeout(this.expireRequests, Math.max(1, Math.ceil(at - performance.now())));
+    this.timeoutTimer = setTimeout(this.expireRequests, Math.max(1, Math.ceil(at - monotonicMs())));
   }
 
   private disarmTimeouts(): void {
@@ -373,7 +374,7 @@ export class JsonRpcPeer {
   private readonly expireRequests = (): void => {
     this.timeoutTimer = undefined;
     this.timeoutTimerAt = Number.POSITIVE_INFINITY;
-    const now = performance.now();
+    const now = monotonicMs();
     let next = Number.POSITIVE_INFINITY;
     for (const [id, entry] of this.pending) {
       if (entry.deadline <= now) {

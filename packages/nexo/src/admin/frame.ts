@@ -28,6 +28,7 @@ import {
 import * as admin from "@nexo/wire/schemas/admin";
 import type { MicroappIdentity } from "../extensions/microapps/manager.js";
 import type { SupervisorLogger } from "../extensions/supervisor.js";
+import { monotonicMs } from "../monotonic.js";
 import { type AuditOutcome, argsHash, tenantOf, UNKNOWN_METHOD_CAPABILITY } from "./audit.js";
 import type { AdminCall, AdminDomainModule } from "./domain.js";
 import { ADMIN_DOMAIN_MODULES } from "./domains/index.js";
@@ -115,7 +116,7 @@ export class AdminFrame {
           `overloaded: microapp ${identity.id} already has ${running} admin calls running; retry later`,
           { limit: this.maxConcurrent },
         );
-        this.record(identity, method, capability, params, Date.now(), performance.now(), failureOf(error));
+        this.record(identity, method, capability, params, Date.now(), monotonicMs(), failureOf(error));
         throw error;
       }
       running += 1;
@@ -165,7 +166,7 @@ export class AdminFrame {
     done: () => void,
   ): unknown {
     const startedAt = this.now();
-    const started = performance.now();
+    const started = monotonicMs();
     const finish = (outcome: AuditOutcome) => {
       done();
       this.record(identity, method, capability, params, startedAt, started, outcome);
@@ -211,7 +212,7 @@ export class AdminFrame {
         args_hash: argsHash(method, params),
         started_at_ms: startedAt,
         ...outcome,
-        duration_ms: Math.max(0, Math.round(performance.now() - started)),
+        duration_ms: Math.max(0, Math.round(monotonicMs() - started)),
         tenant_id: tenant ?? null,
       });
     } catch (error) {

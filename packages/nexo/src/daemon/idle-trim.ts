@@ -9,9 +9,12 @@
  * (docs/performance.md, "The daemon"). This runs the same kind of collection as soon as the daemon
  * has been quiet for about a second, once per idle period.
  *
- * Quiet means: no turn running or waiting in the router, and the event loop busy for less than a
- * small share of the last window. Event-loop time covers every other kind of work (admin RPC,
- * plugin and MCP calls, HTTP, reloads) without each part reporting to this one. A trim runs only
+ * Quiet means: no turn running or waiting in the router, and the process's CPU time less than a
+ * small share of the last window. CPU time covers every other kind of work (admin RPC, plugin and
+ * MCP calls, HTTP, reloads, and what they hand to libuv's and V8's threads) without each part
+ * reporting to this one. (The event loop's utilization, which this read before, is only offered by
+ * node:perf_hooks, which the daemon otherwise no longer loads: docs/performance.md, "Ninth pass
+ * (b)".) A trim runs only
  * when V8's heap has grown by a megabyte or more since the last one gave memory back: that makes it
  * once per idle period that follows real work, and never a loop with V8's own memory reducer, whose
  * collections (event-loop time, but no growth) follow each trim 8 s later. The check is a timer
@@ -28,15 +31,14 @@
  * with four internals of the workers (six built-ins the daemon does not otherwise load) stayed in
  * every idle daemon after its first trim for this one call (docs/performance.md, "Ninth pass (b)").
  */
-import { type EventLoopUtilization, performance } from "node:perf_hooks";
 import { getHeapSpaceStatistics, getHeapStatistics } from "node:v8";
 import type { Logger } from "../log.js";
 
 /** How long the daemon must be quiet before a trim, and how often it looks. */
 const QUIET_MS = 1000;
 /**
- * A window whose event loop ran longer than this share of it was busy. The check itself and an
- * idle daemon's timers take well under 1 %; one message through a plugin channel takes more.
+ * A window in which the process used more CPU than this share of it was busy. The check itself and
+ * an idle daemon's timers take well under 1 %; one message through a plugin channel takes more.
  */
 const BUSY_SHARE = 0.02;
 /** Heap growth (resident bytes) since the last trim that makes another one worth its ~50 ms. */
@@ -76,7 +78,8 @@ export class IdleTrim {
   private floor = 0;
   private trimming = false;
   private stopped = false;
-  private window: EventLoopUtilization;
+  /** The process's CPU time (user + system, µs) at the start of the current window. */
+  private windowCpu: number;
   private readonly timer: NodeJS.Timeout;
   private readonly quietMs: number;
   private readonly collect: () => Promise<void>;
@@ -87,7 +90,7 @@ export class IdleTrim {
   constructor(private readonly options: IdleTrimOptions) {
     this.quietMs = options.quietMs ?? QUIET_MS;
     this.collect = options.collect ?? reduceMemory;
-    this.window = performance.eventLoopUtilization();
+    this.windowCpu = cpuMicros();
     this.timer = setInterval(() => this.check(), this.quietMs);
     this.timer.unref();
   }
@@ -99,9 +102,10 @@ export class IdleTrim {
 
   private check(): void {
     if (this.trimming) return;
-    const window = performance.eventLoopUtilization(this.window);
-    this.window = performance.eventLoopUtilization();
-    if (this.options.turnsInFlight() > 0 || window.active > this.quietMs * BUSY_SHARE) return;
+    const now = cpuMicros();
+    const busyMs = (now - this.windowCpu) / 1000;
+    this.windowCpu = now;
+    if (this.options.turnsInFlight() > 0 || busyMs > this.quietMs * BUSY_SHARE) return;
     if (getHeapStatistics().total_physical_size - this.floor < GROWTH_BYTES) return;
     void this.trim();
   }
@@ -119,8 +123,8 @@ export class IdleTrim {
       return;
     } finally {
       this.trimming = false;
-      // The collection's own event-loop time is not a busy period.
-      this.window = performance.eventLoopUtilization();
+      // The collection's own CPU time is not a busy period.
+      this.windowCpu = cpuMicros();
     }
     if (this.stopped) return;
     const used = process.cpuUsage(cpu);
@@ -137,6 +141,11 @@ export class IdleTrim {
     };
     this.options.logger.debug({ trim: this.lastReport }, "idle: gave memory back");
   }
+}
+
+function cpuMicros(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
 }
 
 function mb(bytes: number): number {

@@ -3,6 +3,7 @@
  * request until its stream ends (or fails), labelled with the provider and the outcome.
  */
 import type { ChatRequest, LlmProvider, ProviderEvent } from "../engine/types.js";
+import { monotonicMs } from "../monotonic.js";
 
 export type LlmObserver = (provider: string, outcome: "ok" | "error", seconds: number) => void;
 
@@ -15,13 +16,13 @@ export function timedProvider(provider: LlmProvider, observe: LlmObserver): LlmP
     id: provider.id,
     ...(provider.contextWindow ? { contextWindow: (model: string) => provider.contextWindow?.(model) } : {}),
     async *stream(request: ChatRequest): AsyncIterable<ProviderEvent> {
-      const started = performance.now();
+      const started = monotonicMs();
       let outcome: "ok" | "error" = "error";
       try {
         yield* provider.stream(request);
         outcome = "ok";
       } finally {
-        observe(provider.id, outcome, (performance.now() - started) / 1000);
+        observe(provider.id, outcome, (monotonicMs() - started) / 1000);
       }
     },
   };

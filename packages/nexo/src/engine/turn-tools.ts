@@ -4,6 +4,8 @@
  * published as it comes) → `after_tool` hooks (rewrite or withhold the output) → `tool_result`
  * with its duration. Whatever happens, the call gets a result for the history.
  */
+
+import { monotonicMs } from "../monotonic.js";
 import { ApprovalCancelledError, grantFor } from "./approvals.js";
 import type { TurnEvent } from "./events.js";
 import type { TurnRun } from "./turn-run.js";
@@ -56,7 +58,7 @@ class CallEvents {
       name: call.name,
       reason: why,
     };
-    if (this.started !== undefined) event.durationMs = performance.now() - this.started;
+    if (this.started !== undefined) event.durationMs = monotonicMs() - this.started;
     run.emit(event);
     return { type: "tool_result", toolUseId: call.id, content: why, isError: true };
   }
@@ -152,7 +154,7 @@ async function runToolCall(run: TurnRun, call: ToolUseBlock): Promise<ToolResult
   if (signal.aborted) return events.cancelled(STOPPED);
 
   run.emit({ type: "tool_running", turnId, callId: call.id, name: call.name });
-  const started = performance.now();
+  const started = monotonicMs();
   events.started = started;
   events.streaming = true;
   const output = await raceAbort(
@@ -168,7 +170,7 @@ async function runToolCall(run: TurnRun, call: ToolUseBlock): Promise<ToolResult
   );
   events.streaming = false;
   if (output === ABORTED) return events.cancelled(STOPPED);
-  const durationMs = performance.now() - started;
+  const durationMs = monotonicMs() - started;
 
   let result: ToolOutput = output;
   if (session.hooks?.has("after_tool")) {

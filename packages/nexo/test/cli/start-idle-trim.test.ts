@@ -3,6 +3,7 @@
  * line reports V8's resident heap before and after the memory-reducing collection, and
  * NEXO_IDLE_TRIM=off keeps it from running. What the idle daemon holds after that first trim: not
  * the modules only the trim used (node:inspector and the worker_threads it requires), not
+ * node:perf_hooks (the clocks read process.hrtime and process.cpuUsage), not
  * prom-client before the first metric, and after a scrape only the prom-client parts the metrics
  * use (daemon/metrics.ts), without the package's Pushgateway client and its https, TLS and zlib, or
  * the OpenTelemetry API.
@@ -104,7 +105,8 @@ test("after its first trim the daemon holds no module only the trim used, and a 
       }
       const idle = await loaded(daemon);
       assert.ok(idle.builtins.includes("NativeModule v8"), "the built-ins list was not written");
-      for (const module of ["inspector", "worker_threads", "internal/worker"])
+      // perf_hooks: neither the trim's quiet check nor the plugin peer's deadlines load it.
+      for (const module of ["inspector", "worker_threads", "internal/worker", "perf_hooks"])
         assert.ok(!idle.builtins.includes(`NativeModule ${module}`), `${module} is loaded after the trim`);
       assert.deepEqual(
         idle.requires.filter((request) => request.startsWith("prom-client")),

@@ -19,6 +19,7 @@ import type { InboundOutcome } from "../../channels/inbound-receipts.js";
 import type { TurnEndReason, TurnEvent } from "../../engine/events.js";
 import type { AgentSession } from "../../engine/session.js";
 import { SessionQueue } from "../../engine/sessions/queue.js";
+import { monotonicMs } from "../../monotonic.js";
 import { InboxFullError, type InboxRepository, type TranscriptRepository } from "../../store/index.js";
 import { inboundImages } from "./attachments.js";
 import type { BindingTable } from "./bindings.js";
@@ -562,7 +563,7 @@ export class Router {
 
   private async runTurn({ key, inbound, inboxSeq, replayed, reply: keptReply }: Work): Promise<void> {
     const { logger } = this.options;
-    const started = performance.now();
+    const started = monotonicMs();
     let reason: TurnEndReason = "error";
     const target = (sessionId: string) => ({
       kind: inbound.kind,
@@ -651,7 +652,7 @@ export class Router {
           reply = event.reply;
         }
       }
-      this.options.onTurn?.(key.agentId, reason, (performance.now() - started) / 1000);
+      this.options.onTurn?.(key.agentId, reason, (monotonicMs() - started) / 1000);
       if (
         this.controller.signal.aborted &&
         (reason === "cancelled" || reason === "error") &&
@@ -683,7 +684,7 @@ export class Router {
       // A turn that threw would throw again on replay: handled (and logged) once.
       if (!this.controller.signal.aborted) this.markDone(inboxSeq);
       this.counters.turnsFailed++;
-      this.options.onTurn?.(key.agentId, "error", (performance.now() - started) / 1000);
+      this.options.onTurn?.(key.agentId, "error", (monotonicMs() - started) / 1000);
       logger.error({ agentId: key.agentId, err: (error as Error).stack }, "routing a message failed");
     }
   }
