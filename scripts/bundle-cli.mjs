@@ -14,6 +14,7 @@
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { compactBundle } from "./bundle-compact.mjs";
@@ -253,11 +254,51 @@ const sqliteRequired = {
   },
 };
 
+/**
+ * `nexo start`'s daemon is a build of its own: bundle/daemon-start.js and its `daemon-…` chunks,
+ * which main.js imports where it starts the daemon (cli/main.ts's `import("./start.js")`). In the
+ * build of every command, code is split at every dynamic import of every command, so the modules
+ * the daemon loads at boot were cut into 67 files by what other commands share of them; built
+ * alone, they are 27. Each ES module costs the process for its life (its module record, the
+ * loader's entries, the bindings of its imports and exports): 60 more small modules added ~0.5 MB
+ * to the idle daemon, and the daemon built apart reads ~0.6 MB less (docs/performance.md, "Ninth
+ * pass (a)"). `nexo start` with flags the fast start leaves to commander, and every other command,
+ * still run the daemon's code from the main build.
+ *
+ * One module instance per process: what main.js loads before the daemon starts must not be built
+ * again into the daemon's files. That is the secrets module (secrets/known.ts keeps the values
+ * captured at start-up, which every redaction reads), so the main build makes it an entry point
+ * of its own, bundle/secrets.js, and the daemon's build imports it from there. The build fails if
+ * any other module is in both (then it needs the same treatment) or if the daemon imports a name
+ * bundle/secrets.js does not export.
+ */
+const DAEMON_ENTRY = "daemon-start";
+const daemonApart = {
+  name: "daemon-apart",
+  setup(builder) {
+    builder.onResolve({ filter: /^\.\/start\.js$/ }, (args) =>
+      args.kind === "dynamic-import" && args.importer === `${nexo}dist/cli/main.js`
+        ? { path: `./${DAEMON_ENTRY}.js`, external: true }
+        : undefined,
+    );
+  },
+};
+const secretsFromMainBuild = {
+  name: "secrets-from-main-build",
+  setup(builder) {
+    builder.onResolve({ filter: /[\\/]secrets[\\/][\w-]+\.js$/ }, (args) => {
+      const secrets = `${nexo}dist/secrets/`;
+      if (!resolve(args.resolveDir, args.path).startsWith(secrets) || args.importer.startsWith(secrets))
+        return undefined;
+      return { path: "./secrets.js", external: true };
+    });
+  },
+};
+
 const nexo = fileURLToPath(new URL("../packages/nexo/", import.meta.url));
 const outdir = `${nexo}bundle`;
 rmSync(outdir, { recursive: true, force: true });
-await build({
-  entryPoints: { main: `${nexo}dist/cli/main.js` },
+const esModules = {
   outdir,
   bundle: true,
   splitting: true,
@@ -270,15 +311,28 @@ await build({
     js: "import { createRequire as __nexoCreateRequire } from 'node:module'; const require = __nexoCreateRequire(import.meta.url);",
   },
   sourcemap: "linked",
-  plugins: [
-    englishZodMessages,
-    yamlBesideTheBundle,
-    sqliteRequired,
-    builtinsRequiredByImports,
-    requiresOnUse,
-  ],
+  metafile: true,
   logLevel: "warning",
+};
+const plugins = [
+  englishZodMessages,
+  yamlBesideTheBundle,
+  sqliteRequired,
+  builtinsRequiredByImports,
+  requiresOnUse,
+];
+const main = await build({
+  ...esModules,
+  entryPoints: { main: `${nexo}dist/cli/main.js`, secrets: `${nexo}dist/secrets/index.js` },
+  plugins: [daemonApart, ...plugins],
 });
+const daemon = await build({
+  ...esModules,
+  entryPoints: { [DAEMON_ENTRY]: `${nexo}dist/cli/start.js` },
+  chunkNames: "daemon-[name]-[hash]",
+  plugins: [secretsFromMainBuild, ...plugins],
+});
+checkDaemonApart(main.metafile, daemon.metafile);
 await build({
   entryPoints: { yaml: "yaml", "smol-toml": "smol-toml" },
   absWorkingDir: nexo,
@@ -359,5 +413,51 @@ function asciiComments(dir, extension = ".js") {
       `${dir}/${name}`,
       text.replace(/[\u0080-\uffff]/g, (unit) => ascii[unit] ?? "?"),
     );
+  }
+}
+
+/**
+ * Fails the build unless the daemon's build shares no module with what main.js loads before it
+ * (main.js and the fast start, with their static imports), and imports from bundle/secrets.js only
+ * names it exports (see DAEMON_ENTRY).
+ */
+function checkDaemonApart(mainMeta, daemonMeta) {
+  const outputs = mainMeta.outputs;
+  const entryOutput = (entry) => {
+    const found = Object.keys(outputs).find((file) => outputs[file].entryPoint?.endsWith(entry));
+    if (found === undefined) throw new Error(`the main build has no output for ${entry}`);
+    return found;
+  };
+  const mainFile = entryOutput("dist/cli/main.js");
+  if (!outputs[mainFile].imports.some((i) => i.path === `./${DAEMON_ENTRY}.js` && i.external))
+    throw new Error(`main.js does not import ./${DAEMON_ENTRY}.js: cli/main.ts's import of ./start.js moved`);
+  const loaded = new Set();
+  const visit = (file) => {
+    if (loaded.has(file) || outputs[file] === undefined) return;
+    loaded.add(file);
+    for (const i of outputs[file].imports) if (i.kind === "import-statement") visit(i.path);
+  };
+  visit(mainFile);
+  visit(entryOutput("dist/cli/start-fast.js"));
+  const before = new Set([...loaded].flatMap((file) => Object.keys(outputs[file].inputs)));
+  const daemonInputs = Object.keys(daemonMeta.inputs);
+  const twice = daemonInputs.filter((input) => before.has(input));
+  if (twice.length > 0)
+    throw new Error(
+      `modules in both main.js's start and the daemon's build (two instances): ${twice.join(", ")}`,
+    );
+  const exported = new Set(outputs[entryOutput("dist/secrets/index.js")].exports);
+  for (const file of Object.keys(daemonMeta.outputs).filter((name) => name.endsWith(".js"))) {
+    for (const match of readFileSync(file, "utf8").matchAll(
+      /import\s*\{([^}]*)\}\s*from\s*["']\.\/secrets\.js["']/g,
+    )) {
+      const names = match[1]
+        .split(",")
+        .map((name) => name.trim().split(/\s+as\s+/)[0])
+        .filter(Boolean);
+      const missing = names.filter((name) => !exported.has(name));
+      if (missing.length > 0)
+        throw new Error(`${file} imports ${missing.join(", ")}, which bundle/secrets.js does not export`);
+    }
   }
 }

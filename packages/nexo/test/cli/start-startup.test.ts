@@ -22,6 +22,8 @@
  * built-ins are required, not imported (an import's namespace reads every lazy getter: webcrypto,
  * parseArgs, MIMEType, File), and pino's unused transport code (thread-stream, assert) is not
  * loaded. Every chunk loaded is compacted (scripts/bundle-compact.mjs): no comment, no indentation.
+ * The daemon comes from a build of its own (its `daemon-…` files, far fewer ES modules), which
+ * shares the one secrets module main.js loaded.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -188,6 +190,22 @@ test("nexo start on the local broker is ready without the NATS client, the AppSe
     // Every chunk loaded is compacted (scripts/bundle-compact.mjs): V8 holds its source for the
     // process's life, so no comment (the JSDoc esbuild keeps) and almost no indentation is left;
     // what is left is inside template literals, and a space before a line's dynamic `import(`.
+    // The daemon is a build of its own (scripts/bundle-cli.mjs, DAEMON_ENTRY): its files are
+    // `daemon-…`, and the modules main.js loaded before it are not built into them again, so the
+    // secrets captured at start-up (secrets/known.ts) are the ones every redaction reads.
+    const daemonFiles = chunks.filter((file) => /[\\/]daemon-[^\\/]+\.js$/.test(file));
+    assert.ok(
+      daemonFiles.some((file) => file.endsWith("daemon-start.js")),
+      "the daemon's own build is not loaded",
+    );
+    assert.ok(
+      daemonFiles.length >= chunks.length / 2,
+      `${daemonFiles.length} of ${chunks.length} files from the daemon build`,
+    );
+    const secretsCopies = chunks.filter((file) =>
+      readFileSync(file, "utf8").includes("// packages/nexo/dist/secrets/known.js"),
+    );
+    assert.equal(secretsCopies.length, 1, `secrets/known.js in ${secretsCopies.join(", ")}`);
     const commented = chunks.filter((file) => /^\s*\/\*\*/m.test(readFileSync(file, "utf8")));
     assert.deepEqual(commented, [], "chunks with JSDoc comments");
     const indentation = [...sources.matchAll(/^[ \t]+/gm)].reduce((sum, match) => sum + match[0].length, 0);
