@@ -1,8 +1,8 @@
 /**
- * Two schemas an idle daemon does not keep: the agent event union is a lazy schema (importing the
- * admin wire builds none of it), and extensions.yaml's schemas are built on use and let go (a
- * collection frees them; they validate the same after it). The first test must stay first: it
- * looks at what the imports alone built.
+ * Schemas an idle daemon does not keep: the agent event union is a lazy schema (importing the
+ * admin wire builds none of it), and extensions.yaml's, nexo-plugin.toml's and a microapp's
+ * plugin.toml's schemas are built on use and let go (a collection frees them; they validate the
+ * same after it). The first test must stay first: it looks at what the imports alone built.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -12,7 +12,26 @@ import { z } from "zod";
 import "../src/schemas/index.js";
 import { AgentEventNotificationSchema, AgentEventSchema } from "../src/schemas/admin/index.js";
 import { builtSchemaGroups } from "../src/schemas/lazy.js";
-import { ExtensionsFileSchema, MicroappExtensionEntrySchema } from "../src/schemas/microapp/index.js";
+import {
+  ExtensionsFileSchema,
+  MicroappCapabilitiesSchema,
+  MicroappExtensionEntrySchema,
+  MicroappHttpServerSchema,
+  MicroappManifestPluginSchema,
+  MicroappManifestSchema,
+} from "../src/schemas/microapp/index.js";
+import {
+  ManifestChannelRegistrationSchema,
+  ManifestChannelsSchema,
+  ManifestEntrypointSchema,
+  ManifestExtendsSchema,
+  ManifestPluginSchema,
+  ManifestRequiresSchema,
+  ManifestSandboxSchema,
+  ManifestSupervisorSchema,
+  PluginManifestSchema,
+  SandboxNetworkSchema,
+} from "../src/schemas/plugin/index.js";
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
@@ -85,4 +104,148 @@ test("extensions.yaml's schemas validate the same after a collection", async () 
     allow_external_bind: false,
   });
   assert.ok(MicroappExtensionEntrySchema instanceof z.ZodObject);
+});
+
+/** Each schema's outcome (value or issues) for each input, to compare before and after a collection. */
+function outcomes(schemas: Record<string, z.ZodType>, inputs: readonly unknown[]) {
+  return Object.entries(schemas).map(([name, schema]) => ({
+    name,
+    results: inputs.map((input) => {
+      const parsed = schema.safeParse(input);
+      return parsed.success ? { ok: parsed.data } : { issues: parsed.error.issues };
+    }),
+  }));
+}
+
+/** Collects, and says whether the schema a stand-in had built (seen through its internals) is gone. */
+async function freedByACollection(standIn: z.ZodType): Promise<boolean> {
+  const internals = new WeakRef(standIn._zod);
+  await new Promise((resolve) => setImmediate(resolve));
+  gc();
+  return internals.deref() === undefined;
+}
+
+test("nexo-plugin.toml's schemas validate the same after a collection, which frees them", async () => {
+  const plugin = {
+    id: "demo",
+    version: "0.1.0",
+    name: "Demo",
+    description: "d",
+    min_nexo_version: ">=0.1.0",
+    entrypoint: { command: "node", args: ["main.js"], env: { A: "1" } },
+    channels: { register: [{ kind: "demo", adapter: "DemoAdapter" }] },
+    extends: { tools: ["demo_dice"], hooks: ["demo"] },
+    sandbox: { enabled: true, network: "deny", fs_write_paths: ["${state_dir}"] },
+    supervisor: { respawn: true, max_attempts: 2 },
+    extra: "passes",
+  };
+  const wrongPlugin = {
+    ...plugin,
+    id: "Demo",
+    name: " ",
+    version: "1",
+    entrypoint: { command: "node", arg: [], env: { NEXO_X: "1" } },
+    channels: {
+      register: [
+        { kind: "a", adapter: "A" },
+        { kind: "a", adapter: "B" },
+      ],
+    },
+    extends: { tools: ["other_tool", "other_tool"], channels: ["x"], hooks: ["x"], registries: [] },
+    sandbox: { enabled: true, network: "open", fs_read_paths: ["relative"], network_allowlist: [] },
+    supervisor: { respawn: true, max_attempts: 0, backoff_ms: 5 },
+  };
+  const schemas = {
+    PluginManifestSchema,
+    ManifestPluginSchema,
+    ManifestRequiresSchema,
+    ManifestEntrypointSchema,
+    ManifestChannelRegistrationSchema,
+    ManifestChannelsSchema,
+    ManifestExtendsSchema,
+    SandboxNetworkSchema,
+    ManifestSandboxSchema,
+    ManifestSupervisorSchema,
+  } as Record<string, z.ZodType>;
+  const inputs = [
+    { plugin },
+    { plugin: wrongPlugin },
+    plugin,
+    wrongPlugin,
+    ...Object.values(plugin),
+    ...Object.values(wrongPlugin),
+    {},
+    null,
+  ];
+  const before = outcomes(schemas, inputs);
+  const document = before[0]!.results;
+  assert.deepEqual(document[0], { ok: { plugin } });
+  const problems = JSON.stringify(document[1]);
+  for (const expected of [
+    "must match ^[a-z]",
+    "must not be blank",
+    "must be a semantic version",
+    "is reserved",
+    '"arg"',
+    "registered more than once",
+    "listed twice in tools",
+    "is already declared in channels",
+    "[plugin.extends] only accepts",
+    "[plugin.sandbox] only accepts",
+    "must be at least 1 when respawn = true",
+    "must be between 100 and 300000",
+  ])
+    assert.ok(problems.includes(expected), `no "${expected}" among ${problems}`);
+  for (const [name, schema] of Object.entries(schemas))
+    assert.ok(await freedByACollection(schema), `${name} was not freed by a collection`);
+  assert.deepEqual(outcomes(schemas, inputs), before);
+  assert.ok(PluginManifestSchema instanceof z.ZodObject);
+  assert.ok(!builtSchemaGroups().has("plugin.manifest"));
+});
+
+test("a microapp's plugin.toml schemas validate the same after a collection, which frees them", async () => {
+  const schemas = {
+    MicroappManifestSchema,
+    MicroappManifestPluginSchema,
+    MicroappCapabilitiesSchema,
+    MicroappHttpServerSchema,
+  } as Record<string, z.ZodType>;
+  const inputs = [
+    {},
+    {
+      plugin: { id: "agent-creator", version: "0.1.0", sandbox: { enabled: true, network: "host" } },
+      capabilities: {
+        admin: { required: ["agents_crud"], optional: ["llm_keys_crud"] },
+        http_server: { port: 9001, token_env: "TOKEN" },
+      },
+      transport: { kind: "stdio" },
+    },
+    {
+      plugin: { id: "Bad Id", version: "x", sandbox: { enabled: true, fs_write_paths: ["rel"], nope: 1 } },
+      capabilities: {
+        admin: { required: ["a"], optional: ["a"] },
+        http_server: { port: 0, token_env: "1x", health_path: "health", extra: 1 },
+      },
+    },
+    { port: 8080 },
+    null,
+  ];
+  const before = outcomes(schemas, inputs);
+  assert.deepEqual(before[0]!.results[0], { ok: { plugin: {}, capabilities: {} } });
+  assert.deepEqual(before[3]!.results[3], { ok: { port: 8080, bind: "127.0.0.1", health_path: "/healthz" } });
+  const problems = JSON.stringify(before[0]!.results[2]);
+  for (const expected of [
+    "extension ids are",
+    "must be a semantic version",
+    "[plugin.sandbox] only accepts",
+    "listed as both required and optional",
+    "must be a variable name",
+    "must start with /",
+    "unrecognized_keys",
+  ])
+    assert.ok(problems.includes(expected), `no "${expected}" among ${problems}`);
+  for (const [name, schema] of Object.entries(schemas))
+    assert.ok(await freedByACollection(schema), `${name} was not freed by a collection`);
+  assert.deepEqual(outcomes(schemas, inputs), before);
+  assert.ok(!builtSchemaGroups().has("microapp.manifest"));
 });

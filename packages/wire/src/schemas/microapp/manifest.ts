@@ -4,17 +4,22 @@
  * use, compared with the operator's grant at boot), `[capabilities.http_server]` (an HTTP UI it
  * serves) and the optional `[plugin.sandbox]` (the same bubblewrap section as a plugin's). Other
  * sections pass through: a manifest written for a newer daemon still loads.
+ *
+ * The daemon reads `plugin.toml` when it starts or restarts a microapp, never per call, so these
+ * schemas are built on use and let go (`disposableSchema`, ../lazy.ts), each tree by one plain
+ * builder (see ../plugin/manifest.ts for why). The extension id and the admin capability
+ * declaration stay the kept lazy schemas their modules export.
  */
 import { z } from "zod";
 import { AdminCapabilityDeclarationSchema } from "../admin/capabilities.js";
-import { lazySchema } from "../lazy.js";
-import { ManifestSandboxSchema, SEMVER_PATTERN } from "../plugin/manifest.js";
+import { disposableSchema } from "../lazy.js";
+import { manifestSandboxSchema, SEMVER_PATTERN } from "../plugin/manifest.js";
 import { ExtensionIdSchema } from "./extensions-config.js";
 
 export const MICROAPP_MANIFEST_FILE = "plugin.toml";
 
-export const MicroappManifestPluginSchema = lazySchema("microapp.manifest", () =>
-  z.looseObject({
+function microappManifestPluginSchema() {
+  return z.looseObject({
     /** When present, must equal the extensions.yaml key the microapp is configured under. */
     id: ExtensionIdSchema.optional(),
     version: z
@@ -23,16 +28,17 @@ export const MicroappManifestPluginSchema = lazySchema("microapp.manifest", () =
       .optional(),
     name: z.string().optional(),
     description: z.string().optional(),
-    sandbox: ManifestSandboxSchema.optional(),
-  }),
-);
+    sandbox: manifestSandboxSchema().optional(),
+  });
+}
+export const MicroappManifestPluginSchema = disposableSchema(microappManifestPluginSchema);
 export type MicroappManifestPlugin = z.infer<typeof MicroappManifestPluginSchema>;
 
 /** The default health path of a microapp's HTTP server. */
 export const HTTP_SERVER_DEFAULT_HEALTH_PATH = "/healthz";
 
-export const MicroappHttpServerSchema = lazySchema("microapp.manifest", () =>
-  z.strictObject({
+function microappHttpServerSchema() {
+  return z.strictObject({
     port: z.number().int().min(1).max(65_535),
     /** Loopback unless the operator sets `allow_external_bind` for this microapp. */
     bind: z.string().min(1).default("127.0.0.1"),
@@ -45,21 +51,23 @@ export const MicroappHttpServerSchema = lazySchema("microapp.manifest", () =>
       .string()
       .startsWith("/", { error: "must start with /" })
       .default(HTTP_SERVER_DEFAULT_HEALTH_PATH),
-  }),
-);
+  });
+}
+export const MicroappHttpServerSchema = disposableSchema(microappHttpServerSchema);
 export type MicroappHttpServer = z.output<typeof MicroappHttpServerSchema>;
 
-export const MicroappCapabilitiesSchema = lazySchema("microapp.manifest", () =>
-  z.looseObject({
+function microappCapabilitiesSchema() {
+  return z.looseObject({
     admin: AdminCapabilityDeclarationSchema.optional(),
-    http_server: MicroappHttpServerSchema.optional(),
-  }),
-);
+    http_server: microappHttpServerSchema().optional(),
+  });
+}
+export const MicroappCapabilitiesSchema = disposableSchema(microappCapabilitiesSchema);
 
-export const MicroappManifestSchema = lazySchema("microapp.manifest", () =>
+export const MicroappManifestSchema = disposableSchema(() =>
   z.looseObject({
-    plugin: MicroappManifestPluginSchema.default({}),
-    capabilities: MicroappCapabilitiesSchema.default({}),
+    plugin: microappManifestPluginSchema().default({}),
+    capabilities: microappCapabilitiesSchema().default({}),
   }),
 );
 export type MicroappManifest = z.output<typeof MicroappManifestSchema>;

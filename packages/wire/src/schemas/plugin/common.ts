@@ -10,11 +10,17 @@ import { lazySchema } from "../lazy.js";
  */
 export const PLUGIN_ID_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;
 
-export const PluginIdSchema = lazySchema("plugin.common", () =>
-  z
+/**
+ * A fresh plugin id schema, for schemas built on use and let go (the manifest's, ./manifest.ts):
+ * composing the kept {@link PluginIdSchema} instead would build it for good.
+ */
+export function pluginIdSchema() {
+  return z
     .string()
-    .regex(PLUGIN_ID_PATTERN, { error: "must match ^[a-z][a-z0-9_]{0,31}$ (lowercase slug, max 32 chars)" }),
-);
+    .regex(PLUGIN_ID_PATTERN, { error: "must match ^[a-z][a-z0-9_]{0,31}$ (lowercase slug, max 32 chars)" });
+}
+
+export const PluginIdSchema = lazySchema("plugin.common", pluginIdSchema);
 
 /** Token counts as every LLM exchange of the contract reports them. */
 export const TokenUsageSchema = lazySchema("plugin.common", () =>

@@ -13,11 +13,19 @@
  * there (e.g. `network_allowlist`) would otherwise look like protection while enforcing nothing.
  * Every other table passes unknown keys through: the full upstream manifest has many sections
  * this contract does not cover.
+ *
+ * The schemas are built on use and let go (`disposableSchema`, ../lazy.ts): a daemon reads a
+ * manifest when it starts or restarts a plugin, the SDK once when its plugin starts, and nothing
+ * reads one per message, yet the tree kept for good held ~0.14 MB of the idle quickstart daemon's live heap.
+ * Each tree is built by one plain builder function from fresh parts (a stand-in embedded in
+ * another schema would be rebuilt by every parse that reaches it, and a kept lazy part would stay
+ * built for good); the exported names are stand-ins of those builders. The first parse after a
+ * collection builds the tree again: ~3 ms (docs/performance.md, "Ninth pass (c)").
  */
 import { z } from "zod";
 import { formatIssues } from "../../issues.js";
-import { lazySchema } from "../lazy.js";
-import { PluginIdSchema, toolNameInNamespace } from "./common.js";
+import { disposableSchema } from "../lazy.js";
+import { pluginIdSchema, toolNameInNamespace } from "./common.js";
 import { type SandboxPathKind, sandboxPathProblem } from "./sandbox-paths.js";
 
 /** Semantic Versioning 2.0.0, full `MAJOR.MINOR.PATCH[-PRE][+BUILD]` form. */
@@ -63,28 +71,29 @@ export const SUPERVISOR_STDERR_TAIL_MAX = 512;
 export const SUPERVISOR_BACKOFF_MS_MIN = 100;
 export const SUPERVISOR_BACKOFF_MS_MAX = 300_000;
 
-const NonBlankStringSchema = lazySchema("plugin.manifest", () =>
-  z.string().refine((value) => value.trim() !== "", { error: "must not be blank" }),
-);
+function nonBlankStringSchema() {
+  return z.string().refine((value) => value.trim() !== "", { error: "must not be blank" });
+}
 
 // --- [plugin.requires] --------------------------------------------------------------------------
 
-export const ManifestRequiresSchema = lazySchema("plugin.manifest", () =>
-  z.looseObject({
+function manifestRequiresSchema() {
+  return z.looseObject({
     nexo_capabilities: z.array(z.string()).optional(),
-  }),
-);
+  });
+}
+export const ManifestRequiresSchema = disposableSchema(manifestRequiresSchema);
 export type ManifestRequires = z.infer<typeof ManifestRequiresSchema>;
 
 // --- [plugin.entrypoint] ------------------------------------------------------------------------
 
 // Closed (issue 14.4): a typo such as `arg` for `args` would otherwise start the plugin without
 // its arguments and say nothing; the config loader turns the unknown key into a did-you-mean.
-export const ManifestEntrypointSchema = lazySchema("plugin.manifest", () =>
-  z
+function manifestEntrypointSchema() {
+  return z
     .strictObject({
       /** An absolute path or a binary on PATH. */
-      command: NonBlankStringSchema,
+      command: nonBlankStringSchema(),
       args: z.array(z.string()).optional(),
       env: z.record(z.string(), z.string()).optional(),
     })
@@ -108,26 +117,28 @@ export const ManifestEntrypointSchema = lazySchema("plugin.manifest", () =>
           ctx.addIssue({ code: "custom", path, message: "environment values cannot contain NUL" });
         }
       }
-    }),
-);
+    });
+}
+export const ManifestEntrypointSchema = disposableSchema(manifestEntrypointSchema);
 export type ManifestEntrypoint = z.infer<typeof ManifestEntrypointSchema>;
 
 // --- [[plugin.channels.register]] ---------------------------------------------------------------
 
-export const ManifestChannelRegistrationSchema = lazySchema("plugin.manifest", () =>
-  z.looseObject({
+function manifestChannelRegistrationSchema() {
+  return z.looseObject({
     /** Drives the `plugin.outbound.<kind>` / `plugin.inbound.<kind>` topic allowlist (§6). */
-    kind: PluginIdSchema,
+    kind: pluginIdSchema(),
     /** Implementation type name; informational. */
     adapter: z.string().min(1),
-  }),
-);
+  });
+}
+export const ManifestChannelRegistrationSchema = disposableSchema(manifestChannelRegistrationSchema);
 export type ManifestChannelRegistration = z.infer<typeof ManifestChannelRegistrationSchema>;
 
-export const ManifestChannelsSchema = lazySchema("plugin.manifest", () =>
-  z
+function manifestChannelsSchema() {
+  return z
     .looseObject({
-      register: z.array(ManifestChannelRegistrationSchema).optional(),
+      register: z.array(manifestChannelRegistrationSchema()).optional(),
     })
     .superRefine((channels, ctx) => {
       const seen = new Set<string>();
@@ -141,23 +152,23 @@ export const ManifestChannelsSchema = lazySchema("plugin.manifest", () =>
         }
         seen.add(registration.kind);
       });
-    }),
-);
+    });
+}
+export const ManifestChannelsSchema = disposableSchema(manifestChannelsSchema);
 export type ManifestChannels = z.infer<typeof ManifestChannelsSchema>;
 
 // --- [plugin.extends] ---------------------------------------------------------------------------
 
-const ExtendsIdListSchema = lazySchema("plugin.manifest", () => z.array(PluginIdSchema).optional());
-
-export const ManifestExtendsSchema = lazySchema("plugin.manifest", () =>
-  z
+function manifestExtendsSchema() {
+  const idList = z.array(pluginIdSchema()).optional();
+  return z
     .strictObject(
       {
-        channels: ExtendsIdListSchema,
-        llm_providers: ExtendsIdListSchema,
-        memory_backends: ExtendsIdListSchema,
-        hooks: ExtendsIdListSchema,
-        tools: ExtendsIdListSchema,
+        channels: idList,
+        llm_providers: idList,
+        memory_backends: idList,
+        hooks: idList,
+        tools: idList,
       },
       {
         error: (issue) =>
@@ -189,23 +200,27 @@ export const ManifestExtendsSchema = lazySchema("plugin.manifest", () =>
           }
         });
       }
-    }),
-);
+    });
+}
+export const ManifestExtendsSchema = disposableSchema(manifestExtendsSchema);
 export type ManifestExtends = z.infer<typeof ManifestExtendsSchema>;
 
 // --- [plugin.sandbox] ---------------------------------------------------------------------------
 
-export const SandboxNetworkSchema = lazySchema("plugin.manifest", () => z.enum(["deny", "host"]));
+function sandboxNetworkSchema() {
+  return z.enum(["deny", "host"]);
+}
+export const SandboxNetworkSchema = disposableSchema(sandboxNetworkSchema);
 export type SandboxNetwork = z.infer<typeof SandboxNetworkSchema>;
 
 const SANDBOX_KEYS = ["enabled", "network", "fs_read_paths", "fs_write_paths", "drop_user"];
 
-export const ManifestSandboxSchema = lazySchema("plugin.manifest", () =>
-  z
+export function manifestSandboxSchema() {
+  return z
     .strictObject(
       {
         enabled: z.boolean().optional(),
-        network: SandboxNetworkSchema.optional(),
+        network: sandboxNetworkSchema().optional(),
         fs_read_paths: z.array(z.string()).optional(),
         fs_write_paths: z.array(z.string()).optional(),
         drop_user: z.boolean().optional(),
@@ -230,15 +245,16 @@ export const ManifestSandboxSchema = lazySchema("plugin.manifest", () =>
           if (problem !== undefined) ctx.addIssue({ code: "custom", path: [key, index], message: problem });
         });
       }
-    }),
-);
+    });
+}
+export const ManifestSandboxSchema = disposableSchema(manifestSandboxSchema);
 export type ManifestSandbox = z.infer<typeof ManifestSandboxSchema>;
 
 // --- [plugin.supervisor] ------------------------------------------------------------------------
 
 // Closed for the same reason: `respwan = true` silently meant "never restart".
-export const ManifestSupervisorSchema = lazySchema("plugin.manifest", () =>
-  z
+function manifestSupervisorSchema() {
+  return z
     .strictObject({
       respawn: z.boolean().optional(),
       max_attempts: z.number().int().nonnegative().optional(),
@@ -264,28 +280,30 @@ export const ManifestSupervisorSchema = lazySchema("plugin.manifest", () =>
           message: `must be between ${SUPERVISOR_BACKOFF_MS_MIN} and ${SUPERVISOR_BACKOFF_MS_MAX} when respawn = true`,
         });
       }
-    }),
-);
+    });
+}
+export const ManifestSupervisorSchema = disposableSchema(manifestSupervisorSchema);
 export type ManifestSupervisor = z.infer<typeof ManifestSupervisorSchema>;
 
 // --- [plugin] and the document ------------------------------------------------------------------
 
-export const ManifestPluginSchema = lazySchema("plugin.manifest", () =>
-  z
+function manifestPluginSchema() {
+  const nonBlank = nonBlankStringSchema();
+  return z
     .looseObject({
-      id: PluginIdSchema,
+      id: pluginIdSchema(),
       version: z.string().regex(SEMVER_PATTERN, { error: "must be a semantic version such as 0.2.0" }),
-      name: NonBlankStringSchema,
-      description: NonBlankStringSchema,
+      name: nonBlank,
+      description: nonBlank,
       min_nexo_version: z.string().regex(VERSION_REQUIREMENT_PATTERN, {
         error: 'must be a version requirement such as ">=0.1.0"',
       }),
-      requires: ManifestRequiresSchema.optional(),
-      entrypoint: ManifestEntrypointSchema.optional(),
-      channels: ManifestChannelsSchema.optional(),
-      extends: ManifestExtendsSchema.optional(),
-      sandbox: ManifestSandboxSchema.optional(),
-      supervisor: ManifestSupervisorSchema.optional(),
+      requires: manifestRequiresSchema().optional(),
+      entrypoint: manifestEntrypointSchema().optional(),
+      channels: manifestChannelsSchema().optional(),
+      extends: manifestExtendsSchema().optional(),
+      sandbox: manifestSandboxSchema().optional(),
+      supervisor: manifestSupervisorSchema().optional(),
     })
     .superRefine((plugin, ctx) => {
       plugin.extends?.tools?.forEach((toolName, index) => {
@@ -297,15 +315,17 @@ export const ManifestPluginSchema = lazySchema("plugin.manifest", () =>
           });
         }
       });
-    }),
-);
+    });
+}
+export const ManifestPluginSchema = disposableSchema(manifestPluginSchema);
 export type ManifestPlugin = z.infer<typeof ManifestPluginSchema>;
 
-export const PluginManifestSchema = lazySchema("plugin.manifest", () =>
-  z.looseObject({
-    plugin: ManifestPluginSchema,
-  }),
-);
+function pluginManifestSchema() {
+  return z.looseObject({
+    plugin: manifestPluginSchema(),
+  });
+}
+export const PluginManifestSchema = disposableSchema(pluginManifestSchema);
 export type PluginManifest = z.infer<typeof PluginManifestSchema>;
 
 /**
