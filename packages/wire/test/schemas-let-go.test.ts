@@ -1,8 +1,8 @@
 /**
  * Schemas an idle daemon does not keep: the agent event union is a lazy schema (importing the
- * admin wire builds none of it), and extensions.yaml's, nexo-plugin.toml's and a microapp's
- * plugin.toml's schemas are built on use and let go (a collection frees them; they validate the
- * same after it). The first test must stay first: it looks at what the imports alone built.
+ * admin wire builds none of it), and extensions.yaml's, nexo-plugin.toml's, a microapp's
+ * plugin.toml's and the plugin handshake's schemas are built on use and let go (a collection frees
+ * them; they validate the same after it). The first test must stay first: it looks at what the imports alone built.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -21,6 +21,11 @@ import {
   MicroappManifestSchema,
 } from "../src/schemas/microapp/index.js";
 import {
+  ChannelFeaturesAdvertSchema,
+  EchoedManifestSchema,
+  HostFeaturesAdvertSchema,
+  InitializeParamsSchema,
+  InitializeResultSchema,
   ManifestChannelRegistrationSchema,
   ManifestChannelsSchema,
   ManifestEntrypointSchema,
@@ -30,6 +35,8 @@ import {
   ManifestSandboxSchema,
   ManifestSupervisorSchema,
   PluginManifestSchema,
+  pluginMethods,
+  RemoteToolDefSchema,
   SandboxNetworkSchema,
 } from "../src/schemas/plugin/index.js";
 
@@ -248,4 +255,57 @@ test("a microapp's plugin.toml schemas validate the same after a collection, whi
     assert.ok(await freedByACollection(schema), `${name} was not freed by a collection`);
   assert.deepEqual(outcomes(schemas, inputs), before);
   assert.ok(!builtSchemaGroups().has("microapp.manifest"));
+});
+
+test("the plugin handshake's schemas validate the same after a collection, which frees them", async () => {
+  const schemas = {
+    InitializeParamsSchema,
+    InitializeResultSchema,
+    RemoteToolDefSchema,
+    EchoedManifestSchema,
+    ChannelFeaturesAdvertSchema,
+    HostFeaturesAdvertSchema,
+  } as Record<string, z.ZodType>;
+  const tool = { name: "demo_dice", description: "rolls", input_schema: { type: "object" } };
+  const inputs = [
+    {
+      manifest: { plugin: { id: "demo", version: "0.1.0" }, extra: 1 },
+      server_version: "0.1.0",
+      tools: [tool, { name: "demo_coin", description: "" }],
+      channel_features: ["pairing", "future", "reply_stream"],
+    },
+    {
+      manifest: { plugin: { id: "" } },
+      tools: [tool, tool, { name: "", description: 1, input_schema: [] }],
+      channel_features: "pairing",
+    },
+    { nexo_version: "0.3.0", host_features: ["broker.publish_acked", "other"] },
+    { host_features: "broker.publish_acked" },
+    tool,
+    ["bots", "nope"],
+    {},
+    null,
+    { manifest: { plugin: { id: "demo" } }, server_version: "1", tools: [tool, tool] },
+  ];
+  const before = outcomes(schemas, inputs);
+  const [params, result] = before;
+  assert.deepEqual(params!.results[7], { ok: {} });
+  assert.deepEqual(params!.results[2], {
+    ok: { nexo_version: "0.3.0", host_features: ["broker.publish_acked"] },
+  });
+  assert.deepEqual(params!.results[3], { ok: { host_features: [] } });
+  assert.deepEqual(result!.results[0], {
+    ok: { ...(inputs[0] as object), channel_features: ["pairing", "reply_stream"] },
+  });
+  const problems = JSON.stringify(result!.results[1]);
+  for (const expected of ['"server_version"', '"description"', '"channel_features"', '"id"'])
+    assert.ok(problems.includes(expected), `no ${expected} among ${problems}`);
+  assert.match(JSON.stringify(result!.results[8]), /tool \\"demo_dice\\" is advertised more than once/);
+  for (const [name, schema] of Object.entries(schemas))
+    assert.ok(await freedByACollection(schema), `${name} was not freed by a collection`);
+  assert.deepEqual(outcomes(schemas, inputs), before);
+  // The method table holds the stand-ins, not what they built.
+  assert.equal(pluginMethods.initialize.result, InitializeResultSchema);
+  assert.ok(!builtSchemaGroups().has("plugin.lifecycle"));
+  assert.ok(!builtSchemaGroups().has("plugin.channel-features"));
 });

@@ -4,7 +4,7 @@
  * acknowledged publish, `broker.publish_acked` (child → host request, below).
  */
 import { z } from "zod";
-import { lazySchema } from "../lazy.js";
+import { disposableSchema, lazySchema } from "../lazy.js";
 import { JsonObjectSchema } from "./common.js";
 
 /**
@@ -65,15 +65,17 @@ export type HostFeature = z.infer<typeof HostFeatureSchema>;
  * The `initialize` params' advertisement. Unknown names are dropped rather than refused, so a
  * plugin talking to a newer nexo still starts; anything that is not an array reads as none.
  */
-export const HostFeaturesAdvertSchema = lazySchema("plugin.broker", () =>
-  z
+export function hostFeaturesAdvertSchema() {
+  return z
     .unknown()
     .transform((value): HostFeature[] =>
       Array.isArray(value)
         ? value.filter((name): name is HostFeature => (HOST_FEATURES as readonly unknown[]).includes(name))
         : [],
-    ),
-);
+    );
+}
+/** Read only in the handshake, so built on use and let go, like ./lifecycle.ts's schemas. */
+export const HostFeaturesAdvertSchema = disposableSchema(hostFeaturesAdvertSchema);
 
 export const BrokerPublishAckedParamsSchema = BrokerPublishParamsSchema;
 export type BrokerPublishAckedParams = BrokerPublishParams;

@@ -29,7 +29,7 @@
 import { z } from "zod";
 import { CredentialValidationSchema } from "../admin/credentials.js";
 import { PairingStateSchema, PairingStatusDataSchema } from "../admin/pairing.js";
-import { lazySchema } from "../lazy.js";
+import { disposableSchema, lazySchema } from "../lazy.js";
 import { JsonObjectSchema, OkResultSchema } from "./common.js";
 
 export const CHANNEL_FEATURES = ["pairing", "bots", "credentials", "reply_stream"] as const;
@@ -40,13 +40,15 @@ export type ChannelFeature = z.infer<typeof ChannelFeatureSchema>;
  * The `initialize` reply's advertisement. Unknown names are dropped rather than refused, so a
  * plugin built for a newer nexo still loads here.
  */
-export const ChannelFeaturesAdvertSchema = lazySchema("plugin.channel-features", () =>
-  z
+export function channelFeaturesAdvertSchema() {
+  return z
     .array(z.string())
     .transform((names) =>
       names.filter((name): name is ChannelFeature => (CHANNEL_FEATURES as readonly string[]).includes(name)),
-    ),
-);
+    );
+}
+/** Read only in the handshake, so built on use and let go, like ./lifecycle.ts's schemas. */
+export const ChannelFeaturesAdvertSchema = disposableSchema(channelFeaturesAdvertSchema);
 
 /** The members naming the channel a request is for, spread into each request's shape. */
 const ChannelTarget = {

@@ -12,7 +12,8 @@ export const PLUGIN_ID_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;
 
 /**
  * A fresh plugin id schema, for schemas built on use and let go (the manifest's, ./manifest.ts):
- * composing the kept {@link PluginIdSchema} instead would build it for good.
+ * composing the kept {@link PluginIdSchema} instead would build it for good. `jsonObjectSchema()`
+ * below is the same for {@link JsonObjectSchema} (the handshake's, ./lifecycle.ts).
  */
 export function pluginIdSchema() {
   return z
@@ -36,7 +37,10 @@ export const OkResultSchema = lazySchema("plugin.common", () => z.looseObject({ 
 export type OkResult = z.infer<typeof OkResultSchema>;
 
 /** A JSON object whose members the contract leaves opaque (payloads, metadata, JSON Schemas). */
-export const JsonObjectSchema = lazySchema("plugin.common", () => z.record(z.string(), z.unknown()));
+export function jsonObjectSchema() {
+  return z.record(z.string(), z.unknown());
+}
+export const JsonObjectSchema = lazySchema("plugin.common", jsonObjectSchema);
 export type JsonObject = z.infer<typeof JsonObjectSchema>;
 
 /**

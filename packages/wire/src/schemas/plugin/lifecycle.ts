@@ -1,23 +1,28 @@
 /**
  * Plugin lifecycle (plugin contract §4): the `initialize` handshake with its optional tool catalog
  * (§4.1.1) and the graceful `shutdown` request. Both are host → child requests.
+ *
+ * The handshake's schemas are read once per plugin start or restart (the host parses the reply,
+ * the SDK the params and its own tool definitions), never per message, so they are built on use
+ * and let go (`disposableSchema`, ../lazy.ts), each tree by one plain builder from fresh parts, as
+ * ./manifest.ts explains.
  */
 import { z } from "zod";
-import { lazySchema } from "../lazy.js";
-import { HostFeaturesAdvertSchema } from "./broker.js";
-import { ChannelFeaturesAdvertSchema } from "./channel-features.js";
-import { JsonObjectSchema, OkResultSchema, optionalParams } from "./common.js";
+import { disposableSchema, lazySchema } from "../lazy.js";
+import { hostFeaturesAdvertSchema } from "./broker.js";
+import { channelFeaturesAdvertSchema } from "./channel-features.js";
+import { jsonObjectSchema, OkResultSchema, optionalParams } from "./common.js";
 
 /**
  * `initialize` params. The host always sends `nexo_version`, but the reference SDKs ignore it and
  * the conformance kit sends `{}`, so a child must not insist on it.
  */
-export const InitializeParamsSchema = lazySchema("plugin.lifecycle", () =>
+export const InitializeParamsSchema = disposableSchema(() =>
   optionalParams(
     z.looseObject({
       nexo_version: z.string().optional(),
       /** nexo's optional host features (./broker.ts); absent from upstream hosts. */
-      host_features: HostFeaturesAdvertSchema.optional(),
+      host_features: hostFeaturesAdvertSchema().optional(),
     }),
   ),
 );
@@ -28,13 +33,14 @@ export type InitializeParams = z.infer<typeof InitializeParamsSchema>;
  * missing schema as `{}`; the host treats an absent one the same way but warns about both, since
  * such a tool's arguments are never validated (issue 14.5) — so absence is kept visible here.
  */
-export const RemoteToolDefSchema = lazySchema("plugin.lifecycle", () =>
-  z.looseObject({
+function remoteToolDefSchema() {
+  return z.looseObject({
     name: z.string().min(1),
     description: z.string(),
-    input_schema: JsonObjectSchema.optional(),
-  }),
-);
+    input_schema: jsonObjectSchema().optional(),
+  });
+}
+export const RemoteToolDefSchema = disposableSchema(remoteToolDefSchema);
 export type RemoteToolDef = z.infer<typeof RemoteToolDefSchema>;
 
 /**
@@ -43,13 +49,14 @@ export type RemoteToolDef = z.infer<typeof RemoteToolDefSchema>;
  * converted to JSON, which SDKs render differently (e.g. TOML datetimes become strings), so it is
  * deliberately not validated against the manifest schema here.
  */
-export const EchoedManifestSchema = lazySchema("plugin.lifecycle", () =>
-  z.looseObject({
+function echoedManifestSchema() {
+  return z.looseObject({
     plugin: z.looseObject({
       id: z.string().min(1),
     }),
-  }),
-);
+  });
+}
+export const EchoedManifestSchema = disposableSchema(echoedManifestSchema);
 export type EchoedManifest = z.infer<typeof EchoedManifestSchema>;
 
 /**
@@ -57,14 +64,14 @@ export type EchoedManifest = z.infer<typeof EchoedManifestSchema>;
  * present, and whether every name is declared in `[plugin.extends].tools`, depends on the host's
  * copy of the manifest and is checked there.
  */
-export const InitializeResultSchema = lazySchema("plugin.lifecycle", () =>
+export const InitializeResultSchema = disposableSchema(() =>
   z
     .looseObject({
-      manifest: EchoedManifestSchema,
+      manifest: echoedManifestSchema(),
       server_version: z.string(),
-      tools: z.array(RemoteToolDefSchema).optional(),
+      tools: z.array(remoteToolDefSchema()).optional(),
       /** nexo's optional channel features the plugin implements (./channel-features.ts). */
-      channel_features: ChannelFeaturesAdvertSchema.optional(),
+      channel_features: channelFeaturesAdvertSchema().optional(),
     })
     .superRefine((result, ctx) => {
       const seen = new Set<string>();
