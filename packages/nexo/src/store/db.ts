@@ -4,6 +4,7 @@
  * and nowhere else.
  */
 import { closeSync, mkdirSync, openSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { StoreError } from "./errors.js";
@@ -23,6 +24,24 @@ export interface ConnectionOptions {
 
 export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
+/**
+ * Where better-sqlite3's addon is, when it is where its install puts it (a prebuilt binary or a
+ * build from source both land in build/Release); undefined otherwise. Handed to better-sqlite3 as
+ * `nativeBinding`: without it, better-sqlite3 looks for its addon through the `bindings` package,
+ * which tries candidate paths one after another (each miss a thrown and caught error) and stays
+ * loaded, with its own helper, for the process's life. Where the addon is somewhere else,
+ * better-sqlite3 looks for it as before. (better-sqlite3 requires the same path only once.)
+ */
+function addonPath(): string | undefined {
+  // Looked up at each open, not when this module loads: a startup snapshot that holds this module
+  // must not carry the path of the machine that built it.
+  try {
+    return createRequire(import.meta.url).resolve("better-sqlite3/build/Release/better_sqlite3.node");
+  } catch {
+    return undefined;
+  }
+}
+
 export function openConnection(path: string, options: ConnectionOptions = {}): Connection {
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
@@ -34,9 +53,13 @@ export function openConnection(path: string, options: ConnectionOptions = {}): C
   const inMemory = path === IN_MEMORY;
   if (!inMemory) createPrivately(path);
 
+  const nativeBinding = addonPath();
   let db: Connection;
   try {
-    db = new Database(path, { timeout: busyTimeoutMs });
+    db = new Database(path, {
+      timeout: busyTimeoutMs,
+      ...(nativeBinding === undefined ? {} : { nativeBinding }),
+    });
   } catch (error) {
     throw new StoreError("io", `cannot open database ${path}: ${(error as Error).message}`, { cause: error });
   }
