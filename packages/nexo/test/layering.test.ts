@@ -27,7 +27,6 @@ const LAYERS: readonly (readonly string[])[] = [
     "log.ts",
     "log-format.ts",
     "iso-time.ts",
-    "monotonic.ts",
     "conversation.ts",
     "permissions.ts",
     "secrets",

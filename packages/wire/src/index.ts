@@ -6,6 +6,7 @@ export * from "./issues.js";
 export * from "./json-text.js";
 export * from "./line-transport.js";
 export * from "./method-table.js";
+export * from "./monotonic.js";
 export * from "./peer.js";
 export * from "./thenable.js";
 export * from "./transport.js";

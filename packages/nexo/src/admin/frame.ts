@@ -22,13 +22,13 @@ import {
   isThenable,
   type JsonRpcPeer,
   MethodNotFoundError,
+  monotonicMs,
   type RequestContext,
   RpcError,
 } from "@nexo/wire";
 import * as admin from "@nexo/wire/schemas/admin";
 import type { MicroappIdentity } from "../extensions/microapps/manager.js";
 import type { SupervisorLogger } from "../extensions/supervisor.js";
-import { monotonicMs } from "../monotonic.js";
 import { type AuditOutcome, argsHash, tenantOf, UNKNOWN_METHOD_CAPABILITY } from "./audit.js";
 import type { AdminCall, AdminDomainModule } from "./domain.js";
 import { ADMIN_DOMAIN_MODULES } from "./domains/index.js";

@@ -2,8 +2,9 @@
  * Measures every model request of a provider for the `/metrics` LLM latency histogram: from the
  * request until its stream ends (or fails), labelled with the provider and the outcome.
  */
+
+import { monotonicMs } from "@nexo/wire";
 import type { ChatRequest, LlmProvider, ProviderEvent } from "../engine/types.js";
-import { monotonicMs } from "../monotonic.js";
 
 export type LlmObserver = (provider: string, outcome: "ok" | "error", seconds: number) => void;
 

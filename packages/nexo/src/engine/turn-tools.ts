@@ -5,7 +5,7 @@
  * with its duration. Whatever happens, the call gets a result for the history.
  */
 
-import { monotonicMs } from "../monotonic.js";
+import { monotonicMs } from "@nexo/wire";
 import { ApprovalCancelledError, grantFor } from "./approvals.js";
 import type { TurnEvent } from "./events.js";
 import type { TurnRun } from "./turn-run.js";

@@ -14,12 +14,12 @@
  * does not run a second turn.
  */
 import { setMaxListeners } from "node:events";
+import { monotonicMs } from "@nexo/wire";
 import type { BrokerEvent } from "../../broker/types.js";
 import type { InboundOutcome } from "../../channels/inbound-receipts.js";
 import type { TurnEndReason, TurnEvent } from "../../engine/events.js";
 import type { AgentSession } from "../../engine/session.js";
 import { SessionQueue } from "../../engine/sessions/queue.js";
-import { monotonicMs } from "../../monotonic.js";
 import { InboxFullError, type InboxRepository, type TranscriptRepository } from "../../store/index.js";
 import { inboundImages } from "./attachments.js";
 import type { BindingTable } from "./bindings.js";
