@@ -156,9 +156,44 @@ function mb(bytes: number): number {
  * One memory-reducing full collection, through an in-process inspector session (see the top of
  * this file for why this way). Resolves once it is done and the session is closed.
  */
-export async function reduceMemory(): Promise<void> {
+export function reduceMemory(): Promise<void> {
   const Connection = nativeConnection();
-  if (Connection === undefined) return reduceMemoryThroughSession();
+  return Connection === undefined ? reduceMemoryThroughSession() : collectThrough(nativeSession(Connection));
+}
+
+/** The same collection through `node:inspector`, where the native connection is not available. */
+export async function reduceMemoryThroughSession(): Promise<void> {
+  const { Session } = await import("node:inspector");
+  const session = new Session();
+  session.connect();
+  return collectThrough({
+    collectGarbage: () =>
+      new Promise<void>((resolve, reject) =>
+        session.post("HeapProfiler.collectGarbage", (error) => (error ? reject(error) : resolve())),
+      ),
+    disconnect: () => session.disconnect(),
+  });
+}
+
+/** An open inspector session, either kind: the one request the trim makes, and its close. */
+interface CollectingSession {
+  collectGarbage(): Promise<void>;
+  disconnect(): void;
+}
+
+async function collectThrough(session: CollectingSession): Promise<void> {
+  try {
+    await session.collectGarbage();
+  } finally {
+    // Disconnecting from within the reply's dispatch left the process hung (it ignored SIGTERM):
+    // close the session from the next turn of the event loop instead.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    session.disconnect();
+  }
+}
+
+/** A session on the inspector's native connection (see {@link nativeConnection}). */
+function nativeSession(Connection: InspectorConnectionClass): CollectingSession {
   let reply: (answer: ProtocolReply) => void = () => {};
   const replied = new Promise<ProtocolReply>((resolve) => {
     reply = resolve;
@@ -168,19 +203,17 @@ export async function reduceMemory(): Promise<void> {
     const parsed = JSON.parse(message) as ProtocolReply;
     if (parsed.id === 1) reply(parsed);
   });
-  try {
-    connection.dispatch(JSON.stringify({ id: 1, method: "HeapProfiler.collectGarbage" }));
-    const { error } = await replied;
-    if (error !== undefined)
-      throw new Error(
-        `HeapProfiler.collectGarbage failed: ${error.message ?? error.code ?? "unknown error"}`,
-      );
-  } finally {
-    // Disconnecting from within the reply's dispatch left the process hung (it ignored SIGTERM):
-    // close the session from the next turn of the event loop instead.
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    connection.disconnect();
-  }
+  return {
+    async collectGarbage() {
+      connection.dispatch(JSON.stringify({ id: 1, method: "HeapProfiler.collectGarbage" }));
+      const { error } = await replied;
+      if (error !== undefined)
+        throw new Error(
+          `HeapProfiler.collectGarbage failed: ${error.message ?? error.code ?? "unknown error"}`,
+        );
+    },
+    disconnect: () => connection.disconnect(),
+  };
 }
 
 /** An inspector protocol message: a reply (with the request's id) or a notification. */
@@ -214,20 +247,5 @@ function nativeConnection(): InspectorConnectionClass | undefined {
       : undefined;
   } catch {
     return undefined;
-  }
-}
-
-/** The same collection through `node:inspector`, where the native connection is not available. */
-export async function reduceMemoryThroughSession(): Promise<void> {
-  const { Session } = await import("node:inspector");
-  const session = new Session();
-  session.connect();
-  try {
-    await new Promise<void>((resolve, reject) =>
-      session.post("HeapProfiler.collectGarbage", (error) => (error ? reject(error) : resolve())),
-    );
-  } finally {
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    session.disconnect();
   }
 }
