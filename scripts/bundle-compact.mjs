@@ -154,13 +154,7 @@ export function compactSource(text, fileName = "input.js") {
   }
   const compacted = out.join("");
   const position = (offset) => {
-    let low = 0;
-    let high = pieces.length - 1;
-    while (low < high) {
-      const middle = (low + high + 1) >> 1;
-      if (pieces[middle][0] <= offset) low = middle;
-      else high = middle - 1;
-    }
+    const low = lastAtOrBefore(pieces.length, (i) => pieces[i][0], offset);
     const [pieceStart, pieceEnd, newStart, replacement] = pieces[low] ?? [0, 0, 0, null];
     if (offset >= pieceEnd) return length;
     if (replacement === null) return newStart + (offset - pieceStart);
@@ -179,11 +173,16 @@ function lineStarts(text) {
 }
 
 function lineOf(starts, offset) {
+  return lastAtOrBefore(starts.length, (i) => starts[i], offset);
+}
+
+/** The last index of an ascending list of `length` keys whose key is <= `value` (0 if none is). */
+function lastAtOrBefore(length, keyAt, value) {
   let low = 0;
-  let high = starts.length - 1;
+  let high = length - 1;
   while (low < high) {
     const middle = (low + high + 1) >> 1;
-    if (starts[middle] <= offset) low = middle;
+    if (keyAt(middle) <= value) low = middle;
     else high = middle - 1;
   }
   return low;
@@ -191,8 +190,8 @@ function lineOf(starts, offset) {
 
 /** The source map (JSON text) with each generated position moved where `position` says it went. */
 export function movedSourceMap(mapText, originalText, compactedText, position) {
-  const consumer = new SourceMapConsumer(JSON.parse(mapText));
   const raw = JSON.parse(mapText);
+  const consumer = new SourceMapConsumer(raw);
   const generator = new SourceMapGenerator({ file: raw.file, sourceRoot: raw.sourceRoot });
   const from = lineStarts(originalText);
   const to = lineStarts(compactedText);
