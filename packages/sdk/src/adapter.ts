@@ -28,8 +28,8 @@ import { type ParsedManifest, parseManifest } from "./manifest.js";
 import { DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS, type PluginAdapterOptions } from "./options.js";
 import { type DispatchEnv, logSchemaFailure } from "./serve.js";
 import { createFrameOutput, installStdoutGuard } from "./stdout-guard.js";
-import { serveTools } from "./tool-dispatch.js";
-import { type ToolHandlerWithContext, toolDefToJson } from "./tools.js";
+import { serveTools, type ToolHandlers } from "./tool-dispatch.js";
+import { toolDefToJson } from "./tools.js";
 import { MAX_FRAME_BYTES } from "./wire.js";
 
 export type { EventHandler, PluginAdapterOptions, ShutdownHandler } from "./options.js";
@@ -38,7 +38,7 @@ export class PluginAdapter {
   private readonly parsed: ParsedManifest;
   private readonly options: PluginAdapterOptions;
   private readonly initializeReply: Record<string, unknown>;
-  private readonly toolHandler: ToolHandlerWithContext | undefined;
+  private readonly toolHandler: ToolHandlers | undefined;
   private readonly drainTimeoutMs: number;
   private readonly maxFrameBytes: number;
   private readonly maxOutgoingFrameBytes: number;
@@ -71,7 +71,11 @@ export class PluginAdapter {
 
     const tools = checkToolCatalog(options.tools ?? [], this.parsed);
     const { onTool, onToolWithContext } = options;
-    this.toolHandler = onToolWithContext ?? (onTool ? (inv) => onTool(inv) : undefined);
+    this.toolHandler = onToolWithContext
+      ? { withContext: onToolWithContext }
+      : onTool
+        ? { plain: onTool }
+        : undefined;
 
     const { id, version } = this.parsed.plugin;
     const reply: Record<string, unknown> = {

@@ -11,16 +11,20 @@ import { type DispatchEnv, serve } from "./serve.js";
 import {
   type ToolContext,
   ToolExecutionFailedError,
+  type ToolHandler,
   type ToolHandlerWithContext,
   type ToolInvocation,
 } from "./tools.js";
 import { toStrictJson } from "./wire.js";
 
-export function serveTools(
-  env: DispatchEnv,
-  handler: ToolHandlerWithContext,
-  maxOutgoingFrameBytes: number,
-): void {
+/**
+ * The plugin's tool handler as it was given: `onToolWithContext` gets a ToolContext per call,
+ * `onTool` takes the invocation alone, so no context is built for it (defining the context's
+ * `signal` accessor was the SDK's largest own cost per call; docs/performance.md, tenth pass).
+ */
+export type ToolHandlers = { withContext: ToolHandlerWithContext } | { plain: ToolHandler };
+
+export function serveTools(env: DispatchEnv, handlers: ToolHandlers, maxOutgoingFrameBytes: number): void {
   serve(env, {
     method: "tool.invoke",
     label: (p) => `tool.invoke ${p.tool_name}`,
@@ -34,7 +38,10 @@ export function serveTools(
         args: p.args ?? null,
       };
       if (typeof p.agent_id === "string") invocation.agentId = p.agent_id;
-      const result = handler(invocation, new InvocationContext(env, task));
+      const result =
+        "withContext" in handlers
+          ? handlers.withContext(invocation, new InvocationContext(env, task))
+          : handlers.plain(invocation);
       const id = rpc.id;
       return isThenable(result)
         ? result.then((value) => replyOf(value, id, maxOutgoingFrameBytes))

@@ -75,3 +75,32 @@ describe("tool.invoke with a handler that answers synchronously", () => {
     });
   });
 });
+
+describe("tool.invoke with an onTool handler (the invocation alone)", () => {
+  let host: ScriptedHost;
+  const invoke = (tool: string, args: unknown = {}) =>
+    host.peer.request("tool.invoke", { plugin_id: "plain", tool_name: tool, args, agent_id: "a1" });
+
+  before(async () => {
+    host = new ScriptedHost("plain-tool-plugin.ts");
+    await host.peer.request("initialize", { nexo_version: "0.1.5" });
+  });
+  after(async () => {
+    host.assertFramesIntact();
+    await host.dispose();
+  });
+
+  test("its return value is the reply", async () => {
+    assert.deepEqual(await invoke("plain_echo", { text: "hi" }), {
+      content: [{ type: "text", text: "hi" }],
+      is_error: false,
+    });
+  });
+
+  test("it is called with the invocation and nothing else", async () => {
+    assert.deepEqual(await invoke("plain_arguments", { x: 1 }), {
+      count: 1,
+      invocation: { pluginId: "plain", toolName: "plain_arguments", args: { x: 1 }, agentId: "a1" },
+    });
+  });
+});

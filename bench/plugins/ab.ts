@@ -1,0 +1,124 @@
+/**
+ * One call in flight through two builds of nexo side by side, interleaved: this tree's host
+ * sources and SDK against another tree's (a copy of the repository at the commit to compare with,
+ * built, with its node_modules), the floor beside them for scale. Per round and contender: the
+ * critical path on each side (a message's bytes reaching JavaScript → the next write, as
+ * bench/plugins/critical-path.ts measures it), the CPU per call of host and child
+ * (bench/plugins/cpu.ts), and the wall time of a round trip; then the medians and the new/old
+ * ratios paired by round (the same minute of the machine).
+ *
+ *   cp -a . /tmp/old && rm /tmp/old/.git     (a built worktree, before the change)
+ *   node --import tsx bench/plugins/ab.ts /tmp/old [rounds=7] [calls per round=3000]
+ *
+ * Only for deciding a change to the path (docs/performance.md, plugin tool.invoke, tenth pass);
+ * the benchmark itself runs one build.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { median } from "../lib.js";
+import type { Contender } from "./contenders.js";
+import { floorContender } from "./contenders.js";
+import { cpuPerCall } from "./cpu.js";
+import { takeSpans } from "./critical-path-hook.mjs";
+
+const thisTree = resolve(fileURLToPath(new URL("../..", import.meta.url)));
+
+/** `tree`'s echo tool plugin, its node loading `hook` first (as critical-path.ts does for one tree). */
+function hookedEchoTool(dir: string, tree: string, label: string, hook: string): string {
+  const echo = join(tree, "bench/plugins/echo-tool");
+  const toml = readFileSync(join(echo, "nexo-plugin.toml"), "utf8");
+  const entry = 'args = ["plugin.mjs"]';
+  if (!toml.includes(entry)) throw new Error(`${tree}'s echo tool manifest no longer says ${entry}`);
+  const plugin = join(dir, `echo-tool-${label}`);
+  mkdirSync(plugin);
+  const args = JSON.stringify(["--import", hook, join(echo, "plugin.mjs")]);
+  writeFileSync(join(plugin, "nexo-plugin.toml"), toml.replace(entry, `args = ${args}`));
+  return plugin;
+}
+
+/** The child's spans since the last ask (SIGUSR2 makes its hook write them to `dir`). */
+async function childSpans(dir: string, pid: number): Promise<number[]> {
+  const file = join(dir, `${pid}.json`);
+  rmSync(file, { force: true });
+  process.kill(pid, "SIGUSR2");
+  for (let waited = 0; !existsSync(file); waited += 5) {
+    if (waited > 5000) throw new Error(`the child ${pid} did not write its spans`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return JSON.parse(readFileSync(file, "utf8")) as number[];
+}
+
+interface Round {
+  host: number;
+  child: number;
+  cpuHost: number;
+  cpuChild: number;
+  wall: number;
+}
+
+async function main(): Promise<void> {
+  const other = process.argv[2];
+  if (other === undefined || !existsSync(join(other, "bench/plugins/contenders.ts"))) {
+    throw new Error("usage: bench/plugins/ab.ts <other tree> [rounds] [calls]");
+  }
+  const rounds = Number(process.argv[3] ?? 7);
+  const calls = Number(process.argv[4] ?? 3000);
+  const dir = mkdtempSync(join(tmpdir(), "nexo-plugins-ab-"));
+  const hook = `${new URL("./critical-path-hook.mjs", import.meta.url).href}?dir=${encodeURIComponent(dir)}`;
+  const contenders: Record<string, Contender> = {};
+  try {
+    const trees = { old: resolve(other), new: thisTree };
+    for (const [label, tree] of Object.entries(trees)) {
+      const module = (await import(pathToFileURL(join(tree, "bench/plugins/contenders.ts")).href)) as {
+        nexoContender(pluginDir: string): Promise<Contender>;
+      };
+      contenders[label] = await module.nexoContender(hookedEchoTool(dir, tree, label, hook));
+    }
+    const nodeOptions = process.env.NODE_OPTIONS;
+    process.env.NODE_OPTIONS = `${nodeOptions ?? ""} --import=${hook}`.trim();
+    try {
+      contenders.floor = await floorContender();
+    } finally {
+      if (nodeOptions === undefined) delete process.env.NODE_OPTIONS;
+      else process.env.NODE_OPTIONS = nodeOptions;
+    }
+    const args = { text: "hello", n: 1 };
+    for (const c of Object.values(contenders)) await cpuPerCall(c, args, 1, 8000);
+    const names = Object.keys(contenders);
+    const seen: Record<string, Round[]> = {};
+    for (let r = 0; r < rounds; r++) {
+      for (const who of [...names.slice(r % names.length), ...names.slice(0, r % names.length)]) {
+        const contender = contenders[who]!;
+        await childSpans(dir, contender.pid!);
+        takeSpans();
+        const cpu = await cpuPerCall(contender, args, 1, calls);
+        const host = median(takeSpans());
+        const child = median(await childSpans(dir, contender.pid!));
+        const rounds = seen[who] ?? [];
+        seen[who] = rounds;
+        rounds.push({ host, child, cpuHost: cpu.host, cpuChild: cpu.child, wall: cpu.wall });
+      }
+    }
+    const f = (n: number) => n.toFixed(2);
+    for (const [who, s] of Object.entries(seen)) {
+      const m = (of: (x: Round) => number) => median(s.map(of));
+      console.log(
+        `${who.padEnd(5)} critical path host ${f(m((x) => x.host))} + child ${f(m((x) => x.child))} = ${f(m((x) => x.host + x.child))} µs; CPU ${f(m((x) => x.cpuHost))} + ${f(m((x) => x.cpuChild))} = ${f(m((x) => x.cpuHost + x.cpuChild))} µs/call; wall ${f(m((x) => x.wall))} µs`,
+      );
+    }
+    const paired = (of: (x: Round) => number) => {
+      const ratios = seen.new!.map((x, i) => of(x) / of(seen.old![i]!));
+      return `${f(median(ratios))} [${f(Math.min(...ratios))}–${f(Math.max(...ratios))}]`;
+    };
+    console.log(
+      `new/old paired (median [range]) over ${rounds} rounds of ${calls}: critical path host ${paired((x) => x.host)}, child ${paired((x) => x.child)}, both ${paired((x) => x.host + x.child)}; CPU host ${paired((x) => x.cpuHost)}, child ${paired((x) => x.cpuChild)}, both ${paired((x) => x.cpuHost + x.cpuChild)}; wall ${paired((x) => x.wall)}`,
+    );
+  } finally {
+    await Promise.all(Object.values(contenders).map((c) => c.close()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();
