@@ -8,7 +8,10 @@
  * ratios paired by round (the same minute of the machine).
  *
  *   cp -a . /tmp/old && rm /tmp/old/.git     (a built worktree, before the change)
- *   node --import tsx bench/plugins/ab.ts /tmp/old [rounds=7] [calls per round=3000]
+ *   node --import tsx bench/plugins/ab.ts /tmp/old [rounds=7] [calls per round=3000] [concurrency=1]
+ *
+ * With more than one call in flight the critical path is no longer what the other side waits
+ * for (calls overlap); the CPU per call still compares the builds.
  *
  * Only for deciding a change to the path (docs/performance.md, plugin tool.invoke, tenth pass);
  * the benchmark itself runs one build.
@@ -65,6 +68,7 @@ async function main(): Promise<void> {
   }
   const rounds = Number(process.argv[3] ?? 7);
   const calls = Number(process.argv[4] ?? 3000);
+  const concurrency = Number(process.argv[5] ?? 1);
   const dir = mkdtempSync(join(tmpdir(), "nexo-plugins-ab-"));
   const hook = `${new URL("./critical-path-hook.mjs", import.meta.url).href}?dir=${encodeURIComponent(dir)}`;
   const contenders: Record<string, Contender> = {};
@@ -85,7 +89,7 @@ async function main(): Promise<void> {
       else process.env.NODE_OPTIONS = nodeOptions;
     }
     const args = { text: "hello", n: 1 };
-    for (const c of Object.values(contenders)) await cpuPerCall(c, args, 1, 8000);
+    for (const c of Object.values(contenders)) await cpuPerCall(c, args, concurrency, 8000);
     const names = Object.keys(contenders);
     const seen: Record<string, Round[]> = {};
     for (let r = 0; r < rounds; r++) {
@@ -93,7 +97,7 @@ async function main(): Promise<void> {
         const contender = contenders[who]!;
         await childSpans(dir, contender.pid!);
         takeSpans();
-        const cpu = await cpuPerCall(contender, args, 1, calls);
+        const cpu = await cpuPerCall(contender, args, concurrency, calls);
         const host = median(takeSpans());
         const child = median(await childSpans(dir, contender.pid!));
         const rounds = seen[who] ?? [];
@@ -113,7 +117,7 @@ async function main(): Promise<void> {
       return `${f(median(ratios))} [${f(Math.min(...ratios))}–${f(Math.max(...ratios))}]`;
     };
     console.log(
-      `new/old paired (median [range]) over ${rounds} rounds of ${calls}: critical path host ${paired((x) => x.host)}, child ${paired((x) => x.child)}, both ${paired((x) => x.host + x.child)}; CPU host ${paired((x) => x.cpuHost)}, child ${paired((x) => x.cpuChild)}, both ${paired((x) => x.cpuHost + x.cpuChild)}; wall ${paired((x) => x.wall)}`,
+      `new/old paired (median [range]) over ${rounds} rounds of ${calls}, ${concurrency} in flight: critical path host ${paired((x) => x.host)}, child ${paired((x) => x.child)}, both ${paired((x) => x.host + x.child)}; CPU host ${paired((x) => x.cpuHost)}, child ${paired((x) => x.cpuChild)}, both ${paired((x) => x.cpuHost + x.cpuChild)}; wall ${paired((x) => x.wall)}`,
     );
   } finally {
     await Promise.all(Object.values(contenders).map((c) => c.close()));
