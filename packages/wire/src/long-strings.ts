@@ -17,12 +17,32 @@
  *   escaping, lone surrogates included, in pieces that live and die in the young generation
  *   (64 KiB of source text: ~350 → ~225 µs a frame into a pipe). Shorter ones stay in the text,
  *   where they cost a few µs less (1–48 KiB measured).
+ * A frame of at most TEXT_FRAME_MAX_BYTES that turns out all ASCII (the usual 1–16 KiB base64 or
+ * hex result) is handed over as text instead, its characters being its bytes (see there).
  * Whatever this encoder is not sure of (a `toJSON`, a class instance, a non-finite number, a
  * BigInt, a deep or wide value) makes it give up, and the caller serializes the whole value with
  * JSON.stringify as before, so the bytes and errors are always JSON.stringify's (a property test
  * pins it).
  */
 import { isAscii } from "node:buffer";
+
+/**
+ * A frame as the writer hands it to the stream: UTF-8 bytes ending in `\n`, or text of ASCII
+ * characters only ending in `\n`, whose bytes are its characters (written as Latin-1: the same
+ * bytes, copied without an encoding pass).
+ */
+export type EncodedFrame = Buffer | string;
+
+/**
+ * All-ASCII frames up to this many bytes leave as text. Node writes a string of up to 16 KiB to a
+ * pipe or socket from a buffer on its stack (StreamBase::WriteString) and so allocates nothing,
+ * where a Buffer of more than 4 KiB (half of Buffer.poolSize) is a fresh ArrayBuffer each time
+ * (~1.1 µs at 4 KiB on Node 20, and its share of the garbage collector's work); Latin-1 copies a
+ * one-byte string's characters as they are (4 KiB: ~0.13 µs, against ~0.39 for UTF-8). Past
+ * 16 KiB the string write allocates too and copies the text twice (flattened, then encoded), so
+ * longer frames stay bytes.
+ */
+export const TEXT_FRAME_MAX_BYTES = 16_384;
 
 /** Strings this long or longer that need no escaping are copied as bytes. */
 export const LONG_STRING_CHARS = 1024;
@@ -47,10 +67,19 @@ const MAX_DEPTH = 32;
  */
 export function hasLongString(value: unknown): boolean {
   budget = MAX_NODES;
+  found = undefined;
   return findLong(value, 0);
 }
 
 let budget = 0;
+
+/**
+ * The clean long string hasLongString found last (no quote, backslash or line break), so that
+ * encodeLongStringFrame, called next on the same value, need not search it again; compared with
+ * `===`, which for another string of the same length compares the characters, so it is never
+ * wrong, only sometimes not quicker.
+ */
+let found: string | undefined;
 
 function findLong(value: unknown, depth: number): boolean {
   if (typeof value === "string") return writtenApart(value);
@@ -73,18 +102,20 @@ function findLong(value: unknown, depth: number): boolean {
 const GIVE_UP = Symbol("give up");
 
 /**
- * The frame for `value` as UTF-8 bytes ending in `\n`, byte for byte `JSON.stringify(value)` +
- * `\n`, or undefined when this encoder gives up (see the file comment) and the caller must use
+ * The frame for `value` ending in `\n` (bytes, or ASCII text: EncodedFrame), byte for byte
+ * `JSON.stringify(value)` + `\n`, or undefined when this encoder gives up (see the file comment) and the caller must use
  * JSON.stringify. It gives up on non-finite numbers and BigInts too, so the plain and the strict
  * path each answer them their own way (null, or a TypeError).
  */
-export function encodeLongStringFrame(value: unknown): Buffer | undefined {
+export function encodeLongStringFrame(value: unknown): EncodedFrame | undefined {
   const assembler = new Assembler();
   try {
     if (!assembler.value(value, 0, true)) return undefined;
   } catch (error) {
     if (error === GIVE_UP) return undefined;
     throw error;
+  } finally {
+    found = undefined; // not kept alive past the frame
   }
   return assembler.finish();
 }
@@ -106,8 +137,9 @@ class Assembler {
     if (--this.nodes < 0 || depth > MAX_DEPTH) throw GIVE_UP;
     switch (typeof value) {
       case "string": {
-        // As writtenApart, with the search for common escapes made once and kept.
-        const escaping = value.length >= LONG_STRING_CHARS && hasCommonEscape(value);
+        // As writtenApart, with the search for common escapes made once and kept (and not made
+        // again for the string hasLongString found just before).
+        const escaping = value.length >= LONG_STRING_CHARS && value !== found && hasCommonEscape(value);
         if (value.length >= ESCAPED_STRING_CHARS || (value.length >= LONG_STRING_CHARS && !escaping)) {
           this.texts.push(`${this.text}"`);
           this.longs.push(value);
@@ -176,10 +208,14 @@ class Assembler {
     this.text += "}";
   }
 
-  /** The frame's bytes; undefined when the value held no long string after all. */
-  finish(): Buffer | undefined {
+  /** The frame; undefined when the value held no long string after all. */
+  finish(): EncodedFrame | undefined {
     const { longs } = this;
     if (longs.length === 0) return undefined;
+    if (!this.escaping.includes(true)) {
+      const text = this.asciiText();
+      if (text !== undefined) return text;
+    }
     // Quotes, backslashes and line breaks (code, prose, JSON in a string) are found by the
     // engine's single-character search: such a string is escaped in pieces at once. Any other is
     // first tried as plain ASCII, and escaped in pieces if its bytes say otherwise.
@@ -189,6 +225,33 @@ class Assembler {
       if (typeof frame !== "number") return frame;
       escaped[frame] = escapedPieces(longs[frame]!);
     }
+  }
+
+  /**
+   * The frame as text when it is all ASCII and at most TEXT_FRAME_MAX_BYTES: the texts around the
+   * long strings (JSON.stringify's) and the long strings as they are, which then need no escaping.
+   * Undefined otherwise, for the bytes path to decide.
+   */
+  private asciiText(): string | undefined {
+    const { texts, longs } = this;
+    let chars = this.text.length + 1;
+    for (let i = 0; i < longs.length; i++) chars += texts[i]!.length + longs[i]!.length;
+    if (chars > TEXT_FRAME_MAX_BYTES) return undefined;
+    // A string's UTF-8 length equals its length exactly when every unit is below 0x80.
+    if (Buffer.byteLength(this.text) !== this.text.length) return undefined;
+    let frame = "";
+    for (let i = 0; i < longs.length; i++) {
+      const text = texts[i]!;
+      const long = longs[i]!;
+      if (Buffer.byteLength(text) !== text.length || Buffer.byteLength(long) !== long.length)
+        return undefined;
+      // Control characters are looked for in a Latin-1 copy (the same bytes, for ASCII).
+      const scratch = scratchFor(long.length);
+      scratch.write(long, 0, "latin1");
+      if (needsEscape(scratch, 0, long.length)) return undefined;
+      frame += text + long;
+    }
+    return `${frame}${this.text}\n`;
   }
 
   /**
@@ -231,6 +294,14 @@ class Assembler {
   }
 }
 
+/** A Buffer of at least `bytes` bytes for asciiText's checks, kept between frames (16 KiB at most). */
+function scratchFor(bytes: number): Buffer {
+  if (scratch.length < bytes) scratch = Buffer.allocUnsafeSlow(TEXT_FRAME_MAX_BYTES);
+  return scratch;
+}
+
+let scratch: Buffer = Buffer.alloc(0);
+
 /**
  * JSON.stringify(text) in pieces of at most PIECE_CHARS units, each with its own quotes. A piece
  * never ends on a high surrogate, so a pair is never split into two lone halves (a lone high
@@ -253,7 +324,10 @@ function escapedPieces(text: string): string[] {
  * once), or a very long one whatever it holds.
  */
 function writtenApart(text: string): boolean {
-  return text.length >= ESCAPED_STRING_CHARS || (text.length >= LONG_STRING_CHARS && !hasCommonEscape(text));
+  if (text.length >= ESCAPED_STRING_CHARS) return true;
+  if (text.length < LONG_STRING_CHARS || hasCommonEscape(text)) return false;
+  found = text;
+  return true;
 }
 
 function hasCommonEscape(text: string): boolean {

@@ -3,18 +3,28 @@ import { Writable } from "node:stream";
 import { describe, test } from "node:test";
 import { FrameTooLargeError, FrameWriter } from "@nexo/wire";
 import fc from "fast-check";
+import { TEXT_FRAME_MAX_BYTES } from "../src/long-strings.js";
 
-/** A writer over a sink that keeps every chunk as handed over (string or Buffer). */
+/**
+ * A writer over a sink that keeps every chunk as handed over (string or Buffer) with the encoding
+ * it was written with; `bytes()` is what a pipe would carry, `text()` those bytes as UTF-8.
+ */
 function capture(options: ConstructorParameters<typeof FrameWriter>[1] = {}) {
   const chunks: (string | Buffer)[] = [];
+  const encodings: string[] = [];
   const sink = new Writable({
     decodeStrings: false,
-    write(chunk, _enc, cb) {
+    write(chunk, encoding, cb) {
       chunks.push(chunk as string | Buffer);
+      encodings.push(encoding);
       cb();
     },
   });
-  return { chunks, writer: new FrameWriter(sink, options), text: () => chunks.map(String).join("") };
+  const bytes = () =>
+    Buffer.concat(
+      chunks.map((c, i) => (typeof c === "string" ? Buffer.from(c, encodings[i] as BufferEncoding) : c)),
+    );
+  return { chunks, encodings, bytes, writer: new FrameWriter(sink, options), text: () => bytes().toString() };
 }
 
 /** What the writer must produce: JSON.stringify's text (or its TypeError), strict or not. */
@@ -106,13 +116,40 @@ describe("frames with long strings (assembled as bytes)", () => {
 
   test("a frame with a long string leaves as one Buffer, whether the string needs escaping or not", async () => {
     const { chunks, writer } = capture();
-    const frames = [{ blob: "QUJD".repeat(1024) }, { code: 'const a = "b"; // café €\n'.repeat(3000) }];
+    const frames = [
+      { blob: "QUJD".repeat(5000) },
+      { code: 'const a = "b"; // café €\n'.repeat(3000) },
+      { blob: "QUJD".repeat(1024), note: "café" },
+    ];
     for (const frame of frames) await writer.write(frame);
-    assert.equal(chunks.length, 2);
+    assert.equal(chunks.length, 3);
     for (const [i, frame] of frames.entries()) {
       assert.ok(Buffer.isBuffer(chunks[i]));
       assert.equal(String(chunks[i]), `${JSON.stringify(frame)}\n`);
     }
+  });
+
+  test("an all-ASCII frame of up to 16 KiB with a long string leaves as one Latin-1 text chunk", async () => {
+    const { chunks, encodings, writer, bytes } = capture();
+    const head = '{"blob":"'.length + '"}\n'.length;
+    const frames = [
+      { blob: "QUJD".repeat(1024) },
+      { jsonrpc: "2.0", id: 3, result: { data: "ab~\u007f ".repeat(800), n: [1, null, true] } },
+      { blob: "q".repeat(TEXT_FRAME_MAX_BYTES - head) }, // exactly 16 KiB with its newline
+    ];
+    for (const frame of frames) await writer.write(frame);
+    assert.deepEqual(encodings, ["latin1", "latin1", "latin1"]);
+    assert.ok(chunks.every((c) => typeof c === "string"));
+    assert.ok(bytes().equals(Buffer.from(frames.map((f) => `${JSON.stringify(f)}\n`).join(""))));
+    // One byte more, or a control character in the long string: bytes, as before.
+    const more = capture();
+    await more.writer.write({ blob: "q".repeat(TEXT_FRAME_MAX_BYTES - head + 1) });
+    await more.writer.write({ blob: `${"q".repeat(2000)}\u0001` });
+    assert.ok(more.chunks.every((c) => Buffer.isBuffer(c)));
+    assert.equal(
+      more.text(),
+      `${JSON.stringify({ blob: "q".repeat(TEXT_FRAME_MAX_BYTES - head + 1) })}\n{"blob":"${"q".repeat(2000)}\\u0001"}\n`,
+    );
   });
 
   test("long strings of any UTF-16, across the 16 Ki-unit pieces, are JSON.stringify's bytes", async () => {
@@ -146,11 +183,10 @@ describe("frames with long strings (assembled as bytes)", () => {
       });
     await fc.assert(
       fc.asyncProperty(text, fc.boolean(), async (long, strict) => {
-        const { writer, chunks } = capture({ strictJson: strict });
+        const { writer, bytes } = capture({ strictJson: strict });
         const frame = { jsonrpc: "2.0", id: 7, result: { content: [{ type: "text", text: long }], n: 1 } };
         await writer.write(frame);
-        const bytes = Buffer.concat(chunks.map((c) => (typeof c === "string" ? Buffer.from(c) : c)));
-        assert.ok(bytes.equals(Buffer.from(`${JSON.stringify(frame)}\n`)));
+        assert.ok(bytes().equals(Buffer.from(`${JSON.stringify(frame)}\n`)));
       }),
       { numRuns: 120 },
     );
@@ -162,12 +198,9 @@ describe("frames with long strings (assembled as bytes)", () => {
         "q".repeat(2000) + String.fromCharCode(c),
         `${"\u00e9".repeat(70_000)}${String.fromCharCode(c)}x`,
       ]) {
-        const { writer, chunks } = capture();
+        const { writer, text } = capture();
         await writer.write({ long });
-        assert.equal(
-          Buffer.concat(chunks.map((k) => Buffer.from(k))).toString(),
-          `${JSON.stringify({ long })}\n`,
-        );
+        assert.equal(text(), `${JSON.stringify({ long })}\n`);
       }
     }
   });
