@@ -153,7 +153,8 @@ class Assembler {
       case "number":
         // NaN and ±Infinity: the plain and the strict path differ (null or a TypeError); theirs.
         if (!Number.isFinite(value)) throw GIVE_UP;
-        this.text += JSON.stringify(value);
+        // A finite number's JSON is its ToString (-0 gives "0" either way).
+        this.text += `${value}`;
         return true;
       case "boolean":
         this.text += value ? "true" : "false";
@@ -200,7 +201,7 @@ class Assembler {
     // Object.keys: own enumerable string keys in JSON.stringify's order (integer keys first).
     for (const key of Object.keys(record)) {
       const before = this.text;
-      this.text += `${first ? "" : ","}${JSON.stringify(key)}:`;
+      this.text += `${first ? "" : ","}${keyJson(key)}:`;
       // undefined, a function or a symbol: JSON.stringify leaves the key out.
       if (this.value(record[key], depth + 1, false)) first = false;
       else this.text = before;
@@ -245,10 +246,7 @@ class Assembler {
       const long = longs[i]!;
       if (Buffer.byteLength(text) !== text.length || Buffer.byteLength(long) !== long.length)
         return undefined;
-      // Control characters are looked for in a Latin-1 copy (the same bytes, for ASCII).
-      const scratch = scratchFor(long.length);
-      scratch.write(long, 0, "latin1");
-      if (needsEscape(scratch, 0, long.length)) return undefined;
+      if (hasControlCharacter(long)) return undefined;
       frame += text + long;
     }
     return `${frame}${this.text}\n`;
@@ -294,13 +292,69 @@ class Assembler {
   }
 }
 
-/** A Buffer of at least `bytes` bytes for asciiText's checks, kept between frames (16 KiB at most). */
-function scratchFor(bytes: number): Buffer {
-  if (scratch.length < bytes) scratch = Buffer.allocUnsafeSlow(TEXT_FRAME_MAX_BYTES);
-  return scratch;
+/** Keys this long or shorter have their JSON kept (keyJson). */
+const KEPT_KEY_CHARS = 64;
+/** At most this many: past it the cache starts again empty. */
+const KEPT_KEYS = 256;
+const keptKeys = new Map<string, string>();
+
+/**
+ * JSON.stringify(key), kept for short keys: frames bring the same few keys again and again
+ * ("jsonrpc", "id", "result", "text"...), and a lookup costs less than the stringify.
+ */
+function keyJson(key: string): string {
+  let json = keptKeys.get(key);
+  if (json !== undefined) return json;
+  json = JSON.stringify(key);
+  if (key.length <= KEPT_KEY_CHARS) {
+    if (keptKeys.size >= KEPT_KEYS) keptKeys.clear();
+    keptKeys.set(key, json);
+  }
+  return json;
 }
 
-let scratch: Buffer = Buffer.alloc(0);
+/**
+ * The Latin-1 copy hasControlCharacter looks at, as bytes and as 32-bit words: allocated on first
+ * use (16 KiB) and kept.
+ */
+let scratch: Buffer | undefined;
+let scratchWords: Int32Array = new Int32Array(0);
+
+/**
+ * True when `text`, all ASCII and at most TEXT_FRAME_MAX_BYTES long, holds a control character
+ * (below 0x20), which JSON escapes. Looked for in a Latin-1 copy (the same bytes, for ASCII), four
+ * bytes a word: every byte being below 0x80, `w - 0x20202020` sets some byte's top bit exactly
+ * when a byte is below 0x20 (the lowest such byte wraps to 0xe0 or more; no byte borrows unless
+ * one below it did). ~2× the general word test of needsEscape, which must also rule out bytes of
+ * 0x80 and more.
+ */
+function hasControlCharacter(text: string): boolean {
+  if (scratch === undefined) {
+    scratch = Buffer.allocUnsafeSlow(TEXT_FRAME_MAX_BYTES);
+    scratchWords = new Int32Array(scratch.buffer, scratch.byteOffset, TEXT_FRAME_MAX_BYTES >> 2);
+  }
+  const length = text.length;
+  scratch.write(text, 0, "latin1");
+  const w = scratchWords;
+  const words = length >> 2;
+  let acc = 0;
+  let i = 0;
+  for (const stop = words & ~7; i < stop; i += 8) {
+    acc |=
+      (w[i]! - 0x20202020) |
+      (w[i + 1]! - 0x20202020) |
+      (w[i + 2]! - 0x20202020) |
+      (w[i + 3]! - 0x20202020) |
+      (w[i + 4]! - 0x20202020) |
+      (w[i + 5]! - 0x20202020) |
+      (w[i + 6]! - 0x20202020) |
+      (w[i + 7]! - 0x20202020);
+  }
+  for (; i < words; i++) acc |= w[i]! - 0x20202020;
+  if ((acc & 0x80808080) !== 0) return true;
+  for (let j = words << 2; j < length; j++) if (scratch[j]! < 0x20) return true;
+  return false;
+}
 
 /**
  * JSON.stringify(text) in pieces of at most PIECE_CHARS units, each with its own quotes. A piece

@@ -205,6 +205,30 @@ describe("frames with long strings (assembled as bytes)", () => {
     }
   });
 
+  test("a control character anywhere in an ASCII long string is found, at any length", async () => {
+    // The ASCII text path looks for control characters four bytes a word, eight words a step,
+    // then word by word, then byte by byte: each position of each of those, and none at all.
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1024, max: 1100 }),
+        fc.nat(),
+        fc.integer({ min: 0, max: 0x1f }).filter((c) => c !== 0x0a),
+        fc.constantFrom(" ", "~", "\u007f", "A"),
+        fc.boolean(),
+        async (length, at, control, filler, clean) => {
+          const chars: string[] = Array.from({ length }, (_, i) => (i % 3 === 0 ? filler : "z"));
+          if (!clean) chars[at % length] = String.fromCharCode(control);
+          const frame = { jsonrpc: "2.0", id: at, result: { text: chars.join("") } };
+          const { writer, bytes, encodings } = capture();
+          await writer.write(frame);
+          assert.ok(bytes().equals(Buffer.from(`${JSON.stringify(frame)}\n`)));
+          assert.equal(encodings[0], clean ? "latin1" : "buffer");
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
   test("toJSON, class instances and getters on the way keep JSON.stringify's meaning", async () => {
     const long = "y".repeat(4096);
     class Box {
