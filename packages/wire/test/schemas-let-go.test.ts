@@ -1,8 +1,10 @@
 /**
- * Schemas an idle daemon does not keep: the agent event union is a lazy schema (importing the
- * admin wire builds none of it), and extensions.yaml's, nexo-plugin.toml's, a microapp's
- * plugin.toml's and the plugin handshake's schemas are built on use and let go (a collection frees
- * them; they validate the same after it). The first test must stay first: it looks at what the imports alone built.
+ * Schemas an idle daemon does not keep: importing the wire's schemas builds none of them (the agent
+ * event union, the admin MCP server detail and the app-server items' shared fields included), and
+ * extensions.yaml's, nexo-plugin.toml's, a microapp's plugin.toml's and the plugin handshake's
+ * schemas are built on use and let go (a collection frees them; they validate the same after it),
+ * keeping none of the lazy schemas whose builders they compose. The first two tests must stay
+ * first: they look at what the imports alone built.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -10,15 +12,30 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { z } from "zod";
 import "../src/schemas/index.js";
-import { AgentEventNotificationSchema, AgentEventSchema } from "../src/schemas/admin/index.js";
+import {
+  AdminCapabilityDeclarationSchema,
+  AgentEventNotificationSchema,
+  AgentEventSchema,
+  adminCapabilityDeclarationSchema,
+  SkillNameSchema,
+  skillNameSchema,
+  TenantKeySchema,
+  tenantKeySchema,
+} from "../src/schemas/admin/index.js";
 import { builtSchemaGroups } from "../src/schemas/lazy.js";
 import {
+  ExtensionIdSchema,
   ExtensionsFileSchema,
+  extensionIdSchema,
   MicroappCapabilitiesSchema,
   MicroappExtensionEntrySchema,
   MicroappHttpServerSchema,
+  MicroappInitializeResultSchema,
   MicroappManifestPluginSchema,
   MicroappManifestSchema,
+  MicroappToolsListResultSchema,
+  microappInitializeResultSchema,
+  microappToolsListResultSchema,
 } from "../src/schemas/microapp/index.js";
 import {
   ChannelFeaturesAdvertSchema,
@@ -34,7 +51,9 @@ import {
   ManifestRequiresSchema,
   ManifestSandboxSchema,
   ManifestSupervisorSchema,
+  PluginIdSchema,
   PluginManifestSchema,
+  pluginIdSchema,
   pluginMethods,
   RemoteToolDefSchema,
   SandboxNetworkSchema,
@@ -42,6 +61,10 @@ import {
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
+
+test("importing the wire's schemas builds none of them", () => {
+  assert.deepEqual([...builtSchemaGroups()], []);
+});
 
 test("importing the admin wire builds no agent event schema; a parse builds them", () => {
   assert.ok(!builtSchemaGroups().has("admin.agent-events"), "admin.agent-events was built at import");
@@ -255,6 +278,10 @@ test("a microapp's plugin.toml schemas validate the same after a collection, whi
     assert.ok(await freedByACollection(schema), `${name} was not freed by a collection`);
   assert.deepEqual(outcomes(schemas, inputs), before);
   assert.ok(!builtSchemaGroups().has("microapp.manifest"));
+  // The extension id and the capability declaration come from their modules' builders: the kept
+  // lazy schemas those modules export were not built.
+  assert.ok(!builtSchemaGroups().has("microapp.extensions-config"), "ExtensionIdSchema was built");
+  assert.ok(!builtSchemaGroups().has("admin.capabilities"), "AdminCapabilityDeclarationSchema was built");
 });
 
 test("the plugin handshake's schemas validate the same after a collection, which frees them", async () => {
@@ -308,4 +335,57 @@ test("the plugin handshake's schemas validate the same after a collection, which
   assert.equal(pluginMethods.initialize.result, InitializeResultSchema);
   assert.ok(!builtSchemaGroups().has("plugin.lifecycle"));
   assert.ok(!builtSchemaGroups().has("plugin.channel-features"));
+});
+
+test("the builders that disposable trees compose validate as the kept schemas they stand beside", () => {
+  const tool = { name: "notes_add", description: "adds", input_schema: { type: "object" } };
+  const pairs: [string, z.ZodType, z.ZodType, unknown[]][] = [
+    [
+      "extension id",
+      extensionIdSchema(),
+      ExtensionIdSchema,
+      ["agent-creator", "a", "Bad", "-x", "a".repeat(33), 7],
+    ],
+    [
+      "capability declaration",
+      adminCapabilityDeclarationSchema(),
+      AdminCapabilityDeclarationSchema,
+      [
+        {},
+        { required: ["a"], optional: ["b"], x: 1 },
+        { required: ["a"], optional: ["a"] },
+        { required: [""] },
+        null,
+      ],
+    ],
+    ["skill name", skillNameSchema(), SkillNameSchema, ["notes", "a-b", "-a", "A", "a".repeat(65), ""]],
+    ["tenant key", tenantKeySchema(), TenantKeySchema, ["acme", "acme-2", "-acme", "Acme", "", 1]],
+    ["plugin id", pluginIdSchema(), PluginIdSchema, ["demo", "demo_tools", "Demo", "de-mo", "a".repeat(33)]],
+    [
+      "microapp initialize result",
+      microappInitializeResultSchema(),
+      MicroappInitializeResultSchema,
+      [
+        { tools: [tool], version: "1", hooks: ["before_turn"], x: 1 },
+        { tools: [{ name: "" }] },
+        { hooks: [""] },
+        {},
+      ],
+    ],
+    [
+      "microapp tools/list result",
+      microappToolsListResultSchema(),
+      MicroappToolsListResultSchema,
+      [{ tools: [tool] }, { tools: [{}] }, { tools: "x" }],
+    ],
+  ];
+  for (const [name, fresh, kept, inputs] of pairs) {
+    const [fromBuilder, fromKept] = outcomes({ fresh, kept }, inputs);
+    assert.deepEqual(fromBuilder!.results, fromKept!.results, name);
+    assert.ok(
+      fromBuilder!.results.some((result) => "ok" in result) &&
+        fromBuilder!.results.some((result) => "issues" in result),
+      `${name}: the inputs should include accepted and refused ones`,
+    );
+  }
 });

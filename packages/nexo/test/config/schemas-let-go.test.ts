@@ -1,19 +1,23 @@
 /**
  * The schemas an idle daemon does not keep (built on use, freed by a collection once no parse holds
  * them, built again on the next use) validate after a collection exactly as before it: llm.yaml's
- * and its provider entry, broker.yaml's, mcp.yaml's, plugins.yaml's grants, and the microapp
- * handshake envelopes. A rebuilt schema that lost a refinement, a default or a transform fails here.
+ * and its provider entry, broker.yaml's, mcp.yaml's, plugins.yaml's grants, agents.yaml's parts
+ * from the wire, and the microapp handshake envelopes. A rebuilt schema that lost a refinement, a
+ * default or a transform fails here; one that composed a kept lazy wire schema (built for good by
+ * the first parse) instead of that schema's builder fails the group checks.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { builtSchemaGroups } from "@nexo/wire/schemas/lazy";
 import { z } from "zod";
 import {
   BrokerConfigSchema,
   LocalBrokerConfigSchema,
   NatsBrokerConfigSchema,
 } from "../../src/broker/config.js";
+import { AgentsFileSchema } from "../../src/daemon/config/agents.js";
 import { LlmConfigSchema } from "../../src/engine/providers/llm-config.js";
 import { ProviderConfigSchema, ProvidersConfigSchema } from "../../src/engine/providers/registry.js";
 import {
@@ -169,4 +173,40 @@ test("plugins.yaml's grants and the microapp handshake envelopes", async () => {
     assert.deepEqual(ok(r[0]), { tools: [7] });
     assert.match(failed(r[1]), /invalid_type/);
   });
+  // They extend fresh wire results (the wire's builders), so the kept lazy ones stay unbuilt.
+  assert.ok(!builtSchemaGroups().has("microapp.methods"), "the wire's microapp result schemas were built");
+});
+
+test("agents.yaml's schema: the wire's plugin id, skill name and tenant id rules, none of them kept", async () => {
+  const agent = { id: "ana", model: { provider: "scripted", model: "m" } };
+  const inputs = [
+    {
+      agents: [
+        {
+          ...agent,
+          tenant_id: "acme",
+          skills: ["notes", "web-search"],
+          inbound_bindings: [{ plugin: "loopback" }, { plugin: "whatsapp", instance: "main" }],
+        },
+      ],
+    },
+    { agents: [{ ...agent, tenant_id: null }] },
+    {
+      agents: [{ ...agent, tenant_id: "Acme", skills: ["-x"], inbound_bindings: [{ plugin: "Loop-Back" }] }],
+    },
+  ];
+  await sameAfterCollection(AgentsFileSchema, inputs, (r) => {
+    const [parsed] = (ok(r[0]) as { agents: Record<string, unknown>[] }).agents;
+    assert.equal(parsed?.tenant_id, "acme");
+    assert.deepEqual(parsed?.skills, ["notes", "web-search"]);
+    assert.deepEqual(parsed?.inbound_bindings, [
+      { plugin: "loopback" },
+      { plugin: "whatsapp", instance: "main" },
+    ]);
+    assert.equal((ok(r[1]) as { agents: Record<string, unknown>[] }).agents[0]?.tenant_id, undefined);
+    for (const expected of ["tenant ids are", "skill names are", "must match ^[a-z][a-z0-9_]{0,31}$"])
+      assert.ok(failed(r[2]).includes(expected), `no "${expected}" among ${failed(r[2])}`);
+  });
+  for (const group of ["plugin.common", "admin.skills", "admin.tenants"])
+    assert.ok(!builtSchemaGroups().has(group), `${group} was built for good by agents.yaml's schema`);
 });

@@ -16,7 +16,6 @@ import { disposableSchema } from "../../config/disposable-schema.js";
 import { toolPatternMatcher } from "../../engine/tools/allow-list.js";
 import { ApprovalModeSchema, TOOL_CATEGORIES } from "../../permissions.js";
 import { type PromptSkill, renderSkillsSection } from "../../skills/index.js";
-import { TenantRefSchema } from "./tenants.js";
 
 export const AGENT_ID_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
 /** The same defaults as the json-stream door, so an agent behaves alike behind either door. */
@@ -32,7 +31,9 @@ const TOOL_GLOB = /^[A-Za-z0-9_-]{0,63}\*$/;
 
 /**
  * agents.yaml's schemas, built on use and freed once no parse holds them (config/disposable-schema.ts):
- * the file is parsed at start, on reload and by the admin services' edits, never at idle.
+ * the file is parsed at start, on reload and by the admin services' edits, never at idle. The
+ * wire's parts come from its builders (`pluginIdSchema()`, not the kept `PluginIdSchema`), so that
+ * they are freed with the rest: a kept lazy schema composed here would stay built for good.
  */
 function buildSchemas() {
   const AgentIdSchema = z.string().regex(AGENT_ID_PATTERN, {
@@ -50,7 +51,7 @@ function buildSchemas() {
 
   const InboundBindingSchema = z.strictObject({
     /** The channel kind: inbound topics are `plugin.inbound.<plugin>[.<instance>]`. */
-    plugin: plugin.PluginIdSchema,
+    plugin: plugin.pluginIdSchema(),
     /** Absent: only instance-less traffic of the kind; present: only that instance's. */
     instance: InstanceSchema.optional(),
   });
@@ -70,7 +71,11 @@ function buildSchemas() {
     id: AgentIdSchema,
     /** An inactive agent is validated but neither started nor routed to. */
     active: z.boolean().default(true),
-    tenant_id: TenantRefSchema.nullish().transform((value) => value ?? undefined),
+    /** The admin RPC's tenant id rule, as tenants.yaml's (`TenantRefSchema`, ./tenants.ts). */
+    tenant_id: admin
+      .tenantKeySchema()
+      .nullish()
+      .transform((value) => value ?? undefined),
     /** Free text for operators (shown by the admin RPC); the model never sees it. */
     description: z.string().optional(),
     model: z.strictObject({
@@ -86,7 +91,7 @@ function buildSchemas() {
      * this order. Absent or empty: none. Each must exist when the directory is loaded.
      */
     skills: z
-      .array(admin.SkillNameSchema)
+      .array(admin.skillNameSchema())
       .refine((names) => new Set(names).size === names.length, { error: "a skill is listed twice" })
       .optional(),
     /** Absent: every tool. Present: only these names and `prefix*` globs. */

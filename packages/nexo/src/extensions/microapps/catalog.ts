@@ -14,17 +14,17 @@ import { HOOK_NAME_TO_POINT } from "../plugins/hook.js";
 /**
  * The initialize result with its tools left unread, so they can be checked one by one. Built on
  * use and let go (disposableSchema), as is the tools/list envelope: a microapp's handshake and a
- * catalogue refresh read them, nothing per call does, and building them at import would build the
- * wire's lazy result schemas in every daemon, microapps or not.
+ * catalogue refresh read them, nothing per call does. Each extends a fresh wire result schema (its
+ * builder): extending the wire's kept lazy one would build that for the process's life.
  */
 export const InitializeEnvelopeSchema = disposableSchema(() =>
-  microapp.MicroappInitializeResultSchema.extend({
+  microapp.microappInitializeResultSchema().extend({
     tools: z.array(z.unknown()),
     hooks: z.array(z.unknown()).optional(),
   }),
 );
 export const ToolsListEnvelopeSchema = disposableSchema(() =>
-  microapp.MicroappToolsListResultSchema.extend({
+  microapp.microappToolsListResultSchema().extend({
     tools: z.array(z.unknown()),
   }),
 );

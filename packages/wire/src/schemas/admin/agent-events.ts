@@ -21,15 +21,24 @@ import { ProcessingControlStateSchema, ProcessingScopeSchema } from "./processin
 /** Owning tenant; `null` on single-tenant deployments. */
 const EventTenantSchema = lazySchema("admin.agent-events", () => z.string().nullable().optional());
 
+let sharedScopeStreamFields:
+  | { session_id: z.ZodOptional<typeof NonEmptyStringSchema>; seq: z.ZodOptional<typeof CountSchema> }
+  | undefined;
 /**
  * Where a scope event (pause, drop, escalation) sits in the log: its stream is the scope's
  * (`conversation:<agent>/<channel>/<account>/<contact>`), not a session, and `seq` counts there, so
  * `agent_events/read` with that `session_id` replays one conversation's control history.
+ *
+ * Made by the first scope event schema built and shared by the others. Not a module-level object:
+ * `.optional()` on the lazy common schemas would build them whenever this module is imported.
  */
-const ScopeStreamFields = {
-  session_id: NonEmptyStringSchema.optional(),
-  seq: CountSchema.optional(),
-};
+function scopeStreamFields() {
+  sharedScopeStreamFields ??= {
+    session_id: NonEmptyStringSchema.optional(),
+    seq: CountSchema.optional(),
+  };
+  return sharedScopeStreamFields;
+}
 
 /** One transcript line appended; `seq` counts per session, live and backfill agree on it. */
 export const TranscriptAppendedEventSchema = lazySchema("admin.agent-events", () =>
@@ -54,7 +63,7 @@ export const ProcessingStateChangedEventSchema = lazySchema("admin.agent-events"
   z.looseObject({
     kind: z.literal("processing_state_changed"),
     agent_id: NonEmptyStringSchema,
-    ...ScopeStreamFields,
+    ...scopeStreamFields(),
     scope: ProcessingScopeSchema,
     prev_state: ProcessingControlStateSchema,
     new_state: ProcessingControlStateSchema,
@@ -69,7 +78,7 @@ export const PendingInboundsDroppedEventSchema = lazySchema("admin.agent-events"
   z.looseObject({
     kind: z.literal("pending_inbounds_dropped"),
     agent_id: NonEmptyStringSchema,
-    ...ScopeStreamFields,
+    ...scopeStreamFields(),
     scope: ProcessingScopeSchema,
     dropped: z.number().int().positive(),
     at_ms: EpochMsSchema,
@@ -82,7 +91,7 @@ export const EscalationRequestedEventSchema = lazySchema("admin.agent-events", (
   z.looseObject({
     kind: z.literal("escalation_requested"),
     agent_id: NonEmptyStringSchema,
-    ...ScopeStreamFields,
+    ...scopeStreamFields(),
     scope: ProcessingScopeSchema,
     summary: z.string(),
     reason: EscalationReasonSchema,
@@ -98,7 +107,7 @@ export const EscalationResolvedEventSchema = lazySchema("admin.agent-events", ()
   z.looseObject({
     kind: z.literal("escalation_resolved"),
     agent_id: NonEmptyStringSchema,
-    ...ScopeStreamFields,
+    ...scopeStreamFields(),
     scope: ProcessingScopeSchema,
     resolved_at_ms: EpochMsSchema,
     by: ResolvedBySchema,

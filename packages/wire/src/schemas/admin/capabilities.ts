@@ -65,8 +65,8 @@ export function isKnownCapability(name: string): name is AdminCapability {
  * not granted; `optional` ones make runtime calls fail with capability_not_granted until granted.
  * Names are kept as plain strings so a manifest written for a newer daemon still loads.
  */
-export const AdminCapabilityDeclarationSchema = lazySchema("admin.capabilities", () =>
-  z
+export function adminCapabilityDeclarationSchema() {
+  return z
     .looseObject({
       required: z.array(z.string().min(1)).default([]),
       optional: z.array(z.string().min(1)).default([]),
@@ -81,6 +81,15 @@ export const AdminCapabilityDeclarationSchema = lazySchema("admin.capabilities",
           });
         }
       });
-    }),
+    });
+}
+/**
+ * Lazy and kept once built. The microapp manifest, read only when a microapp starts, composes a
+ * fresh {@link adminCapabilityDeclarationSchema} instead, so that a collection frees it with the
+ * manifest's tree.
+ */
+export const AdminCapabilityDeclarationSchema = lazySchema(
+  "admin.capabilities",
+  adminCapabilityDeclarationSchema,
 );
 export type AdminCapabilityDeclaration = z.infer<typeof AdminCapabilityDeclarationSchema>;

@@ -37,15 +37,20 @@ const McpServerFields = lazySchema("admin.mcp", () =>
   }),
 );
 
-/** A server definition; the transport's own connection field is required. */
-export const McpServerDetailSchema = McpServerFields.superRefine((server, ctx) => {
-  if (server.transport === "stdio" && !server.command?.trim()) {
-    ctx.addIssue({ code: "custom", path: ["command"], message: "a stdio server needs a command" });
-  }
-  if (server.transport !== "stdio" && !server.url?.trim()) {
-    ctx.addIssue({ code: "custom", path: ["url"], message: `a ${server.transport} server needs a url` });
-  }
-});
+/**
+ * A server definition; the transport's own connection field is required. Lazy like its fields:
+ * calling `superRefine` on them at import would build them in every daemon.
+ */
+export const McpServerDetailSchema = lazySchema("admin.mcp", () =>
+  McpServerFields.superRefine((server, ctx) => {
+    if (server.transport === "stdio" && !server.command?.trim()) {
+      ctx.addIssue({ code: "custom", path: ["command"], message: "a stdio server needs a command" });
+    }
+    if (server.transport !== "stdio" && !server.url?.trim()) {
+      ctx.addIssue({ code: "custom", path: ["url"], message: `a ${server.transport} server needs a url` });
+    }
+  }),
+);
 export type McpServerDetail = z.infer<typeof McpServerDetailSchema>;
 
 export const McpListParamsSchema = NoParamsSchema;

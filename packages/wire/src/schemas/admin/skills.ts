@@ -9,11 +9,16 @@ import { NonEmptyStringSchema, TenantIdSchema } from "./common.js";
 
 /** A skill name is a directory name, so it is restricted to a safe, portable alphabet. */
 export const SKILL_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/;
-export const SkillNameSchema = lazySchema("admin.skills", () =>
-  z.string().regex(SKILL_NAME_PATTERN, {
+/**
+ * A fresh skill name schema, for schemas built on use and let go (agents.yaml's): composing the
+ * kept {@link SkillNameSchema} would build it for good.
+ */
+export function skillNameSchema() {
+  return z.string().regex(SKILL_NAME_PATTERN, {
     message: "skill names are 1-64 chars of a-z, 0-9 and '-', not starting with '-'",
-  }),
-);
+  });
+}
+export const SkillNameSchema = lazySchema("admin.skills", skillNameSchema);
 
 export const SkillDepsModeSchema = lazySchema("admin.skills", () => z.enum(["strict", "warn", "disable"]));
 export type SkillDepsMode = z.infer<typeof SkillDepsModeSchema>;

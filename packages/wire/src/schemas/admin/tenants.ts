@@ -8,11 +8,16 @@ import { CountSchema, JsonRecordSchema, NonEmptyStringSchema } from "./common.js
 
 /** Tenant ids end up in paths and yaml keys, so they are lowercase kebab-case. */
 export const TENANT_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/;
-export const TenantKeySchema = lazySchema("admin.tenants", () =>
-  z.string().regex(TENANT_ID_PATTERN, {
+/**
+ * A fresh tenant id schema, for schemas built on use and let go (agents.yaml's and tenants.yaml's):
+ * composing the kept {@link TenantKeySchema} would build it for good.
+ */
+export function tenantKeySchema() {
+  return z.string().regex(TENANT_ID_PATTERN, {
     message: "tenant ids are 1-64 chars of a-z, 0-9 and '-', not starting with '-'",
-  }),
-);
+  });
+}
+export const TenantKeySchema = lazySchema("admin.tenants", tenantKeySchema);
 
 /** Set when the tenant is created through the admin RPC; absent for one written by hand without it. */
 const CreatedAtSchema = lazySchema("admin.tenants", () => z.iso.datetime({ offset: true }).optional());

@@ -284,19 +284,36 @@ export type SystemNoticePayload = z.infer<typeof SystemNoticePayloadSchema>;
 
 // --- items ----------------------------------------------------------------------------------------
 
-const itemBase = {
-  id: z.string().min(1),
-  turnId: z.string().min(1),
-  status: ItemStatusSchema,
-  createdAt: IsoTimestampSchema,
-  completedAt: IsoTimestampSchema.optional(),
-  payloadKind: z.string().optional(),
-};
+let sharedItemBase:
+  | {
+      id: z.ZodString;
+      turnId: z.ZodString;
+      status: typeof ItemStatusSchema;
+      createdAt: typeof IsoTimestampSchema;
+      completedAt: z.ZodOptional<typeof IsoTimestampSchema>;
+      payloadKind: z.ZodOptional<z.ZodString>;
+    }
+  | undefined;
+/**
+ * The fields every item has, made by the first item schema built and shared by the others. Not a
+ * module-level object: `.optional()` on the lazy timestamp schema would build it at import.
+ */
+function itemBase() {
+  sharedItemBase ??= {
+    id: z.string().min(1),
+    turnId: z.string().min(1),
+    status: ItemStatusSchema,
+    createdAt: IsoTimestampSchema,
+    completedAt: IsoTimestampSchema.optional(),
+    payloadKind: z.string().optional(),
+  };
+  return sharedItemBase;
+}
 
 /** Any item, whatever its type, with the payload left unparsed. */
 export const ItemEnvelopeSchema = lazySchema("appserver.items", () =>
   z.looseObject({
-    ...itemBase,
+    ...itemBase(),
     type: z.string().min(1),
     payload: z.unknown(),
   }),
@@ -305,98 +322,98 @@ export type ItemEnvelope = z.infer<typeof ItemEnvelopeSchema>;
 
 export const UserMessageItemSchema = lazySchema("appserver.items", () =>
   z.looseObject({
-    ...itemBase,
+    ...itemBase(),
     type: z.literal("userMessage"),
     payload: UserMessagePayloadSchema,
   }),
 );
 export const AgentMessageItemSchema = lazySchema("appserver.items", () =>
   z.looseObject({
-    ...itemBase,
+    ...itemBase(),
     type: z.literal("agentMessage"),
     payload: AgentMessagePayloadSchema,
   }),
 );
 export const ReasoningContentItemSchema = lazySchema("appserver.items", () =>
   z.looseObject({
-    ...itemBase,
+    ...itemBase(),
     type: z.literal("reasoningContent"),
     payload: ReasoningContentPayloadSchema,
   }),
 );
 export const ToolCallItemSchema = lazySchema("appserver.items", () =>
   z.looseObject({
-    ...itemBase,
+    ...itemBase(),
     type: z.literal("toolCall"),
     payload: ToolCallPayloadSchema,
   }),
 );
 export const ToolResultItemSchema = lazySchema("appserver.items", () =>
   z.looseObject({
-    ...itemBase,
+    ...itemBase(),
     type: z.literal("toolResult"),
     payload: ToolResultPayloadSchema,
   }),
 );
 export const CommandExecutionItemSchema = lazySchema("appserver.items", () =>
   z.looseObject({
-    ...itemBase,
+    ...itemBase(),
     type: z.literal("commandExecution"),
     payload: CommandExecutionPayloadSchema,
   }),
 );
 export const FileChangeItemSchema = lazySchema("appserver.items", () =>
   z.looseObject({
-    ...itemBase,
+    ...itemBase(),
     type: z.literal("fileChange"),
     payload: FileChangePayloadSchema,
   }),
 );
 export const ToolExecutionItemSchema = lazySchema("appserver.items", () =>
   z.looseObject({
-    ...itemBase,
+    ...itemBase(),
     type: z.literal("toolExecution"),
     payload: ToolExecutionPayloadSchema,
   }),
 );
 export const PluginFunctionCallItemSchema = lazySchema("appserver.items", () =>
   z.looseObject({
-    ...itemBase,
+    ...itemBase(),
     type: z.literal("pluginFunctionCall"),
     payload: PluginFunctionCallPayloadSchema,
   }),
 );
 export const DynamicToolCallItemSchema = lazySchema("appserver.items", () =>
   z.looseObject({
-    ...itemBase,
+    ...itemBase(),
     type: z.literal("dynamicToolCall"),
     payload: DynamicToolCallPayloadSchema,
   }),
 );
 export const ApprovalRequestItemSchema = lazySchema("appserver.items", () =>
   z.looseObject({
-    ...itemBase,
+    ...itemBase(),
     type: z.literal("approvalRequest"),
     payload: ApprovalRequestPayloadSchema,
   }),
 );
 export const ApprovalResponseItemSchema = lazySchema("appserver.items", () =>
   z.looseObject({
-    ...itemBase,
+    ...itemBase(),
     type: z.literal("approvalResponse"),
     payload: ApprovalResponsePayloadSchema,
   }),
 );
 export const ErrorItemSchema = lazySchema("appserver.items", () =>
   z.looseObject({
-    ...itemBase,
+    ...itemBase(),
     type: z.literal("error"),
     payload: ErrorPayloadSchema,
   }),
 );
 export const SystemNoticeItemSchema = lazySchema("appserver.items", () =>
   z.looseObject({
-    ...itemBase,
+    ...itemBase(),
     type: z.literal("systemNotice"),
     payload: SystemNoticePayloadSchema,
   }),

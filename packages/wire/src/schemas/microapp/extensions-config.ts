@@ -25,13 +25,17 @@ export const MICROAPP_DEFAULT_TIMEOUT_SECS = 30;
  */
 export const EXTENSION_ID_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
 
-function extensionIdSchema() {
+/**
+ * A fresh extension id schema, for schemas built on use and let go (the microapp manifest's,
+ * ./manifest.ts): composing the kept {@link ExtensionIdSchema} would build it for good.
+ */
+export function extensionIdSchema() {
   return z.string().regex(EXTENSION_ID_PATTERN, {
     error: "extension ids are 1-32 chars of a-z, 0-9, '_' and '-', starting with a letter",
   });
 }
 
-/** Lazy and kept once built: a microapp's manifest (manifest.ts) composes it. */
+/** Lazy and kept once built. */
 export const ExtensionIdSchema = lazySchema("microapp.extensions-config", extensionIdSchema);
 
 function microappExtensionEntrySchema() {

@@ -7,21 +7,21 @@
  *
  * The daemon reads `plugin.toml` when it starts or restarts a microapp, never per call, so these
  * schemas are built on use and let go (`disposableSchema`, ../lazy.ts), each tree by one plain
- * builder (see ../plugin/manifest.ts for why). The extension id and the admin capability
- * declaration stay the kept lazy schemas their modules export.
+ * builder (see ../plugin/manifest.ts for why), the extension id and the admin capability
+ * declaration included: their modules' builders, not the kept lazy schemas they export.
  */
 import { z } from "zod";
-import { AdminCapabilityDeclarationSchema } from "../admin/capabilities.js";
+import { adminCapabilityDeclarationSchema } from "../admin/capabilities.js";
 import { disposableSchema } from "../lazy.js";
 import { manifestSandboxSchema, SEMVER_PATTERN } from "../plugin/manifest.js";
-import { ExtensionIdSchema } from "./extensions-config.js";
+import { extensionIdSchema } from "./extensions-config.js";
 
 export const MICROAPP_MANIFEST_FILE = "plugin.toml";
 
 function microappManifestPluginSchema() {
   return z.looseObject({
     /** When present, must equal the extensions.yaml key the microapp is configured under. */
-    id: ExtensionIdSchema.optional(),
+    id: extensionIdSchema().optional(),
     version: z
       .string()
       .regex(SEMVER_PATTERN, { error: "must be a semantic version such as 0.2.0" })
@@ -58,7 +58,7 @@ export type MicroappHttpServer = z.output<typeof MicroappHttpServerSchema>;
 
 function microappCapabilitiesSchema() {
   return z.looseObject({
-    admin: AdminCapabilityDeclarationSchema.optional(),
+    admin: adminCapabilityDeclarationSchema().optional(),
     http_server: microappHttpServerSchema().optional(),
   });
 }

@@ -21,14 +21,20 @@ export const MicroappInitializeParamsSchema = lazySchema("microapp.methods", () 
 );
 export type MicroappInitializeParams = z.infer<typeof MicroappInitializeParamsSchema>;
 
-export const MicroappInitializeResultSchema = lazySchema("microapp.methods", () =>
-  z.looseObject({
+/**
+ * A fresh initialize result schema, for schemas built on use and let go (the daemon's handshake
+ * envelope, which extends it): extending the kept {@link MicroappInitializeResultSchema} would
+ * build it for good, where a daemon reads it only when a microapp starts.
+ */
+export function microappInitializeResultSchema() {
+  return z.looseObject({
     tools: z.array(MicroappToolDefinitionSchema),
     version: z.string().optional(),
     /** Names of the hooks the daemon should call as `hooks/<name>`. */
     hooks: z.array(z.string().min(1)).optional(),
-  }),
-);
+  });
+}
+export const MicroappInitializeResultSchema = lazySchema("microapp.methods", microappInitializeResultSchema);
 export type MicroappInitializeResult = z.infer<typeof MicroappInitializeResultSchema>;
 
 /**
@@ -40,9 +46,11 @@ export const MicroappToolsListParamsSchema = lazySchema("microapp.methods", () =
 );
 export type MicroappToolsListParams = z.infer<typeof MicroappToolsListParamsSchema>;
 
-export const MicroappToolsListResultSchema = lazySchema("microapp.methods", () =>
-  z.looseObject({ tools: z.array(MicroappToolDefinitionSchema) }),
-);
+/** A fresh tools/list result schema; the daemon's envelope extends it, as the initialize result's. */
+export function microappToolsListResultSchema() {
+  return z.looseObject({ tools: z.array(MicroappToolDefinitionSchema) });
+}
+export const MicroappToolsListResultSchema = lazySchema("microapp.methods", microappToolsListResultSchema);
 export type MicroappToolsListResult = z.infer<typeof MicroappToolsListResultSchema>;
 
 /** One agent tool call: which tool, the LLM's arguments, and where the call came from. */
