@@ -108,12 +108,12 @@ function requireOf(clause, specifier, line) {
  * with their imports of built-ins rewritten (above). The two files yamlBesideTheBundle loads
  * (listed before this plugin, so esbuild takes its contents) import no built-in but `node:module`.
  */
+const NEXO_AND_UUID_FILES =
+  /[\\/](?:packages[\\/](?:[^\\/]+[\\/])+dist|node_modules[\\/]uuid[\\/]dist-node)[\\/].+\.js$/;
 const builtinsRequiredByImports = {
   name: "builtins-required-by-imports",
   setup(builder) {
-    const files =
-      /[\\/](?:packages[\\/](?:[^\\/]+[\\/])+dist|node_modules[\\/]uuid[\\/]dist-node)[\\/].+\.js$/;
-    builder.onLoad({ filter: files }, (args) => ({
+    builder.onLoad({ filter: NEXO_AND_UUID_FILES }, (args) => ({
       contents: requireBuiltins(readFileSync(args.path, "utf8")),
       loader: "js",
     }));
@@ -295,6 +295,60 @@ const secretsFromMainBuild = {
   },
 };
 
+/**
+ * The daemon's boot code in one chunk. esbuild puts two modules in the same chunk when the same
+ * entry points reach them, and with splitting every dynamically imported module is an entry point
+ * of its own. Everything `nexo start` evaluates at boot is what cli/start-run.ts reaches through
+ * static imports, but the modules the daemon imports later (the first session's engine, the
+ * AppServer door, the MCP and NATS clients, the providers' SDKs, ...) each reach a different part
+ * of it, so the boot code came in 23 files, 10 of them under 2 KB, where each ES module costs the
+ * process for its life (its record, the loader's entries, the bindings of its imports and exports,
+ * and the `require` each chunk's banner makes: "Ninth pass (a)" measured ~8 KB a module). This
+ * plugin makes every module the daemon imports dynamically after boot also import start-run.js,
+ * which has been evaluated by then (the added import does nothing at run time): every module
+ * start-run reaches is then reached by the same entry points, and esbuild builds them into one
+ * chunk. Left alone: the modules start.js imports dynamically itself (start-heap, which sets V8's
+ * heap flags before start-run loads, and start-run), and those start-run also reaches statically
+ * (boot code already). Which modules are imported dynamically comes from a first build of the
+ * daemon (`firstMeta`, not written). The same modules are evaluated at boot, and no module is in
+ * two chunks (esbuild never copies one; checkDaemonApart still holds).
+ */
+function bootInOneChunk(firstMeta) {
+  const startJs = `${nexo}dist/cli/start.js`;
+  const startRun = `${nexo}dist/cli/start-run.js`;
+  const inputs = new Map(Object.entries(firstMeta.inputs).map(([input, meta]) => [resolve(input), meta]));
+  // What start-run reaches through static imports: evaluated at boot, left as it is.
+  const boot = new Set();
+  const visit = (file) => {
+    if (boot.has(file) || !inputs.has(file)) return;
+    boot.add(file);
+    for (const i of inputs.get(file).imports)
+      if (i.kind !== "dynamic-import" && !i.external) visit(resolve(i.path));
+  };
+  visit(startRun);
+  const lateTargets = new Set();
+  for (const [input, { imports }] of inputs) {
+    if (input === startJs) continue;
+    for (const i of imports)
+      if (i.kind === "dynamic-import" && !i.external && !boot.has(resolve(i.path)))
+        lateTargets.add(resolve(i.path));
+  }
+  if (lateTargets.size === 0) throw new Error("the daemon's build imports nothing dynamically after boot");
+  return {
+    name: "boot-in-one-chunk",
+    setup(builder) {
+      builder.onLoad({ filter: /\.m?js$/ }, (args) => {
+        if (!lateTargets.has(args.path)) return undefined;
+        // The text the other plugins would have loaded: nexo's compiled files with their imports
+        // of built-ins rewritten (builtinsRequiredByImports), a dependency's as it is.
+        const text = readFileSync(args.path, "utf8");
+        const contents = NEXO_AND_UUID_FILES.test(args.path) ? requireBuiltins(text) : text;
+        return { contents: `import ${JSON.stringify(startRun)};\n${contents}`, loader: "js" };
+      });
+    },
+  };
+}
+
 const nexo = fileURLToPath(new URL("../packages/nexo/", import.meta.url));
 const outdir = `${nexo}bundle`;
 rmSync(outdir, { recursive: true, force: true });
@@ -326,11 +380,20 @@ const main = await build({
   entryPoints: { main: `${nexo}dist/cli/main.js`, secrets: `${nexo}dist/secrets/index.js` },
   plugins: [daemonApart, ...plugins],
 });
-const daemon = await build({
+const daemonOptions = {
   ...esModules,
   entryPoints: { [DAEMON_ENTRY]: `${nexo}dist/cli/start.js` },
   chunkNames: "daemon-[name]-[hash]",
+};
+// The first build only finds the modules the daemon imports dynamically (bootInOneChunk).
+const daemonFirst = await build({
+  ...daemonOptions,
+  write: false,
   plugins: [secretsFromMainBuild, ...plugins],
+});
+const daemon = await build({
+  ...daemonOptions,
+  plugins: [secretsFromMainBuild, bootInOneChunk(daemonFirst.metafile), ...plugins],
 });
 checkDaemonApart(main.metafile, daemon.metafile);
 await build({
