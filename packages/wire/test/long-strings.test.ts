@@ -1,4 +1,8 @@
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createConnection, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import { describe, test } from "node:test";
 import { FrameTooLargeError, FrameWriter } from "@nexo/wire";
@@ -202,6 +206,46 @@ describe("frames with long strings (assembled as bytes)", () => {
         await writer.write({ long });
         assert.equal(text(), `${JSON.stringify({ long })}\n`);
       }
+    }
+  });
+
+  test("over a real socket, one frame a write or a tick's frames in one, the bytes are JSON.stringify's", async () => {
+    // Latin-1 text (an ASCII frame with a long string), bytes (non-ASCII around a long string, a
+    // long string needing escapes) and UTF-8 text (a short frame with non-ASCII) in one tick:
+    // corked, Node's writev gets them with their encodings side by side.
+    const frames = [
+      { jsonrpc: "2.0", id: 1, result: { blob: "QUJD".repeat(1024) } },
+      { jsonrpc: "2.0", id: 2, result: { note: "café", blob: "QUJD".repeat(1024) } },
+      { jsonrpc: "2.0", id: 3, result: { text: "short, é" } },
+      { jsonrpc: "2.0", id: 4, result: { code: 'say "hi"\n'.repeat(500) } },
+      { jsonrpc: "2.0", id: 5, result: { blob: "x".repeat(TEXT_FRAME_MAX_BYTES) } },
+    ];
+    const want = Buffer.from(frames.map((f) => `${JSON.stringify(f)}\n`).join(""));
+    const dir = mkdtempSync(join(tmpdir(), "nexo-wire-socket-"));
+    try {
+      for (const coalesce of [false, true]) {
+        const path = join(dir, `s-${coalesce}`);
+        const received: Buffer[] = [];
+        const done = new Promise<void>((resolve) => {
+          const server = createServer((socket) => {
+            socket.on("data", (chunk: Buffer) => received.push(chunk));
+            socket.on("end", () => {
+              server.close();
+              resolve();
+            });
+          });
+          server.listen(path);
+        });
+        const client = createConnection(path);
+        await new Promise((resolve) => client.once("connect", resolve));
+        const writer = new FrameWriter(client, { coalesce });
+        await Promise.all(frames.map((f) => writer.write(f)));
+        client.end();
+        await done;
+        assert.ok(Buffer.concat(received).equals(want), `coalesce ${coalesce}`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
