@@ -267,23 +267,78 @@ const sqliteRequired = {
  *
  * One module instance per process: what main.js loads before the daemon starts must not be built
  * again into the daemon's files. That is the secrets module (secrets/known.ts keeps the values
- * captured at start-up, which every redaction reads), so the main build makes it an entry point
- * of its own, bundle/secrets.js, and the daemon's build imports it from there. The build fails if
- * any other module is in both (then it needs the same treatment) or if the daemon imports a name
- * bundle/secrets.js does not export.
+ * captured at start-up, which every redaction reads), so it is a build of its own, bundle/secrets.js
+ * in one file, which both builds import. (An entry point of the main build, it came in 4 files:
+ * secrets.js re-exported two shared chunks, which imported esbuild's helpers' chunk; bundle/
+ * daemon-main.js, which loads no other file of the main build, would load all four.) The build
+ * fails if any other module is in both (then it needs the same treatment) or if a build imports a
+ * name bundle/secrets.js does not export.
  */
 const DAEMON_ENTRY = "daemon-start";
 const daemonApart = {
   name: "daemon-apart",
   setup(builder) {
     builder.onResolve({ filter: /^\.\/start\.js$/ }, (args) =>
-      args.kind === "dynamic-import" && args.importer === `${nexo}dist/cli/main.js`
+      args.kind === "dynamic-import" && args.importer === `${nexo}dist/cli/start-plain.js`
         ? { path: `./${DAEMON_ENTRY}.js`, external: true }
         : undefined,
     );
   },
 };
-const secretsFromMainBuild = {
+
+/**
+ * `nexo start`'s way into the daemon (bin/nexo runs it for `start`): bundle/daemon-main.js, a
+ * second entry of the daemon's build (cli/daemon-main.ts). A plain `nexo start` through bin/nexo.js
+ * loaded 7 ES modules of the main build before the daemon's (bin/nexo.js, main.js, the secrets
+ * module's three files, log-format's, the fast start's); this entry holds the fast start, start-up and the shared
+ * start branch itself, and imports the secrets module from bundle/secrets.js like the rest of the
+ * daemon's build. What its
+ * fast start declines goes to bundle/main.js (external here, never built into the daemon's files).
+ * Its dynamic import of start.js is the daemon's entry, bundle/daemon-start.js.
+ */
+const DAEMON_MAIN = "daemon-main";
+/**
+ * The modules bundle/daemon-main.js may hold although main.js loads them too: when its fast start
+ * declines a launch it has evaluated them and then loads main.js, which evaluates its own copies.
+ * Each is functions and constant tables only, no state a second instance could disagree with
+ * (the secrets module, which has some, comes from bundle/secrets.js for both).
+ */
+const DAEMON_MAIN_MODULES = ["daemon-main", "start-plain", "start-fast", "start-up", "launcher-env"]
+  .map((name) => `packages/nexo/dist/cli/${name}.js`)
+  .concat("packages/nexo/dist/log-format.js");
+/**
+ * Start-up's logger (cli/start-up.ts logs a warning when the secrets cannot be cleared from
+ * /proc/<pid>/environ) is the main build's log chunk in daemon-main.js too, as it is in main.js:
+ * built into the daemon's files, log.js would be an entry point of its own there and take itself
+ * and pino out of the boot chunk (bootInOneChunk).
+ */
+function logFromMainBuild(mainMeta) {
+  const [output] =
+    Object.entries(mainMeta.outputs).find(([, meta]) => meta.entryPoint?.endsWith("dist/log.js")) ?? [];
+  if (output === undefined) throw new Error("the main build has no chunk of its own for log.js");
+  return {
+    name: "log-from-main-build",
+    setup(builder) {
+      builder.onResolve({ filter: /^\.\.\/log\.js$/ }, (args) =>
+        args.kind === "dynamic-import" && args.importer === `${nexo}dist/cli/start-up.js`
+          ? { path: `./${output.split("/").pop()}`, external: true }
+          : undefined,
+      );
+    },
+  };
+}
+
+const mainFromMainBuild = {
+  name: "main-from-main-build",
+  setup(builder) {
+    builder.onResolve({ filter: /^\.\/main\.js$/ }, (args) =>
+      args.importer === `${nexo}dist/cli/${DAEMON_MAIN}.js`
+        ? { path: "./main.js", external: true }
+        : undefined,
+    );
+  },
+};
+const secretsOfTheirOwn = {
   name: "secrets-from-main-build",
   setup(builder) {
     builder.onResolve({ filter: /[\\/]secrets[\\/][\w-]+\.js$/ }, (args) => {
@@ -309,12 +364,13 @@ const secretsFromMainBuild = {
  * start-run reaches is then reached by the same entry points, and esbuild builds them into one
  * chunk. Left alone: the modules start.js imports dynamically itself (start-heap, which sets V8's
  * heap flags before start-run loads, and start-run), and those start-run also reaches statically
- * (boot code already). Which modules are imported dynamically comes from a first build of the
+ * (boot code already), and so are daemon-main's (DAEMON_MAIN). Which modules are imported dynamically comes from a first build of the
  * daemon (`firstMeta`, not written). The same modules are evaluated at boot, and no module is in
  * two chunks (esbuild never copies one; checkDaemonApart still holds).
  */
 function bootInOneChunk(firstMeta) {
   const startJs = `${nexo}dist/cli/start.js`;
+  const starts = new Set([startJs, `${nexo}dist/cli/${DAEMON_MAIN}.js`, `${nexo}dist/cli/start-plain.js`]);
   const startRun = `${nexo}dist/cli/start-run.js`;
   const inputs = new Map(Object.entries(firstMeta.inputs).map(([input, meta]) => [resolve(input), meta]));
   // What start-run reaches through static imports: evaluated at boot, left as it is.
@@ -328,7 +384,7 @@ function bootInOneChunk(firstMeta) {
   visit(startRun);
   const lateTargets = new Set();
   for (const [input, { imports }] of inputs) {
-    if (input === startJs) continue;
+    if (starts.has(input)) continue;
     for (const i of imports)
       if (i.kind === "dynamic-import" && !i.external && !boot.has(resolve(i.path)))
         lateTargets.add(resolve(i.path));
@@ -377,25 +433,40 @@ const plugins = [
 ];
 const main = await build({
   ...esModules,
-  entryPoints: { main: `${nexo}dist/cli/main.js`, secrets: `${nexo}dist/secrets/index.js` },
-  plugins: [daemonApart, ...plugins],
+  entryPoints: { main: `${nexo}dist/cli/main.js` },
+  plugins: [daemonApart, secretsOfTheirOwn, ...plugins],
+});
+const secrets = await build({
+  ...esModules,
+  splitting: false,
+  entryPoints: { secrets: `${nexo}dist/secrets/index.js` },
+  plugins,
 });
 const daemonOptions = {
   ...esModules,
-  entryPoints: { [DAEMON_ENTRY]: `${nexo}dist/cli/start.js` },
+  entryPoints: {
+    [DAEMON_ENTRY]: `${nexo}dist/cli/start.js`,
+    [DAEMON_MAIN]: `${nexo}dist/cli/${DAEMON_MAIN}.js`,
+  },
   chunkNames: "daemon-[name]-[hash]",
 };
 // The first build only finds the modules the daemon imports dynamically (bootInOneChunk).
 const daemonFirst = await build({
   ...daemonOptions,
   write: false,
-  plugins: [secretsFromMainBuild, ...plugins],
+  plugins: [secretsOfTheirOwn, mainFromMainBuild, logFromMainBuild(main.metafile), ...plugins],
 });
 const daemon = await build({
   ...daemonOptions,
-  plugins: [secretsFromMainBuild, bootInOneChunk(daemonFirst.metafile), ...plugins],
+  plugins: [
+    secretsOfTheirOwn,
+    mainFromMainBuild,
+    logFromMainBuild(main.metafile),
+    bootInOneChunk(daemonFirst.metafile),
+    ...plugins,
+  ],
 });
-checkDaemonApart(main.metafile, daemon.metafile);
+checkDaemonApart(main.metafile, daemon.metafile, secrets.metafile);
 await build({
   entryPoints: { yaml: "yaml", "smol-toml": "smol-toml" },
   absWorkingDir: nexo,
@@ -480,37 +551,58 @@ function asciiComments(dir, extension = ".js") {
 }
 
 /**
- * Fails the build unless the daemon's build shares no module with what main.js loads before it
- * (main.js and the fast start, with their static imports), and imports from bundle/secrets.js only
- * names it exports (see DAEMON_ENTRY).
+ * Fails the build unless the daemon's build, as main.js loads it (bundle/daemon-start.js and all it
+ * imports), shares no module with what main.js loads before it (main.js and the shared start
+ * branch, with their static imports); bundle/daemon-main.js holds no other module of main.js's than
+ * DAEMON_MAIN_MODULES and imports the rest of the daemon through daemon-start.js; and the daemon's
+ * build imports from bundle/secrets.js only names it exports (see DAEMON_ENTRY, DAEMON_MAIN).
  */
-function checkDaemonApart(mainMeta, daemonMeta) {
+function checkDaemonApart(mainMeta, daemonMeta, secretsMeta) {
   const outputs = mainMeta.outputs;
-  const entryOutput = (entry) => {
-    const found = Object.keys(outputs).find((file) => outputs[file].entryPoint?.endsWith(entry));
-    if (found === undefined) throw new Error(`the main build has no output for ${entry}`);
+  const entryOutput = (entry, meta = mainMeta) => {
+    const found = Object.keys(meta.outputs).find((file) => meta.outputs[file].entryPoint?.endsWith(entry));
+    if (found === undefined) throw new Error(`the build has no output for ${entry}`);
     return found;
   };
-  const mainFile = entryOutput("dist/cli/main.js");
-  if (!outputs[mainFile].imports.some((i) => i.path === `./${DAEMON_ENTRY}.js` && i.external))
-    throw new Error(`main.js does not import ./${DAEMON_ENTRY}.js: cli/main.ts's import of ./start.js moved`);
-  const loaded = new Set();
-  const visit = (file) => {
-    if (loaded.has(file) || outputs[file] === undefined) return;
-    loaded.add(file);
-    for (const i of outputs[file].imports) if (i.kind === "import-statement") visit(i.path);
+  const startPlain = entryOutput("dist/cli/start-plain.js");
+  if (!outputs[startPlain].imports.some((i) => i.path === `./${DAEMON_ENTRY}.js` && i.external))
+    throw new Error(
+      `${startPlain} does not import ./${DAEMON_ENTRY}.js: cli/start-plain.ts's import of ./start.js moved`,
+    );
+  /** The modules of `files` and of the files they import (statically, or with `dynamic` too). */
+  const reached = (meta, files, dynamic) => {
+    const seen = new Set();
+    const visit = (file) => {
+      if (seen.has(file) || meta.outputs[file] === undefined) return;
+      seen.add(file);
+      for (const i of meta.outputs[file].imports)
+        if (i.kind === "import-statement" || (dynamic && i.kind === "dynamic-import")) visit(i.path);
+    };
+    for (const file of files) visit(file);
+    return new Set([...seen].flatMap((file) => Object.keys(meta.outputs[file].inputs)));
   };
-  visit(mainFile);
-  visit(entryOutput("dist/cli/start-fast.js"));
-  const before = new Set([...loaded].flatMap((file) => Object.keys(outputs[file].inputs)));
-  const daemonInputs = Object.keys(daemonMeta.inputs);
-  const twice = daemonInputs.filter((input) => before.has(input));
+  const before = reached(mainMeta, [entryOutput("dist/cli/main.js"), startPlain], false);
+  const daemonStart = entryOutput("dist/cli/start.js", daemonMeta);
+  const twice = [...reached(daemonMeta, [daemonStart], true)].filter((input) => before.has(input));
   if (twice.length > 0)
     throw new Error(
       `modules in both main.js's start and the daemon's build (two instances): ${twice.join(", ")}`,
     );
-  const exported = new Set(outputs[entryOutput("dist/secrets/index.js")].exports);
-  for (const file of Object.keys(daemonMeta.outputs).filter((name) => name.endsWith(".js"))) {
+  const daemonMain = entryOutput(`dist/cli/${DAEMON_MAIN}.js`, daemonMeta);
+  const ownOfMain = [...reached(daemonMeta, [daemonMain], false)].filter(
+    (input) => before.has(input) && !DAEMON_MAIN_MODULES.includes(input),
+  );
+  if (ownOfMain.length > 0)
+    throw new Error(`${daemonMain} holds modules main.js loads too (two instances): ${ownOfMain.join(", ")}`);
+  if (
+    !daemonMeta.outputs[daemonMain].imports.some((i) => i.path === daemonStart && i.kind === "dynamic-import")
+  )
+    throw new Error(
+      `${daemonMain} does not import ${daemonStart}: cli/start-plain.ts's import of ./start.js moved`,
+    );
+  const exported = new Set(secretsMeta.outputs[entryOutput("dist/secrets/index.js", secretsMeta)].exports);
+  const files = [mainMeta, daemonMeta].flatMap((meta) => Object.keys(meta.outputs));
+  for (const file of files.filter((name) => name.endsWith(".js"))) {
     for (const match of readFileSync(file, "utf8").matchAll(
       /import\s*\{([^}]*)\}\s*from\s*["']\.\/secrets\.js["']/g,
     )) {

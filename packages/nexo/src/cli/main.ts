@@ -4,10 +4,10 @@
 // declaration) is imported only after the fast starts had their look at argv: `nexo app-server` on
 // stdio answers its first `initialize` (cli/app-server-fast.ts) and `nexo agent --json-stream`
 // writes `ready` (cli/agent-fast.ts) before any of it loads, and a plain `nexo start` never loads
-// it (cli/start-fast.ts). The `nexo` command a user runs is
-// bin/nexo, which starts this file (through bin/nexo.js) or, for these two commands, the same fast
-// starts from a startup snapshot (cli/snapshot-start.ts).
-import { passLogFormatOn } from "../log-format.js";
+// it (cli/start-fast.ts, cli/start-plain.ts). The `nexo` command a user runs is
+// bin/nexo, which starts this file (through bin/nexo.js), or for `nexo agent` the same fast start
+// from a startup snapshot (cli/snapshot-start.ts), or for `nexo start` the daemon's own entry
+// (cli/daemon-main.ts, which comes here for whatever its fast start declines).
 import { startUp } from "./start-up.js";
 
 const startup = await startUp();
@@ -16,13 +16,10 @@ const startup = await startUp();
 async function startedFast(args: readonly string[]): Promise<boolean> {
   if (args[0] === "start" || args[0]?.startsWith("--log-format")) {
     // The daemon: commander and the command declarations would be held for its whole life.
-    const { fastStart } = await import("./start-fast.js");
+    const { fastStart, startPlain } = await import("./start-plain.js");
     const launch = fastStart(args);
     if (launch === undefined) return false;
-    // What commander's preAction hook does with the global flag (cli/program-base.ts).
-    if (launch.logFormat !== undefined) passLogFormatOn(launch.logFormat, startup.env);
-    const { startDaemon } = await import("./start.js");
-    await startDaemon(launch.flags, startup.env);
+    await startPlain(launch, startup.env);
     return true;
   }
   if (args[0] === "agent") {

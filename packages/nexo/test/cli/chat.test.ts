@@ -254,11 +254,12 @@ describe("nexo chat with a config directory", () => {
     );
     const pid = await run.startedPid(/a daemon started for this chat/);
     const daemon = processOf(pid);
-    // What bin/nexo gives `nexo start` (test/cli/launcher.test.ts pins the launcher itself).
+    // What bin/nexo gives `nexo start` (test/cli/launcher.test.ts pins the launcher itself): the
+    // daemon build's own entry beside bin/.
     assert.deepEqual(daemon.argv, [
       process.execPath,
       "--v8-pool-size=1",
-      realpathSync(CLI_PATH),
+      `${join(realpathSync(CLI_PATH), "..")}/../bundle/daemon-main.js`,
       "start",
       "--config",
       config,

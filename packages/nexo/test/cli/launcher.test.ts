@@ -149,6 +149,29 @@ describe("bin/nexo", () => {
     ]);
   });
 
+  test("starts the daemon from the daemon build's own entry once it is built, bin/nexo.js before", async () => {
+    // Only built (a fresh clone has no bundle/): bin/nexo.js then says that nexo is not built.
+    assert.deepEqual((await launch(launcher, ["start"])).argv, ["--v8-pool-size=1", ...ESM("start")]);
+    writeFileSync(join(pkg, "bundle", "daemon-main.js"), "");
+    const DAEMON_MAIN = `${pkg}/bin/../bundle/daemon-main.js`;
+    const run = await launch(launcher, ["start", "--config", "x"]);
+    assert.deepEqual(run.argv, ["--v8-pool-size=1", DAEMON_MAIN, "start", "--config", "x"]);
+    assert.equal(run.pid, run.childPid, "node runs in the launcher's own process (exec)");
+    for (const global of [["--log-format", "json"], ["--log-format=json"]])
+      assert.deepEqual((await launch(launcher, [...global, "start"])).argv, [
+        "--v8-pool-size=1",
+        DAEMON_MAIN,
+        ...global,
+        "start",
+      ]);
+    // Every other command still runs main.js through bin/nexo.js.
+    assert.deepEqual((await launch(launcher, ["--version"])).argv, ESM("--version"));
+    assert.deepEqual(
+      (await launch(launcher, ["--log-format", "json", "agent"])).argv,
+      ESM("--log-format", "json", "agent"),
+    );
+  });
+
   test("leaves the snapshot for the ES module entry when node could refuse it", async () => {
     assert.deepEqual(
       (await launch(launcher, ["agent"], { NODE_OPTIONS: "--max-old-space-size=4096" })).argv,

@@ -50,7 +50,7 @@ describe("npm start", () => {
     assert.deepEqual(daemonArgv.slice(0, 4), [
       process.execPath,
       "--v8-pool-size=1",
-      realpathSync(CLI_PATH),
+      `${join(realpathSync(CLI_PATH), "..")}/../bundle/daemon-main.js`,
       "start",
     ]);
     assert.ok(readFileSync(`/proc/${daemonPid}/environ`, "utf8").split("\0").includes("MALLOC_ARENA_MAX=2"));

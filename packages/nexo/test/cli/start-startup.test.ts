@@ -23,7 +23,9 @@
  * parseArgs, MIMEType, File), and pino's unused transport code (thread-stream, assert) is not
  * loaded. Every chunk loaded is compacted (scripts/bundle-compact.mjs): no comment, no indentation.
  * The daemon comes from a build of its own (its `daemon-…` files, far fewer ES modules, its boot
- * code in one chunk), which shares the one secrets module main.js loaded.
+ * code in one chunk), which shares the one secrets module (bundle/secrets.js). Started as a user
+ * starts it, through the launcher (bin/nexo), it loads no other file of the main build: the launcher
+ * runs the daemon build's daemon-main.js, not bin/nexo.js and main.js with its chunks.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -33,6 +35,10 @@ import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { CLI_PATH } from "../helpers/cli.js";
+
+/** The `nexo` command a user runs (a POSIX sh launcher; it execs node, so the child is node). */
+const LAUNCHER = join(CLI_PATH, "..", "nexo");
+
 import { demoToolsConfigDir } from "../helpers/demo-config.js";
 
 const HOOKS = `export async function load(url, context, next) {
@@ -100,29 +106,20 @@ test("nexo start on the local broker is ready without the NATS client, the AppSe
   const dir = demoToolsConfigDir("nexo-start-startup-");
   const log = join(dir, "loaded.txt");
   const builtinsLog = join(dir, "builtins.txt");
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      `data:text/javascript,${encodeURIComponent(REGISTER)}`,
-      "--heapsnapshot-signal=SIGUSR2",
-      CLI_PATH,
-      "start",
-      "--config",
-      dir,
-    ],
-    {
-      cwd: dir,
-      env: {
-        PATH: process.env.PATH,
-        HOME: dir,
-        NEXO_LOG: "info",
-        NEXO_TEST_LOAD_LOG: log,
-        NEXO_TEST_BUILTINS_LOG: builtinsLog,
-      },
-      stdio: ["ignore", "ignore", "pipe"],
+  const child = spawn("/bin/sh", [LAUNCHER, "start", "--config", dir], {
+    cwd: dir,
+    env: {
+      // The launcher's node: the one running this test.
+      NEXO_NODE: process.execPath,
+      NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(REGISTER)} --heapsnapshot-signal=SIGUSR2`,
+      PATH: process.env.PATH,
+      HOME: dir,
+      NEXO_LOG: "info",
+      NEXO_TEST_LOAD_LOG: log,
+      NEXO_TEST_BUILTINS_LOG: builtinsLog,
     },
-  );
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let stderr = "";
   const exited = new Promise<number | null>((resolve) => child.once("close", resolve));
   try {
@@ -207,7 +204,23 @@ test("nexo start on the local broker is ready without the NATS client, the AppSe
     );
     // The boot code is one chunk (scripts/bundle-cli.mjs, bootInOneChunk): beside it, the daemon's
     // entry, start-heap, esbuild's helpers and start-run's own re-exports. It came in 26 files.
-    assert.ok(daemonFiles.length <= 5, `the daemon's boot code comes in ${daemonFiles.length} files`);
+    // Before them, the daemon build's entry (daemon-main.js) and the secrets module (one file),
+    // nothing else of the main build: 13 ES modules in all before daemon-main.js, 7 now.
+    assert.ok(
+      daemonFiles.some((file) => file.endsWith("daemon-main.js")),
+      "the launcher did not start the daemon's own entry",
+    );
+    assert.ok(daemonFiles.length <= 6, `the daemon's build comes in ${daemonFiles.length} files`);
+    assert.deepEqual(
+      chunks.filter((file) => !daemonFiles.includes(file)).map((file) => file.split(/[\\/]/).pop()),
+      ["secrets.js"],
+      "files of the main build loaded by the daemon",
+    );
+    const esModules = loadedAtReady.filter((entry) => entry.startsWith("file:"));
+    assert.ok(
+      esModules.length <= 7,
+      `nexo start loads ${esModules.length} ES modules: ${esModules.join(" ")}`,
+    );
     const secretsCopies = chunks.filter((file) =>
       readFileSync(file, "utf8").includes("// packages/nexo/dist/secrets/known.js"),
     );
