@@ -1,6 +1,7 @@
 /**
- * What every `nexo` process does first, however it was started (the ES module entry main.ts, or a
- * startup snapshot's entry, snapshot-start.ts): the V8 flag below, then the launcher's own settings
+ * What every `nexo` process does first, however it was started (the ES module entry main.ts,
+ * `nexo start`'s own entry daemon-main.ts, or a startup snapshot's entry, snapshot-start.ts): the
+ * V8 flag below, then the launcher's own settings
  * and the secrets taken out of the environment. A snapshot's entry runs this when the process starts, never while the snapshot
  * is built, so no environment of the build is kept in it.
  */
