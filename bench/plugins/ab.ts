@@ -16,7 +16,7 @@
  * Only for deciding a change to the path (docs/performance.md, plugin tool.invoke, tenth pass);
  * the benchmark itself runs one build.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -25,33 +25,9 @@ import type { Contender } from "./contenders.js";
 import { floorContender } from "./contenders.js";
 import { cpuPerCall } from "./cpu.js";
 import { takeSpans } from "./critical-path-hook.mjs";
+import { childSpans, hookedEchoTool } from "./hooked-child.js";
 
 const thisTree = resolve(fileURLToPath(new URL("../..", import.meta.url)));
-
-/** `tree`'s echo tool plugin, its node loading `hook` first (as critical-path.ts does for one tree). */
-function hookedEchoTool(dir: string, tree: string, label: string, hook: string): string {
-  const echo = join(tree, "bench/plugins/echo-tool");
-  const toml = readFileSync(join(echo, "nexo-plugin.toml"), "utf8");
-  const entry = 'args = ["plugin.mjs"]';
-  if (!toml.includes(entry)) throw new Error(`${tree}'s echo tool manifest no longer says ${entry}`);
-  const plugin = join(dir, `echo-tool-${label}`);
-  mkdirSync(plugin);
-  const args = JSON.stringify(["--import", hook, join(echo, "plugin.mjs")]);
-  writeFileSync(join(plugin, "nexo-plugin.toml"), toml.replace(entry, `args = ${args}`));
-  return plugin;
-}
-
-/** The child's spans since the last ask (SIGUSR2 makes its hook write them to `dir`). */
-async function childSpans(dir: string, pid: number): Promise<number[]> {
-  const file = join(dir, `${pid}.json`);
-  rmSync(file, { force: true });
-  process.kill(pid, "SIGUSR2");
-  for (let waited = 0; !existsSync(file); waited += 5) {
-    if (waited > 5000) throw new Error(`the child ${pid} did not write its spans`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  return JSON.parse(readFileSync(file, "utf8")) as number[];
-}
 
 interface Round {
   host: number;
@@ -78,7 +54,7 @@ async function main(): Promise<void> {
       const module = (await import(pathToFileURL(join(tree, "bench/plugins/contenders.ts")).href)) as {
         nexoContender(pluginDir: string): Promise<Contender>;
       };
-      contenders[label] = await module.nexoContender(hookedEchoTool(dir, tree, label, hook));
+      contenders[label] = await module.nexoContender(hookedEchoTool(dir, hook, tree, label));
     }
     const nodeOptions = process.env.NODE_OPTIONS;
     process.env.NODE_OPTIONS = `${nodeOptions ?? ""} --import=${hook}`.trim();

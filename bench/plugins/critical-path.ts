@@ -11,40 +11,14 @@
  *
  *   node --import tsx bench/plugins/critical-path.ts [rounds=5] [calls per round=3000]
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { median } from "../lib.js";
 import { type Contender, floorContender, mcpContender, nexoContender } from "./contenders.js";
 import { cpuPerCall } from "./cpu.js";
 import { takeSpans } from "./critical-path-hook.mjs";
-
-const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
-
-/** The echo tool's plugin, its node loading `hook` first: a manifest beside a copy-free entry. */
-function hookedEchoTool(dir: string, hook: string): string {
-  const toml = readFileSync(here("./echo-tool/nexo-plugin.toml"), "utf8");
-  const entry = 'args = ["plugin.mjs"]';
-  if (!toml.includes(entry)) throw new Error(`the echo tool's manifest no longer says ${entry}`);
-  const plugin = join(dir, "echo-tool");
-  mkdirSync(plugin);
-  const args = JSON.stringify(["--import", hook, here("./echo-tool/plugin.mjs")]);
-  writeFileSync(join(plugin, "nexo-plugin.toml"), toml.replace(entry, `args = ${args}`));
-  return plugin;
-}
-
-/** The child's spans since the last ask (SIGUSR2 makes its hook write them to `dir`). */
-async function childSpans(dir: string, pid: number): Promise<number[]> {
-  const file = join(dir, `${pid}.json`);
-  rmSync(file, { force: true });
-  process.kill(pid, "SIGUSR2");
-  for (let waited = 0; !existsSync(file); waited += 5) {
-    if (waited > 5000) throw new Error(`the child ${pid} did not write its spans`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  return JSON.parse(readFileSync(file, "utf8")) as number[];
-}
+import { childSpans, hookedEchoTool } from "./hooked-child.js";
 
 async function main(): Promise<void> {
   const rounds = Number(process.argv[2] ?? 5);

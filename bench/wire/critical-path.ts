@@ -11,25 +11,14 @@
  *
  *   node --import tsx bench/wire/critical-path.ts [--base DIR] [size=4KiB] [rounds=7] [round trips=3000]
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { median } from "../lib.js";
 import { takeSpans } from "../plugins/critical-path-hook.mjs";
+import { childSpans } from "../plugins/hooked-child.js";
 import { bareClient, type Client, nexoClient, vscodeClient } from "./contenders.js";
 import { payloads } from "./payloads.js";
-
-/** The child's spans since the last ask (SIGUSR2 makes its hook write them to `dir`). */
-async function childSpans(dir: string, pid: number): Promise<number[]> {
-  const file = join(dir, `${pid}.json`);
-  rmSync(file, { force: true });
-  process.kill(pid, "SIGUSR2");
-  for (let waited = 0; !existsSync(file); waited += 5) {
-    if (waited > 5000) throw new Error(`the child ${pid} did not write its spans`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  return JSON.parse(readFileSync(file, "utf8")) as number[];
-}
 
 /** Wall-clock µs a round trip over `calls` round trips, one in flight. */
 async function run(c: Client, params: unknown, calls: number): Promise<number> {
