@@ -206,11 +206,17 @@ export async function serveAppServerFast(flags: AppServerFlags, env: NodeJS.Proc
   const { runAppServer } = await door;
   // The door came first: the first line (if any arrived) is its to answer.
   if (!decided) decide(undefined, pending);
-  process.off("SIGTERM", leave);
-  process.off("SIGINT", leave);
   const handOff: StdioHandOff = {
     input,
     ...(initialized === undefined ? {} : { initialized: initialized.params }),
   };
-  await runAppServer(flags, env, handOff);
+  // runAppServer installs its own handlers before its first await (a fast launch has no config to
+  // read); these go only then. Removed first, they left the process with no SIGTERM listener for a
+  // moment, Node closed its signal watcher, and a SIGTERM already caught but not yet dispatched was
+  // dropped with it: the process sat idle, signalled, until killed (seen in CI right after the
+  // fast answer; the json-stream door's fast start, agent-fast.ts, had the same fix).
+  const serving = runAppServer(flags, env, handOff);
+  process.off("SIGTERM", leave);
+  process.off("SIGINT", leave);
+  await serving;
 }

@@ -150,6 +150,9 @@ export async function runAppServer(
     await threads.shutdown(true, SIGNAL_GRACE_MS);
     leave();
   };
+  // Before the first await of a launch without --config: the fast start (app-server-fast.ts) drops
+  // its own handlers as soon as this function first returns to it, and no moment may be left
+  // without one.
   process.once("SIGTERM", () => void cancelAndLeave("SIGTERM"));
   process.once("SIGINT", () => void cancelAndLeave("SIGINT"));
 

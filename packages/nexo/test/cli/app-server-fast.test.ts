@@ -234,6 +234,30 @@ describe("nexo app-server answering its first initialize fast", () => {
     assert.equal(exit.code, 0, server.stderr);
   });
 
+  test("SIGTERM while the door is still loading, after the fast answer: exit 0 every time", async () => {
+    // The fast start's own handler gave way to the door's with a moment of none in between, and a
+    // SIGTERM caught while the door loaded was dropped with Node's signal watcher: the process
+    // stayed, idle, until killed (before the fix 55 of 80 such launches hung, signalled 6-40 ms
+    // after the answer). Signalled at several moments of the load, each must leave with 0.
+    const delays = [5, 10, 20, 30, 45];
+    const servers = delays.map(() => start());
+    const exits = await Promise.all(
+      servers.map(async (server, i) => {
+        server.child.stdin.write(line(INITIALIZE));
+        await server.waitFor((m) => m.id === 1, "the fast answer");
+        server.notify("initialized");
+        await new Promise((resolve) => setTimeout(resolve, delays[i]));
+        const since = Date.now();
+        server.kill("SIGTERM");
+        const timer = setTimeout(() => server.kill("SIGKILL"), 10_000);
+        const exit = await server.exited;
+        clearTimeout(timer);
+        return { ...exit, delay: delays[i], ms: Date.now() - since, stderr: server.stderr };
+      }),
+    );
+    for (const exit of exits) assert.equal(exit.code, 0, JSON.stringify(exit));
+  });
+
   test("a first line the fast check declines goes to the door unchanged", async () => {
     const server = start();
     server.sendRaw(`${JSON.stringify(INITIALIZE)}\r`);
