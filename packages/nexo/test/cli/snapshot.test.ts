@@ -87,6 +87,11 @@ function start(command: string[], env: NodeJS.ProcessEnv, input?: string): Start
       resolve({ code, signal, stdout: all, stderr });
     });
   });
+  // A launch that never reads stdin (`--help`, a refusal) may exit before the input is written:
+  // the write then fails with EPIPE, which says nothing about the launch compared here.
+  child.stdin.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+  });
   if (input !== undefined) child.stdin.end(input);
   const lines: AsyncIterator<string> = {
     next: () =>
