@@ -22,10 +22,8 @@ import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { median } from "../lib.js";
 import type { Contender } from "./contenders.js";
-import { floorContender } from "./contenders.js";
 import { cpuPerCall } from "./cpu.js";
-import { takeSpans } from "./critical-path-hook.mjs";
-import { childSpans, hookedEchoTool } from "./hooked-child.js";
+import { hookedEchoTool, hookedFloorContender, timedRound } from "./hooked-child.js";
 
 const thisTree = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 
@@ -56,26 +54,14 @@ async function main(): Promise<void> {
       };
       contenders[label] = await module.nexoContender(hookedEchoTool(dir, hook, tree, label));
     }
-    const nodeOptions = process.env.NODE_OPTIONS;
-    process.env.NODE_OPTIONS = `${nodeOptions ?? ""} --import=${hook}`.trim();
-    try {
-      contenders.floor = await floorContender();
-    } finally {
-      if (nodeOptions === undefined) delete process.env.NODE_OPTIONS;
-      else process.env.NODE_OPTIONS = nodeOptions;
-    }
+    contenders.floor = await hookedFloorContender(hook);
     const args = { text: "hello", n: 1 };
     for (const c of Object.values(contenders)) await cpuPerCall(c, args, concurrency, 8000);
     const names = Object.keys(contenders);
     const seen: Record<string, Round[]> = {};
     for (let r = 0; r < rounds; r++) {
       for (const who of [...names.slice(r % names.length), ...names.slice(0, r % names.length)]) {
-        const contender = contenders[who]!;
-        await childSpans(dir, contender.pid!);
-        takeSpans();
-        const cpu = await cpuPerCall(contender, args, concurrency, calls);
-        const host = median(takeSpans());
-        const child = median(await childSpans(dir, contender.pid!));
+        const { host, child, cpu } = await timedRound(dir, contenders[who]!, args, concurrency, calls);
         const rounds = seen[who] ?? [];
         seen[who] = rounds;
         rounds.push({ host, child, cpuHost: cpu.host, cpuChild: cpu.child, wall: cpu.wall });

@@ -15,10 +15,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { median } from "../lib.js";
-import { type Contender, floorContender, mcpContender, nexoContender } from "./contenders.js";
+import { type Contender, mcpContender, nexoContender } from "./contenders.js";
 import { cpuPerCall } from "./cpu.js";
-import { takeSpans } from "./critical-path-hook.mjs";
-import { childSpans, hookedEchoTool } from "./hooked-child.js";
+import { hookedEchoTool, hookedFloorContender, timedRound } from "./hooked-child.js";
 
 async function main(): Promise<void> {
   const rounds = Number(process.argv[2] ?? 5);
@@ -29,32 +28,19 @@ async function main(): Promise<void> {
   try {
     contenders.nexo = await nexoContender(hookedEchoTool(dir, hook));
     contenders.mcp = await mcpContender(["--import", hook]);
-    // The floor's child inherits this process's environment (bench/wire/contenders.ts).
-    const nodeOptions = process.env.NODE_OPTIONS;
-    process.env.NODE_OPTIONS = `${nodeOptions ?? ""} --import=${hook}`.trim();
-    try {
-      contenders.floor = await floorContender();
-    } finally {
-      if (nodeOptions === undefined) delete process.env.NODE_OPTIONS;
-      else process.env.NODE_OPTIONS = nodeOptions;
-    }
+    contenders.floor = await hookedFloorContender(hook);
     const args = { text: "hello", n: 1 };
     const seen: Record<string, { host: number[]; child: number[]; wall: number[] }> = {};
     for (const c of Object.values(contenders)) await cpuPerCall(c, args, 1, 8000);
     const names = Object.keys(contenders);
     for (let r = 0; r < rounds; r++) {
       for (const who of [...names.slice(r % names.length), ...names.slice(0, r % names.length)]) {
-        const contender = contenders[who]!;
-        await childSpans(dir, contender.pid!);
-        takeSpans();
-        const { wall } = await cpuPerCall(contender, args, 1, calls);
-        const host = median(takeSpans());
-        const child = median(await childSpans(dir, contender.pid!));
+        const { host, child, cpu } = await timedRound(dir, contenders[who]!, args, 1, calls);
         const s = seen[who] ?? { host: [], child: [], wall: [] };
         seen[who] = s;
         s.host.push(host);
         s.child.push(child);
-        s.wall.push(wall);
+        s.wall.push(cpu.wall);
       }
     }
     for (const [who, s] of Object.entries(seen)) {
