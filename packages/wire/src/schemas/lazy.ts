@@ -79,6 +79,19 @@ export function lazySchema<T extends object>(group: string, build: () => T): T {
 }
 
 /**
+ * Fields several schemas of a module spread into their shapes, made by the first of them to be
+ * built and shared by the rest. Not a module-level object: calling `.optional()` (or anything) on a
+ * lazy schema while the module loads would build that schema whenever the module is imported.
+ */
+export function sharedFields<T extends object>(build: () => T): () => T {
+  let fields: T | undefined;
+  return () => {
+    fields ??= build();
+    return fields;
+  };
+}
+
+/**
  * A schema built on use and held only weakly: unlike {@link lazySchema}, which keeps what it built
  * for the process's life, this one builds the schema on the first property read and holds it
  * through a WeakRef, so that once no parse holds it a collection frees it and the next read builds

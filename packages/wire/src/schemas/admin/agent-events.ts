@@ -6,7 +6,7 @@
  * Bodies are redacted before the event exists; nothing here ever carries a raw transcript line.
  */
 import { z } from "zod";
-import { lazySchema } from "../lazy.js";
+import { lazySchema, sharedFields } from "../lazy.js";
 import {
   CountSchema,
   EpochMsSchema,
@@ -21,24 +21,15 @@ import { ProcessingControlStateSchema, ProcessingScopeSchema } from "./processin
 /** Owning tenant; `null` on single-tenant deployments. */
 const EventTenantSchema = lazySchema("admin.agent-events", () => z.string().nullable().optional());
 
-let sharedScopeStreamFields:
-  | { session_id: z.ZodOptional<typeof NonEmptyStringSchema>; seq: z.ZodOptional<typeof CountSchema> }
-  | undefined;
 /**
  * Where a scope event (pause, drop, escalation) sits in the log: its stream is the scope's
  * (`conversation:<agent>/<channel>/<account>/<contact>`), not a session, and `seq` counts there, so
  * `agent_events/read` with that `session_id` replays one conversation's control history.
- *
- * Made by the first scope event schema built and shared by the others. Not a module-level object:
- * `.optional()` on the lazy common schemas would build them whenever this module is imported.
  */
-function scopeStreamFields() {
-  sharedScopeStreamFields ??= {
-    session_id: NonEmptyStringSchema.optional(),
-    seq: CountSchema.optional(),
-  };
-  return sharedScopeStreamFields;
-}
+const scopeStreamFields = sharedFields(() => ({
+  session_id: NonEmptyStringSchema.optional(),
+  seq: CountSchema.optional(),
+}));
 
 /** One transcript line appended; `seq` counts per session, live and backfill agree on it. */
 export const TranscriptAppendedEventSchema = lazySchema("admin.agent-events", () =>

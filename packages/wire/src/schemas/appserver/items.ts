@@ -7,7 +7,7 @@
  * added later reads with `ItemEnvelopeSchema` first and narrows with `ItemSchema` when it knows the type.
  */
 import { z } from "zod";
-import { lazySchema } from "../lazy.js";
+import { lazySchema, sharedFields } from "../lazy.js";
 import { ApprovalDecisionSchema, ApprovalTypeSchema } from "./approvals.js";
 import { InputPartSchema, IsoTimestampSchema } from "./common.js";
 import { ToolContentItemSchema } from "./tools.js";
@@ -284,31 +284,15 @@ export type SystemNoticePayload = z.infer<typeof SystemNoticePayloadSchema>;
 
 // --- items ----------------------------------------------------------------------------------------
 
-let sharedItemBase:
-  | {
-      id: z.ZodString;
-      turnId: z.ZodString;
-      status: typeof ItemStatusSchema;
-      createdAt: typeof IsoTimestampSchema;
-      completedAt: z.ZodOptional<typeof IsoTimestampSchema>;
-      payloadKind: z.ZodOptional<z.ZodString>;
-    }
-  | undefined;
-/**
- * The fields every item has, made by the first item schema built and shared by the others. Not a
- * module-level object: `.optional()` on the lazy timestamp schema would build it at import.
- */
-function itemBase() {
-  sharedItemBase ??= {
-    id: z.string().min(1),
-    turnId: z.string().min(1),
-    status: ItemStatusSchema,
-    createdAt: IsoTimestampSchema,
-    completedAt: IsoTimestampSchema.optional(),
-    payloadKind: z.string().optional(),
-  };
-  return sharedItemBase;
-}
+/** The fields every item has. */
+const itemBase = sharedFields(() => ({
+  id: z.string().min(1),
+  turnId: z.string().min(1),
+  status: ItemStatusSchema,
+  createdAt: IsoTimestampSchema,
+  completedAt: IsoTimestampSchema.optional(),
+  payloadKind: z.string().optional(),
+}));
 
 /** Any item, whatever its type, with the payload left unparsed. */
 export const ItemEnvelopeSchema = lazySchema("appserver.items", () =>
