@@ -24,6 +24,7 @@ import { announcedCapabilities, providerEntryOf } from "../doors/jsonstream/star
 import { defaultStateDir } from "../paths.js";
 import { NEXO_VERSION } from "../version.js";
 import type { AgentRunFlags } from "./agent-run.js";
+import { exitOnSignalUntilHandedOver } from "./fast-start-signals.js";
 
 /** Flags with a value, and the option each fills. */
 const VALUE_FLAGS: Readonly<
@@ -166,19 +167,11 @@ export function fastAgentLaunch(
 /** Writes `ready`, then loads the door and serves the session `ready` announced. */
 export async function serveAgentFast(launch: FastAgentLaunch, env: NodeJS.ProcessEnv): Promise<void> {
   const door = import("./agent-run.js");
-  // Until the door installs its own: no turn can run yet, so a signal simply ends the process
-  // the way the door ends an idle one. Installed before `ready` is written: a client may signal
-  // as soon as it reads it.
-  const leave = (): void => process.exit(0);
-  process.once("SIGTERM", leave);
-  process.once("SIGINT", leave);
+  // Installed before `ready` is written: a client may signal as soon as it reads it.
+  const handOver = exitOnSignalUntilHandedOver();
   process.stdout.write(launch.ready);
   const { runAgent } = await door;
-  // runAgent opens the store and installs its own handlers before its first await; these go only
-  // then, so no moment is left without one (a SIGTERM during the store's open used to kill the
-  // process by the signal instead of ending it with status 0).
-  const running = runAgent(launch.flags, env, { readyWritten: true });
-  process.off("SIGTERM", leave);
-  process.off("SIGINT", leave);
-  await running;
+  // runAgent opens the store and installs its own handlers before its first await (a SIGTERM
+  // during the store's open used to kill the process by the signal instead of status 0).
+  await handOver(() => runAgent(launch.flags, env, { readyWritten: true }));
 }

@@ -20,6 +20,7 @@ import { PassThrough } from "node:stream";
 import { coreCapabilities } from "../doors/appserver/capability-flags.js";
 import { NEXO_VERSION } from "../version.js";
 import type { AppServerFlags, StdioHandOff } from "./app-server-run.js";
+import { exitOnSignalUntilHandedOver } from "./fast-start-signals.js";
 
 /** The wire protocol's version; the door's PROTOCOL_VERSION (a test holds them equal). */
 const PROTOCOL_VERSION = "1";
@@ -194,11 +195,7 @@ export async function serveAppServerFast(flags: AppServerFlags, env: NodeJS.Proc
   const onError = (error: Error): void => {
     input.destroy(error);
   };
-  // Until the door installs its own: no turn can run yet, so a signal simply ends the process the
-  // way the door's handler would end an idle one.
-  const leave = (): void => process.exit(0);
-  process.once("SIGTERM", leave);
-  process.once("SIGINT", leave);
+  const handOver = exitOnSignalUntilHandedOver();
   stdin.on("data", onData);
   stdin.once("end", onEnd);
   stdin.once("error", onError);
@@ -211,12 +208,6 @@ export async function serveAppServerFast(flags: AppServerFlags, env: NodeJS.Proc
     ...(initialized === undefined ? {} : { initialized: initialized.params }),
   };
   // runAppServer installs its own handlers before its first await (a fast launch has no config to
-  // read); these go only then. Removed first, they left the process with no SIGTERM listener for a
-  // moment, Node closed its signal watcher, and a SIGTERM already caught but not yet dispatched was
-  // dropped with it: the process sat idle, signalled, until killed (seen in CI right after the
-  // fast answer; the json-stream door's fast start, agent-fast.ts, had the same fix).
-  const serving = runAppServer(flags, env, handOff);
-  process.off("SIGTERM", leave);
-  process.off("SIGINT", leave);
-  await serving;
+  // read).
+  await handOver(() => runAppServer(flags, env, handOff));
 }

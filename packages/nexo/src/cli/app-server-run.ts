@@ -150,9 +150,8 @@ export async function runAppServer(
     await threads.shutdown(true, SIGNAL_GRACE_MS);
     leave();
   };
-  // Before the first await of a launch without --config: the fast start (app-server-fast.ts) drops
-  // its own handlers as soon as this function first returns to it, and no moment may be left
-  // without one.
+  // Before the first await of a launch without --config: the fast start drops its own handlers as
+  // soon as this function first returns to it (cli/fast-start-signals.ts).
   process.once("SIGTERM", () => void cancelAndLeave("SIGTERM"));
   process.once("SIGINT", () => void cancelAndLeave("SIGINT"));
 
