@@ -22,6 +22,7 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { CLI_PATH, runCli } from "../helpers/cli.js";
+import { killProcessesOfStateDir } from "../helpers/state-dir-processes.js";
 import { waitFor } from "../helpers/wait.js";
 
 const QUICKSTART = fileURLToPath(new URL("../../../../examples/quickstart", import.meta.url));
@@ -34,7 +35,12 @@ function tempDir(prefix: string): string {
   return dir;
 }
 
+/**
+ * A chat's or daemon's environment on `stateDir`. Whatever runs with it is killed after the test,
+ * passed or failed: the daemon a chat starts outlives the chat's SIGKILL.
+ */
 function env(stateDir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  after(() => killProcessesOfStateDir(stateDir));
   return { PATH: process.env.PATH, HOME: process.env.HOME, NEXO_STATE_DIR: stateDir, ...extra };
 }
 

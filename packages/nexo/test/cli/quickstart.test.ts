@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { CLI_PATH } from "../helpers/cli.js";
+import { killProcessesOfStateDir } from "../helpers/state-dir-processes.js";
 import { waitFor } from "../helpers/wait.js";
 
 const REPO = fileURLToPath(new URL("../../../..", import.meta.url));
@@ -34,6 +35,8 @@ describe("npm start", () => {
   }, async () => {
     const stateDir = mkdtempSync(join(tmpdir(), "nexo-quickstart-"));
     after(() => rmSync(stateDir, { recursive: true, force: true }));
+    // The daemon the chat starts outlives the chat's SIGKILL: whatever runs on this state dir goes.
+    after(() => killProcessesOfStateDir(stateDir));
 
     const first = quickstart(stateDir);
     after(() => first.kill("SIGKILL"));
@@ -92,6 +95,8 @@ describe("npm start", () => {
   }, async () => {
     const stateDir = mkdtempSync(join(tmpdir(), "nexo-quickstart-"));
     after(() => rmSync(stateDir, { recursive: true, force: true }));
+    // The daemon the chat starts outlives the chat's SIGKILL: whatever runs on this state dir goes.
+    after(() => killProcessesOfStateDir(stateDir));
     const endpointFile = join(stateDir, "plugins", "loopback", "endpoint.json");
     // A daemon started by hand on the same state dir, without an AppServer to join.
     const daemon = spawn(
