@@ -18,6 +18,7 @@ import {
   NatsBrokerConfigSchema,
 } from "../../src/broker/config.js";
 import { AgentsFileSchema } from "../../src/daemon/config/agents.js";
+import { TenantsFileSchema } from "../../src/daemon/config/tenants.js";
 import { LlmConfigSchema } from "../../src/engine/providers/llm-config.js";
 import { ProviderConfigSchema, ProvidersConfigSchema } from "../../src/engine/providers/registry.js";
 import {
@@ -209,4 +210,27 @@ test("agents.yaml's schema: the wire's plugin id, skill name and tenant id rules
   });
   for (const group of ["plugin.common", "admin.skills", "admin.tenants"])
     assert.ok(!builtSchemaGroups().has(group), `${group} was built for good by agents.yaml's schema`);
+});
+
+test("tenants.yaml's schema: the admin RPC's tenant id rule, not kept", async () => {
+  const inputs = [
+    { tenants: [{ id: "acme", display_name: "Acme", created_at: "2026-05-01T10:00:00Z" }, { id: "globex" }] },
+    { tenants: [{ id: "Acme" }, { id: "globex" }, { id: "globex" }] },
+  ];
+  await sameAfterCollection(TenantsFileSchema, inputs, (r) => {
+    const { tenants } = ok(r[0]) as { tenants: Record<string, unknown>[] };
+    assert.deepEqual(
+      tenants.map((tenant) => [tenant.id, tenant.active]),
+      [
+        ["acme", true],
+        ["globex", true],
+      ],
+    );
+    for (const expected of ["tenant ids are", "duplicate tenant id", "(also tenants[1])"])
+      assert.ok(failed(r[1]).includes(expected), `no "${expected}" among ${failed(r[1])}`);
+  });
+  assert.ok(
+    !builtSchemaGroups().has("admin.tenants"),
+    "admin.tenants was built for good by tenants.yaml's schema",
+  );
 });

@@ -71,7 +71,7 @@ function buildSchemas() {
     id: AgentIdSchema,
     /** An inactive agent is validated but neither started nor routed to. */
     active: z.boolean().default(true),
-    /** The admin RPC's tenant id rule, as tenants.yaml's (`TenantRefSchema`, ./tenants.ts). */
+    /** The admin RPC's tenant id rule, as tenants.yaml's (./tenants.ts). */
     tenant_id: admin
       .tenantKeySchema()
       .nullish()

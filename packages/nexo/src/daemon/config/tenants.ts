@@ -10,16 +10,14 @@ import * as admin from "@nexo/wire/schemas/admin";
 import { z } from "zod";
 import { disposableSchema } from "../../config/disposable-schema.js";
 
-/** A tenant id as agents.yaml and tenants.yaml spell it (the admin RPC's rule). */
-export const TenantRefSchema = admin.TenantKeySchema;
-
 /**
  * tenants.yaml's schemas, built on use and freed once no parse holds them (config/disposable-schema.ts):
  * the file is parsed at start, on reload and by the admin services' edits, never at idle.
  */
 function buildSchemas() {
   const TenantSchema = z.strictObject({
-    id: TenantRefSchema,
+    /** A tenant id as agents.yaml spells it too: the admin RPC's rule, built with this schema and freed with it. */
+    id: admin.tenantKeySchema(),
     display_name: z.string().optional(),
     /** An inactive tenant stays in the file; what that means for its agents is the daemon's call. */
     active: z.boolean().default(true),
