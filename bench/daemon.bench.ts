@@ -130,11 +130,16 @@ function summarizeErrors(errors: LoadErrors, daemon: Record<string, number>, log
 interface IdleReading {
   daemonMB: number;
   pluginsMB: number;
+  mallocHeapMB: number;
 }
 
 async function readIdle(daemons: Record<Broker, ChildDaemon>): Promise<Record<Broker, IdleReading>> {
   await sleep(IDLE_SETTLE_MS);
-  const read = (d: ChildDaemon) => ({ daemonMB: d.memory().rssMB, pluginsMB: d.pluginMemory().rssMB });
+  const read = (d: ChildDaemon) => ({
+    daemonMB: d.memory().rssMB,
+    pluginsMB: d.pluginMemory().rssMB,
+    mallocHeapMB: d.mallocHeapMB(),
+  });
   return { local: read(daemons.local), nats: read(daemons.nats) };
 }
 
@@ -431,8 +436,9 @@ export default async function daemon(ctx: BenchContext): Promise<void> {
       const daemonMB = idle[b].map((r) => r.daemonMB);
       const value = mb(median(daemonMB));
       const plugins = mb(median(idle[b].map((r) => r.pluginsMB)));
+      const mallocHeap = mb(Math.max(...idle[b].map((r) => r.mallocHeapMB)));
       ctx.log(
-        `idle RSS ${b}: daemon ${value} MB (boots: ${daemonMB.map(mb).join(", ")}), loopback plugin ${plugins} MB`,
+        `idle RSS ${b}: daemon ${value} MB (boots: ${daemonMB.map(mb).join(", ")}; malloc heap at most ${mallocHeap}), loopback plugin ${plugins} MB`,
       );
       ctx.record({
         benchmark: "daemon",
@@ -441,7 +447,8 @@ export default async function daemon(ctx: BenchContext): Promise<void> {
         value,
         unit: "MB",
         samples: daemonMB.map(mb),
-        ratios: { plugin_mb: plugins },
+        // The largest boot's glibc heap: ~2.3 MB normally, ~8.5 when a boot kept its compile zone.
+        ratios: { plugin_mb: plugins, malloc_heap_max_mb: mallocHeap },
         // Every boot must stay under the goal, not just the median one.
         goal: {
           ratio: "MB, every boot",
@@ -460,6 +467,7 @@ export default async function daemon(ctx: BenchContext): Promise<void> {
     const pick = (f: (r: QuickstartIdle) => number) => mb(median(readings.map(f)));
     ctx.log(
       `idle RSS quickstart: daemon ${median(daemonMB)} MB (boots: ${daemonMB.join(", ")}; anon ${pick((r) => r.anonMB)}, ` +
+        `malloc heap at most ${mb(Math.max(...readings.map((r) => r.mallocHeapMB)))}, ` +
         `file-backed ${pick((r) => r.fileMB)}), tree of ${readings[0]?.processes} processes ${pick((r) => r.treeMB)} MB; ` +
         `TypeScript loaders: ${loaders.length === 0 ? "none" : loaders.join(" | ")}`,
     );
@@ -474,6 +482,7 @@ export default async function daemon(ctx: BenchContext): Promise<void> {
       ratios: {
         anon_mb: pick((r) => r.anonMB),
         file_mb: pick((r) => r.fileMB),
+        malloc_heap_max_mb: mb(Math.max(...readings.map((r) => r.mallocHeapMB))),
         tree_mb: pick((r) => r.treeMB),
         processes: readings[0]?.processes ?? 0,
         ts_loaders: loaders.length,

@@ -13,7 +13,14 @@ import type { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { NEXO_COMMAND, NEXO_ENTRY, nexoStartEnv } from "../lib.js";
-import { descendants, isAlive, type ResidentMemory, residentMemory, totalResident } from "./proc.js";
+import {
+  descendants,
+  isAlive,
+  mallocHeapMB,
+  type ResidentMemory,
+  residentMemory,
+  totalResident,
+} from "./proc.js";
 import { type MetricsSnapshot, scrape } from "./prometheus.js";
 
 const LOOPBACK_PLUGIN = fileURLToPath(new URL("../../examples/plugins/loopback-channel", import.meta.url));
@@ -189,6 +196,11 @@ export class ChildDaemon {
   /** The daemon process alone, without its plugins. */
   memory(): ResidentMemory {
     return residentMemory(this.pid);
+  }
+
+  /** glibc's main malloc heap of the daemon process, resident, MB. */
+  mallocHeapMB(): number {
+    return mallocHeapMB(this.pid);
   }
 
   /** The plugin processes the daemon runs (here: the loopback channel), summed. */

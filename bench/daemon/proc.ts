@@ -28,6 +28,21 @@ function statusField(status: string, field: string, pid: number): number {
   return (Number(match[1]) * KIB) / MB;
 }
 
+/**
+ * Resident size of glibc's main malloc heap (the `[heap]` mapping, grown with brk), MB; 0 when the
+ * process has none. An idle daemon holds ~2.3 MB there; a boot whose heap kept the ~6 MB zone of the
+ * boot chunk's compile reads ~8.5 (docs/performance.md, "Eleventh pass"), so a row's outlier can be
+ * told from V8's own memory.
+ */
+export function mallocHeapMB(pid: number): number {
+  const smaps = readFileSync(`/proc/${pid}/smaps`, "utf8");
+  const start = smaps.search(/ \[heap\]\n/);
+  if (start === -1) return 0;
+  const match = /^Rss:\s+(\d+) kB$/m.exec(smaps.slice(start));
+  if (match === null) throw new Error(`/proc/${pid}/smaps has no Rss line for [heap]`);
+  return (Number(match[1]) * KIB) / MB;
+}
+
 /** Every live process whose parent chain reaches `pid` (plugins and whatever they spawned). */
 export function descendants(pid: number): number[] {
   const children = new Map<number, number[]>();

@@ -14,7 +14,7 @@ import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { NEXO_COMMAND, nexoStartEnv } from "../lib.js";
-import { descendants, residentMemory, totalResident } from "./proc.js";
+import { descendants, mallocHeapMB, residentMemory, totalResident } from "./proc.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const READY_TIMEOUT_MS = 60_000;
@@ -28,6 +28,8 @@ export interface QuickstartIdle {
   /** Its anonymous (heap, stacks) and file-backed (the node binary's pages) parts, MB. */
   anonMB: number;
   fileMB: number;
+  /** glibc's main malloc heap, resident, MB (part of anonMB). */
+  mallocHeapMB: number;
   /** The daemon and every process under it, MB. */
   treeMB: number;
   processes: number;
@@ -91,6 +93,7 @@ export async function quickstartIdle(settleMs: number): Promise<QuickstartIdle> 
       daemonMB: residentMemory(pid).rssMB,
       anonMB: (statusKiB(pid, "RssAnon") * 1024) / MB,
       fileMB: (statusKiB(pid, "RssFile") * 1024) / MB,
+      mallocHeapMB: mallocHeapMB(pid),
       treeMB: residentMemory(pid).rssMB + totalResident(tree).rssMB,
       processes: 1 + tree.length,
       tsLoaders: [pid, ...tree].map(commandLine).filter((line) => TS_LOADER.test(line)),
