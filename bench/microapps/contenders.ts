@@ -26,7 +26,11 @@ export interface MicroappContender extends Contender {
   adminRate(seconds: number, concurrency: number): Promise<number>;
 }
 
-export async function microappContender(): Promise<MicroappContender> {
+/**
+ * `appDir`: another folder for the same microapp (a plugin.toml beside an executable `main.mjs`,
+ * e.g. one that starts node with --cpu-prof).
+ */
+export async function microappContender(appDir = APP_DIR): Promise<MicroappContender> {
   const stateRoot = mkdtempSync(join(tmpdir(), "nexo-bench-microapps-"));
   const store = Store.open(join(stateRoot, "nexo.db"));
   const tools = new ToolRegistry();
@@ -39,7 +43,7 @@ export async function microappContender(): Promise<MicroappContender> {
   const definition = await loadMicroappDefinition(
     "bench",
     microapp.MicroappExtensionEntrySchema.parse({ path: "main.mjs", capabilities_grant: ["audit_read"] }),
-    APP_DIR,
+    appDir,
   );
   const groups = new ProcessGroupRegistry();
   manager = new MicroappManager({
@@ -74,8 +78,11 @@ export async function microappContender(): Promise<MicroappContender> {
   const call = (args: Record<string, unknown>) => invoke("bench_echo", args);
   const echoed = await call({ text: "ping" });
   if (echoed !== "ping") throw new Error(`microapp answered ${JSON.stringify(echoed)} instead of "ping"`);
+  const pid = status.pid;
+  if (pid === undefined) throw new Error("the echo microapp runs but reports no pid");
   return {
     call,
+    pid,
     async adminRate(seconds, concurrency) {
       const output = await invoke("bench_admin", { seconds, concurrency });
       const { per_second } = JSON.parse(String(output)) as { per_second: number };

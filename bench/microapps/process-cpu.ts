@@ -51,3 +51,14 @@ export function childrenCpuMicros(): number | undefined {
   }
   return (ticks * 1e6) / TICKS_PER_SECOND;
 }
+
+/** The pids of this process's direct children (Linux; empty elsewhere). */
+export function childPids(): Set<number> {
+  const pids = new Set<number>();
+  if (!existsSync("/proc/self/stat")) return pids;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    if (statOf(entry)?.ppid === process.pid) pids.add(Number(entry));
+  }
+  return pids;
+}

@@ -17,6 +17,7 @@ import {
   InternalError,
   InvalidParamsError,
   InvalidRequestError,
+  isThenable,
   type JsonRpcPeer,
   MicroappInternalError,
   RpcError,
@@ -26,10 +27,11 @@ import type { InflightTasks } from "../inflight.js";
 import { AbandonedError, type ChildLifecycle } from "../lifecycle.js";
 import { microappLog } from "../log.js";
 import { type AdminClient, callFailureText } from "./admin-client.js";
-import { type HookHandler, type ToolContext, type ToolSpec, toolDefinition } from "./definitions.js";
+import { type HookHandler, type ToolSpec, toolDefinition } from "./definitions.js";
 import { ToolFailure } from "./errors.js";
 import type { MicroappLogger } from "./log.js";
 import type { MicroappInit, SafeParser } from "./options.js";
+import { ToolCallContext } from "./tool-context.js";
 
 type NotificationName = keyof typeof microapp.microappNotifications;
 
@@ -96,28 +98,21 @@ export function serveDaemonRequests<Config>(env: ServeEnv<Config>): ServeState<C
         `unknown tool ${JSON.stringify(params.tool)}; this microapp has: ${[...env.tools.keys()].join(", ") || "no tools"}`,
       );
     }
-    const label = `tools/call ${params.tool}`;
-    return tasks.run(label, async (task) => {
-      const ctx: ToolContext = {
-        tool: params.tool,
-        binding: params.binding_context,
-        inbound: params.inbound,
-        admin: env.admin,
-        log: env.log,
-        get signal() {
-          return task.signal;
-        },
-      };
+    // Named only when a log line or shutdown needs it, as in the plugin SDK.
+    const label = () => `tools/call ${params.tool}`;
+    // A handler that answers synchronously is answered synchronously: the reply is written in the
+    // callback that read the request, with no promise between (docs/performance.md). The outcome
+    // is mapped inside the task, so an abandoned call still rejects with the abandonment itself.
+    return tasks.call(label, (task) => {
+      let output: unknown;
       try {
-        const output = await tool.handler(params.args as never, ctx);
-        return { output: output === undefined ? null : output };
+        output = tool.handler(params.args as never, new ToolCallContext(params, env.admin, env.log, task));
       } catch (error) {
-        if (error instanceof ToolFailure) return { error: error.message || error.name };
-        // A call to the daemon that failed and was not caught: the agent reads why.
-        const failedCall = callFailureText(error);
-        if (failedCall !== undefined) return { error: failedCall };
-        throw asReplyError(label, error);
+        return toolFailure(label, error);
       }
+      return isThenable(output)
+        ? Promise.resolve(output).then(toolResult, (error: unknown) => toolFailure(label, error))
+        : toolResult(output);
     });
   });
 
@@ -223,6 +218,22 @@ function serveHooks<Config>(env: ServeEnv<Config>, refuseWhenStopping: (method: 
       });
     });
   }
+}
+
+/** A tool handler's value as the `tools/call` result; `undefined` is sent as `null`. */
+function toolResult(output: unknown): microapp.MicroappToolCallResult {
+  return { output: output === undefined ? null : output };
+}
+
+/**
+ * What a tool handler threw: `ToolFailure` and a call to the daemon that failed and was not caught
+ * are the tool's `{error}` (the agent reads why); anything else is the error reply.
+ */
+function toolFailure(label: () => string, error: unknown): microapp.MicroappToolCallResult {
+  if (error instanceof ToolFailure) return { error: error.message || error.name };
+  const failedCall = callFailureText(error);
+  if (failedCall !== undefined) return { error: failedCall };
+  throw asReplyError(label(), error);
 }
 
 /**

@@ -56,9 +56,15 @@ export interface MethodSchema<P extends z.ZodType = z.ZodType, R extends z.ZodTy
    * A hand-written check for the common shape of the params, for methods on a hot path: true only
    * when the params schema accepts the value and its parsing would give an equal value, so the
    * dispatcher may pass the value on unparsed. False means "let the schema decide" (and word the
-   * error), never that the value is refused. A property test pins each one against its schema.
+   * error), never that the value is refused. It judges values decoded from JSON, as the peer hands
+   * them over (no symbol keys, no accessors). A property test pins each one against its schema.
    */
   quickParams?: (value: unknown) => boolean;
+  /**
+   * The same for the result, for a caller that checks each reply on a hot path: true only when
+   * the result schema accepts the value and parses it to an equal value. A property test pins it.
+   */
+  quickResult?: (value: unknown) => boolean;
 }
 export interface NotificationSchema<P extends z.ZodType = z.ZodType> {
   params: P;
@@ -69,8 +75,12 @@ export function method<P extends z.ZodType, R extends z.ZodType>(
   params: P,
   result: R,
   quickParams?: (value: unknown) => boolean,
+  quickResult?: (value: unknown) => boolean,
 ): MethodSchema<P, R> {
-  return quickParams === undefined ? { params, result } : { params, result, quickParams };
+  const entry: MethodSchema<P, R> = { params, result };
+  if (quickParams !== undefined) entry.quickParams = quickParams;
+  if (quickResult !== undefined) entry.quickResult = quickResult;
+  return entry;
 }
 
 /** Declares a notification's schema. */

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
-import { TimeoutError } from "@nexo/wire";
+import { MalformedReplyError, TimeoutError } from "@nexo/wire";
 import {
   MicroappInitTimeoutError,
   MicroappUnavailableError,
@@ -70,6 +70,26 @@ describe("microapp host: initialize and tools", () => {
     assert.deepEqual(await host.callTool({ tool: "probe_fail", args: {}, binding_context: binding }), {
       error: "it failed on purpose",
     });
+  });
+
+  it("a tools/call reply breaking the contract is MalformedReplyError; a good one comes back as sent", async () => {
+    const { host } = await makeMicroapp("probe");
+    await host.start();
+    const reply = (result: unknown) =>
+      host.callTool({ tool: "probe_reply", args: { result }, binding_context: binding });
+    assert.deepEqual(await reply({ output: { a: [1, null] }, note: "kept" }), {
+      output: { a: [1, null] },
+      note: "kept",
+    });
+    assert.deepEqual(await reply({ error: "no" }), { error: "no" });
+    assert.deepEqual(await reply({ output: null }), { output: null });
+    for (const bad of [{ output: 1, error: "both" }, {}, { error: 5 }, [{ output: 1 }], "text", null]) {
+      await assert.rejects(
+        reply(bad),
+        (error: unknown) => error instanceof MalformedReplyError && /tools\/call/.test(error.message),
+        JSON.stringify(bad),
+      );
+    }
   });
 
   it("a timeout fails the call and keeps the process: the same pid answers afterwards", async () => {
@@ -139,6 +159,9 @@ describe("microapp host: crashes and bad frames", () => {
   it("calls while nothing runs fail at once with MicroappUnavailableError", async () => {
     const { host } = await makeMicroapp("probe");
     assert.throws(() => host.notify("agents/updated", { agent_ids: [] }), MicroappUnavailableError);
+    // A rejection, not a throw: the tool wrapper maps it like any failed call.
+    const call = host.callTool({ tool: "probe_pid", args: {}, binding_context: binding });
+    await assert.rejects(call, MicroappUnavailableError);
     await assert.rejects(async () => host.refreshTools(), MicroappUnavailableError);
   });
 });

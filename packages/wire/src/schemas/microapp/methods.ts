@@ -66,6 +66,67 @@ export const MicroappToolCallParamsSchema = lazySchema("microapp.methods", () =>
 export type MicroappToolCallParams = z.infer<typeof MicroappToolCallParamsSchema>;
 
 /**
+ * MicroappToolCallParamsSchema's check by hand, for the microapp's dispatcher (every tool call;
+ * zod's parse of the nested objects was the largest piece of the SDK's own work per call,
+ * docs/performance.md). True only for decoded JSON the schema accepts and parses to an equal value:
+ * plain objects without an own `__proto__` key (the schema drops it). Anything else goes through
+ * the schema.
+ */
+export function isPlainMicroappToolCallParams(value: unknown): boolean {
+  if (!isPlainRecord(value)) return false;
+  const { tool, args, binding_context: binding, inbound } = value as Record<string, unknown>;
+  return (
+    isName(tool) &&
+    isPlainRecord(args) &&
+    isPlainBindingContext(binding) &&
+    (inbound === undefined || isPlainInboundRef(inbound))
+  );
+}
+
+function isPlainBindingContext(value: unknown): boolean {
+  if (!isPlainRecord(value)) return false;
+  const { agent_id, channel, account_id, binding_id, binding_index } = value as Record<string, unknown>;
+  return (
+    isName(agent_id) &&
+    (channel === undefined || isName(channel)) &&
+    (account_id === undefined || isName(account_id)) &&
+    (binding_id === undefined || isName(binding_id)) &&
+    (binding_index === undefined || isCount(binding_index))
+  );
+}
+
+function isPlainInboundRef(value: unknown): boolean {
+  if (!isPlainRecord(value)) return false;
+  const { kind, from, ts_ms, session_id } = value as Record<string, unknown>;
+  return (
+    isName(kind) &&
+    (from === undefined || typeof from === "string") &&
+    (ts_ms === undefined || isCount(ts_ms)) &&
+    (session_id === undefined || isName(session_id))
+  );
+}
+
+/** An object with Object.prototype as its prototype and no own `__proto__` key. */
+function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    Object.getPrototypeOf(value) === Object.prototype &&
+    !Object.hasOwn(value, "__proto__")
+  );
+}
+
+/** `z.string().min(1)`. */
+function isName(value: unknown): boolean {
+  return typeof value === "string" && value.length > 0;
+}
+
+/** `z.number().int().nonnegative()`. */
+function isCount(value: unknown): boolean {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
+}
+
+/**
  * `{output}` on success (any JSON; the LLM sees it stringified) or `{error}` when the tool itself
  * failed. A JSON-RPC error is reserved for protocol-level faults.
  */
@@ -89,6 +150,18 @@ export const MicroappToolCallResultSchema = lazySchema("microapp.methods", () =>
 );
 export type MicroappToolCallResult = z.infer<typeof MicroappToolCallResultSchema>;
 
+/**
+ * MicroappToolCallResultSchema's check by hand, for the daemon's check of every tools/call reply:
+ * true only for decoded JSON the schema accepts and parses to an equal value (a plain object with
+ * exactly one of `output` and a string `error`). Anything else goes through the schema.
+ */
+export function isPlainMicroappToolCallResult(value: unknown): boolean {
+  if (!isPlainRecord(value)) return false;
+  const error = (value as { error?: unknown }).error;
+  if (error !== undefined && typeof error !== "string") return false;
+  return Object.hasOwn(value, "output") !== (error !== undefined);
+}
+
 /** Sent once before SIGTERM; the daemon SIGKILLs 10 s later regardless. Answer within 5 s. */
 export const MicroappShutdownParamsSchema = lazySchema("microapp.methods", () =>
   z.looseObject({}).optional(),
@@ -104,7 +177,12 @@ export type MicroappShutdownResult = z.infer<typeof MicroappShutdownResultSchema
 export const microappMethods = {
   initialize: method(MicroappInitializeParamsSchema, MicroappInitializeResultSchema),
   "tools/list": method(MicroappToolsListParamsSchema, MicroappToolsListResultSchema),
-  "tools/call": method(MicroappToolCallParamsSchema, MicroappToolCallResultSchema),
+  "tools/call": method(
+    MicroappToolCallParamsSchema,
+    MicroappToolCallResultSchema,
+    isPlainMicroappToolCallParams,
+    isPlainMicroappToolCallResult,
+  ),
   shutdown: method(MicroappShutdownParamsSchema, MicroappShutdownResultSchema),
 } as const;
 export type MicroappMethodName = keyof typeof microappMethods;
