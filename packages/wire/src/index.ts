@@ -5,6 +5,7 @@ export * from "./framing.js";
 export * from "./issues.js";
 export * from "./json-text.js";
 export * from "./line-transport.js";
+export { hasLongString } from "./long-strings.js";
 export * from "./method-table.js";
 export * from "./monotonic.js";
 export * from "./peer.js";

@@ -122,6 +122,8 @@ export class JsonRpcPeer {
    * idle peer must not keep a finished turn's signal (and whatever its other listeners hold) alive.
    */
   private watchedSignal: WeakRef<AbortSignal> | undefined;
+  /** The request envelope's middle for the last method sent with JsonText params. */
+  private lastHead: { method: string; text: string } | undefined;
   private watchedRequests = 0;
 
   private closeInfo: CloseInfo | undefined;
@@ -185,7 +187,10 @@ export class JsonRpcPeer {
 
   // --- outgoing -------------------------------------------------------------------------------
 
-  /** Sends a request and resolves with its result, or rejects with a typed error. */
+  /**
+   * Sends a request and resolves with its result, or rejects with a typed error. `params` may be a
+   * JsonText (what JSON.stringify gave for them): its text goes into the frame as it is.
+   */
   request<R = unknown>(method: string, params?: unknown, options?: RequestOptions): Promise<R> {
     return this.send<R>(method, params, options, undefined);
   }
@@ -275,7 +280,11 @@ export class JsonRpcPeer {
 
     const id = this.nextId();
     const frame =
-      params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params };
+      params instanceof JsonText
+        ? undefined
+        : params === undefined
+          ? { jsonrpc: "2.0", id, method }
+          : { jsonrpc: "2.0", id, method, params };
     const timeoutMs = options?.timeoutMs ?? this.defaultTimeoutMs;
     const timed = timeoutMs > 0 && Number.isFinite(timeoutMs);
     const deadline = timed ? monotonicMs() + timeoutMs : Number.POSITIVE_INFINITY;
@@ -302,7 +311,10 @@ export class JsonRpcPeer {
     this.pending.set(id, entry);
     let sent: Promise<void>;
     try {
-      sent = this.transport.send(frame);
+      sent =
+        frame === undefined
+          ? this.sendRequestText(id, method, params as JsonText)
+          : this.transport.send(frame);
     } catch (error) {
       // A transport that throws instead of rejecting still fails only this request.
       this.fail(id, entry, error as Error);
@@ -564,6 +576,27 @@ export class JsonRpcPeer {
       // The result could not be serialized or is too large: the caller must still get an answer.
       if (!(error instanceof ConnectionClosedError)) this.replyError(id, new InternalError(error.message));
     });
+  }
+
+  /**
+   * A request whose params are already JSON text: the same text JSON.stringify gives for the frame
+   * object, with the params' text spliced in (the envelope is not walked again).
+   */
+  private sendRequestText(id: JsonRpcId, method: string, params: JsonText): Promise<void> {
+    if (this.transport.sendSerialized) {
+      const head = this.requestHead(method);
+      return this.transport.sendSerialized(
+        `{"jsonrpc":"2.0","id":${Number.isSafeInteger(id) ? id : JSON.stringify(id)},${head}${params.json}}`,
+      );
+    }
+    return this.transport.send({ jsonrpc: "2.0", id, method, params: JSON.parse(params.json) as unknown });
+  }
+
+  /** `"method":<method>,"params":`, kept for the last method (a hot path sends one method). */
+  private requestHead(method: string): string {
+    if (method !== this.lastHead?.method)
+      this.lastHead = { method, text: `"method":${JSON.stringify(method)},"params":` };
+    return this.lastHead.text;
   }
 
   private sendResult(id: JsonRpcId | null, result: unknown): Promise<void> {

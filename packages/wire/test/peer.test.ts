@@ -507,6 +507,68 @@ describe("JsonRpcPeer", () => {
     await assert.rejects(a.request("big"), (e: unknown) => e instanceof RpcError && e.code === -32603);
   });
 
+  test("JsonText params go into the request frame as given: the same bytes as serializing the value", async () => {
+    for (const ids of ["integer", "uuid"] as const) {
+      const plain = new PassThrough();
+      const text = new PassThrough();
+      const a = JsonRpcPeer.overStreams({ input: new PassThrough(), output: plain, ids });
+      const b = JsonRpcPeer.overStreams({ input: new PassThrough(), output: text, ids });
+      const lines = (stream: PassThrough) => {
+        const seen: string[] = [];
+        stream.on("data", (chunk: Buffer) => seen.push(...String(chunk).split("\n").filter(Boolean)));
+        return seen;
+      };
+      const [fromPlain, fromText] = [lines(plain), lines(text)];
+      // Two methods one after the other, and back: the envelope's method is not the previous one's.
+      for (const method of ["tool.invoke", "tool.invoke", 'other/"method"', "tool.invoke"]) {
+        const params = {
+          plugin_id: "p",
+          tool_name: "t",
+          args: { text: "é\n\u2028", n: 1.5 },
+          agent_id: null,
+        };
+        a.request(method, params).catch(() => undefined);
+        b.request(method, new JsonText(JSON.stringify(params))).catch(() => undefined);
+      }
+      await tick();
+      assert.equal(fromText.length, 4);
+      fromText.forEach((line, i) => {
+        const sent = JSON.parse(fromPlain[i]!) as { id: unknown };
+        const got = JSON.parse(line) as { id: unknown };
+        // The ids differ between the two peers only for uuids; the rest is byte for byte the same.
+        assert.equal(line, fromPlain[i]!.replace(JSON.stringify(sent.id), JSON.stringify(got.id)));
+      });
+      a.close();
+      b.close();
+    }
+  });
+
+  test("JsonText params over a transport without sendSerialized are sent as the value", async () => {
+    const sent: unknown[] = [];
+    const transport: MessageTransport = {
+      start: () => undefined,
+      send: async (message) => {
+        sent.push(message);
+      },
+      close: () => undefined,
+      queuedMessages: 0,
+    };
+    const peer = new JsonRpcPeer({ transport });
+    peer.request("x", new JsonText('{"a":[1,"b"]}')).catch(() => undefined);
+    await tick();
+    assert.deepEqual(sent, [{ jsonrpc: "2.0", id: 1, method: "x", params: { a: [1, "b"] } }]);
+    peer.close();
+  });
+
+  test("a request with JsonText params over the outbound cap fails that request", async () => {
+    const { a } = pair({ maxOutgoingFrameBytes: 100 });
+    await assert.rejects(
+      a.request("big", new JsonText(JSON.stringify({ text: "x".repeat(200) }))),
+      (e: unknown) => e instanceof Error && /exceeds the 100-byte limit/.test(e.message),
+    );
+    assert.equal(a.pendingRequests, 0);
+  });
+
   test("a handler result that cannot be serialized still gets an error reply", async () => {
     const { a, b } = pair({}, { strictJson: true });
     b.onRequest("bad", () => ({ n: Number.POSITIVE_INFINITY }));

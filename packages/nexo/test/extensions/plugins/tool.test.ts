@@ -5,11 +5,17 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
+import { JsonText } from "@nexo/wire";
 import { plugin } from "@nexo/wire/schemas";
 import fc from "fast-check";
 import { ToolRegistry } from "../../../src/engine/tools/registry.js";
 import type { ToolContext, ToolOutput } from "../../../src/engine/types.js";
-import { PluginTool, registerPluginTools, toolOutputOf } from "../../../src/extensions/plugins/tool.js";
+import {
+  PluginTool,
+  registerPluginTools,
+  toolInvokeParams,
+  toolOutputOf,
+} from "../../../src/extensions/plugins/tool.js";
 import { cleanupHosts, nextReady, startHost as started } from "../../fixtures/plugins/harness.js";
 import { recordingLogger } from "../../fixtures/processes.js";
 
@@ -137,5 +143,61 @@ describe("toolOutputOf", () => {
       toolOutputOf({ content: [{ type: "text" }] }).output,
       '{\n  "content": [\n    {\n      "type": "text"\n    }\n  ]\n}',
     );
+  });
+});
+
+describe("toolInvokeParams", () => {
+  const objectForm = (args: unknown, agentId: string | null) => ({
+    plugin_id: "bench",
+    tool_name: "bench_echo",
+    args,
+    agent_id: agentId,
+  });
+
+  it("property: the text is what JSON.stringify gives for the params object, for any JSON arguments", () => {
+    fc.assert(
+      fc.property(
+        fc.string(),
+        fc.string(),
+        fc.dictionary(fc.string(), fc.jsonValue()),
+        fc.option(fc.string(), { nil: null }),
+        (pluginId, toolName, args, agentId) => {
+          const params = toolInvokeParams(pluginId, toolName, args, agentId);
+          const expected = JSON.stringify({
+            plugin_id: pluginId,
+            tool_name: toolName,
+            args,
+            agent_id: agentId,
+          });
+          if (params instanceof JsonText) assert.equal(params.json, expected);
+          else assert.equal(JSON.stringify(params), expected);
+        },
+      ),
+    );
+  });
+
+  it("alternating tools each get their own plugin id and name", () => {
+    for (const [pluginId, toolName] of [
+      ["a", "a_x"],
+      ["b", 'b_"y"'],
+      ["a", "a_x"],
+    ] as const) {
+      const params = toolInvokeParams(pluginId, toolName, { n: 1 }, "ana");
+      assert.ok(params instanceof JsonText);
+      assert.equal(
+        params.json,
+        JSON.stringify({ plugin_id: pluginId, tool_name: toolName, args: { n: 1 }, agent_id: "ana" }),
+      );
+    }
+  });
+
+  it("arguments with a long string, a toJSON of their own, or not an object stay an object", () => {
+    const long = { content: "x".repeat(4096) };
+    assert.deepEqual(toolInvokeParams("bench", "bench_echo", long, "ana"), objectForm(long, "ana"));
+    const dated = { when: new Date(0), toJSON: (key: string) => ({ key }) };
+    assert.deepEqual(toolInvokeParams("bench", "bench_echo", dated, null), objectForm(dated, null));
+    for (const args of [undefined, null, "text", 3]) {
+      assert.deepEqual(toolInvokeParams("bench", "bench_echo", args, null), objectForm(args, null));
+    }
   });
 });
