@@ -48,8 +48,8 @@ export interface MessageTransport {
   send(message: unknown): Promise<void>;
   /**
    * Sends one message given as its JSON text (what `JSON.stringify` produced), under the same
-   * size cap and ordering as `send`. Optional: the peer serializes a pre-serialized result's
-   * frame through `send` when a transport lacks it.
+   * size cap and ordering as `send`. Optional: the peer sends a frame with a pre-serialized
+   * result or params (JsonText) through `send`, the text parsed back, when a transport lacks it.
    */
   sendSerialized?(json: string): Promise<void>;
   /** Stops reading, fails waiting sends with ConnectionClosedError(reason), ends the connection. */

@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
 import { describe, test } from "node:test";
-import { Caller, Dispatcher, JsonRpcPeer, MalformedReplyError, RpcError } from "@nexo/wire";
+import {
+  Caller,
+  Dispatcher,
+  JsonRpcPeer,
+  MalformedReplyError,
+  type RequestSender,
+  RpcError,
+} from "@nexo/wire";
 import fc from "fast-check";
 import type { MethodSchema } from "../src/schemas/jsonrpc.js";
 import {
@@ -204,9 +211,9 @@ describe("quickParams", () => {
 
   test("a tools/call reply the quick check does not recognise still gets the schema's verdict", async () => {
     const replies: unknown[] = [];
-    const sender = {
-      request: async () => replies.shift(),
-      requestStream: async () => undefined,
+    const sender: RequestSender = {
+      request: async <R>() => replies.shift() as R,
+      requestStream: async <R>() => undefined as R,
     };
     const calls = new Caller(sender, { requests: microappMethods });
     const params = { tool: "a_b", args: {}, binding_context: { agent_id: "ana" } };
