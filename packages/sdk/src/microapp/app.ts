@@ -190,6 +190,10 @@ export class Microapp<Config = unknown> {
       errorProtocol: "admin",
       logger: microappLog,
       endOutputOnClose: false,
+      // As the plugin SDK: replies finished in one tick leave in one write, at most 8 per write
+      // (docs/performance.md, plugin tool.invoke and microapp tools/call).
+      coalesce: true,
+      coalesceMaxFrames: 8,
     });
     this.link.peer = peer;
     let finish: () => void = () => {};

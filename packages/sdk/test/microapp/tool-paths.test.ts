@@ -58,6 +58,52 @@ describe("tools/call, every way a handler answers", () => {
     });
   });
 
+  test("replies finished in one tick leave together (coalesced, as the plugin SDK's)", async () => {
+    // Three requests in one write reach the microapp in one read. The first reply leaves at once
+    // (the tick before sent one frame: a lone frame waits for nothing); the two after it are
+    // corked together and leave in one write on the next tick, so they arrive in one chunk.
+    const frames = [901, 902, 903].map((id) =>
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { tool: "paths_sync", args: { value: id }, binding_context: BINDING },
+      }),
+    );
+    const writes = async () =>
+      ((await daemon.callTool("paths_writes")) as { output: { single: number; batched: number } }).output;
+    const before = await writes();
+    const chunks: string[] = [];
+    const replied = new Promise<void>((resolve) => {
+      const onData = (chunk: Buffer) => {
+        chunks.push(String(chunk));
+        if (chunks.join("").includes('"id":903')) {
+          daemon.host.child.stdout.off("data", onData);
+          resolve();
+        }
+      };
+      daemon.host.child.stdout.on("data", onData);
+    });
+    daemon.host.child.stdin.write(`${frames.join("\n")}\n`);
+    await replied;
+    const after = await writes();
+    // The first reply alone, the other two in one batch; the count includes the reply to `before`.
+    assert.deepEqual(
+      { single: after.single - before.single, batched: after.batched - before.batched },
+      { single: 2, batched: 1 },
+    );
+    const last = chunks.at(-1)!;
+    assert.ok(last.includes('"id":902') && last.includes('"id":903'), `chunks: ${JSON.stringify(chunks)}`);
+    assert.deepEqual(
+      chunks
+        .join("")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line)),
+      [901, 902, 903].map((id) => ({ jsonrpc: "2.0", id, result: { output: id } })),
+    );
+  });
+
   test("the handler gets its arguments and its context, whatever its declared length", async () => {
     const result = (await daemon.callTool("paths_context", { text: "hi" })) as { output: unknown };
     assert.deepEqual(result.output, {

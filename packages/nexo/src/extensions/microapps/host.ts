@@ -291,6 +291,10 @@ export class MicroappHost extends EventEmitter<MicroappHostEvents> {
       requestTimeoutMs: this.timeoutMs,
       maxFrameBytes: MICROAPP_MAX_FRAME_BYTES,
       maxOutgoingFrameBytes: MICROAPP_MAX_FRAME_BYTES,
+      // As the plugin host: requests issued in one tick (parallel tool calls) leave in one write,
+      // at most 8 per write, so the microapp wakes once for them and starts on the first ones.
+      coalesce: true,
+      coalesceMaxFrames: 8,
       // Everything the peer logs is caused by what the microapp sends: through the budget.
       logger: this.protocolLog.asLogger(),
       onProtocolProblem: (problem) => this.countProblem(problem),

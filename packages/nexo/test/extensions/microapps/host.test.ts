@@ -4,6 +4,7 @@
  * that keeps the process, a crash and the restart, unusable frames, and the shutdown deadlines.
  */
 import assert from "node:assert/strict";
+import { Socket } from "node:net";
 import { afterEach, describe, it } from "node:test";
 import { MalformedReplyError, TimeoutError } from "@nexo/wire";
 import {
@@ -90,6 +91,34 @@ describe("microapp host: initialize and tools", () => {
         JSON.stringify(bad),
       );
     }
+  });
+
+  it("tools/calls issued in one tick leave together (coalesced, as the plugin host's)", async () => {
+    const { host } = await makeMicroapp("probe");
+    await host.start();
+    await host.callTool({ tool: "probe_pid", args: {}, binding_context: binding });
+    // The pipes to children are net.Sockets: a corked batch reaches the stream as one _writev.
+    const socket = Socket.prototype as unknown as { _writev: (...args: unknown[]) => unknown };
+    const writev = socket._writev;
+    let batches = 0;
+    socket._writev = function (this: unknown, ...args: unknown[]) {
+      batches++;
+      return writev.apply(this, args);
+    };
+    try {
+      const calls = [1, 2, 3].map((n) =>
+        host.callTool({ tool: "probe_echo", args: { n }, binding_context: binding }),
+      );
+      const replies = await Promise.all(calls);
+      assert.deepEqual(
+        replies.map((reply) => (reply.output as { args: unknown }).args),
+        [{ n: 1 }, { n: 2 }, { n: 3 }],
+      );
+    } finally {
+      socket._writev = writev;
+    }
+    // The first request leaves at once (the tick before sent one frame), the other two in one write.
+    assert.equal(batches, 1);
   });
 
   it("a timeout fails the call and keeps the process: the same pid answers afterwards", async () => {
