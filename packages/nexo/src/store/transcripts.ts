@@ -380,21 +380,17 @@ export class TranscriptRepository {
         `offset must be a non-negative integer, got ${String(offset)}`,
       );
 
-    const floor = this.#db
-      .prepare(
-        `SELECT transcript_fts.rowid FROM transcript_fts${joins}
-         WHERE transcript_fts MATCH @match${where} ORDER BY transcript_fts.rowid DESC LIMIT 1 OFFSET @window`,
-      )
-      .pluck()
-      .get({ ...params, match, window: RANK_WINDOW - 1 }) as number | undefined;
-    // Only rowids and scores go through the sort; rows are read for the few that are returned.
+    // The newest RANK_WINDOW matches (FTS5 walks the doclist newest first and stops there), ranked;
+    // one evaluation of the expression. Only rowids and scores go through the sort; rows are read
+    // for the few that are returned.
     const ranked = this.#db
       .prepare(
-        `SELECT transcript_fts.rowid AS id, bm25(transcript_fts, 1.0, 0.0) AS score FROM transcript_fts${joins}
-         WHERE transcript_fts MATCH @match AND transcript_fts.rowid >= @floor${where}
-         ORDER BY score, transcript_fts.rowid DESC LIMIT @limit OFFSET @offset`,
+        `SELECT id, score FROM (
+           SELECT transcript_fts.rowid AS id, bm25(transcript_fts, 1.0, 0.0) AS score FROM transcript_fts${joins}
+           WHERE transcript_fts MATCH @match${where} ORDER BY transcript_fts.rowid DESC LIMIT @window)
+         ORDER BY score, id DESC LIMIT @limit OFFSET @offset`,
       )
-      .all({ ...params, match, floor: floor ?? 0, limit, offset }) as Array<{ id: number; score: number }>;
+      .all({ ...params, match, window: RANK_WINDOW, limit, offset }) as Array<{ id: number; score: number }>;
     if (ranked.length === 0) return [];
 
     const row = this.#db.prepare(`SELECT ${ENTRY_COLUMNS} FROM transcript_entries WHERE id = ?`);
@@ -417,6 +413,11 @@ export class TranscriptRepository {
    * for a prefix term that means merging the doclists of every word with that prefix (milliseconds
    * each); so with a prefix the rows are visited in one pass over their rowid range, building a
    * snippet only for the wanted ones, and without one each row is looked up directly.
+   *
+   * Every rowid is bound as an INTEGER (`sqlInteger`): FTS5 ignores a rowid bound that is a REAL,
+   * which is how better-sqlite3 binds a JS number. A range bound as a REAL still answers right
+   * (SQLite checks it again) but walks every match of the query, for each row — that was 20 scans
+   * of a common word's doclist per search; an equality bound as a REAL answers every match.
    */
   #snippets(
     match: string,
@@ -432,20 +433,18 @@ export class TranscriptRepository {
           `SELECT rowid AS id, CASE WHEN rowid IN (SELECT value FROM json_each(@ids)) THEN ${snippet} END AS snippet
            FROM transcript_fts WHERE transcript_fts MATCH @match AND rowid >= @lo AND rowid <= @hi`,
         )
-        .all({ ...params, ids: JSON.stringify(ids), lo: Math.min(...ids), hi: Math.max(...ids) }) as Array<{
-        id: number;
-        snippet: string | null;
-      }>;
+        .all({
+          ...params,
+          ids: JSON.stringify(ids),
+          lo: sqlInteger(Math.min(...ids)),
+          hi: sqlInteger(Math.max(...ids)),
+        }) as Array<{ id: number; snippet: string | null }>;
       return new Map(rows.filter((r) => r.snippet !== null).map((r) => [r.id, r.snippet as string]));
     }
-    // A range, not `rowid = @id`: SQLite (3.53) drops a bound rowid equality next to MATCH and
-    // answers every match, so each hit got the first match's snippet.
     const one = this.#db
-      .prepare(
-        `SELECT ${snippet} FROM transcript_fts WHERE transcript_fts MATCH @match AND rowid >= @id AND rowid <= @id`,
-      )
+      .prepare(`SELECT ${snippet} FROM transcript_fts WHERE transcript_fts MATCH @match AND rowid = @id`)
       .pluck();
-    return new Map(ids.map((id) => [id, one.get({ ...params, id }) as string]));
+    return new Map(ids.map((id) => [id, one.get({ ...params, id: sqlInteger(id) }) as string]));
   }
 
   #prepare(sessionId: string, entry: NewTranscriptEntry, index: number): PreparedEntry {
@@ -473,6 +472,14 @@ export class TranscriptRepository {
     };
     return { row, blocks };
   }
+}
+
+/**
+ * A rowid as an SQL INTEGER. better-sqlite3 binds a JS number as a REAL, and FTS5 takes a rowid
+ * constraint next to MATCH only when its value is an INTEGER (see `#snippets`).
+ */
+function sqlInteger(id: number): bigint {
+  return BigInt(id);
 }
 
 /** The `transcript_appended` event of a stored (so already redacted) entry. */
