@@ -27,8 +27,11 @@ const GOAL_P95_MS = 50;
 
 // --- a deterministic corpus ----------------------------------------------------------------------
 
-/** mulberry32: small, fast, and the same sequence for the same seed on every machine. */
-function prng(seed: number): () => number {
+/**
+ * mulberry32: small, fast, and the same sequence for the same seed on every machine. Also the
+ * search oracle test's corpus generator (packages/nexo/test/store/transcript-search-oracle.test.ts).
+ */
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

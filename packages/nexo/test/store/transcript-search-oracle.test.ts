@@ -15,6 +15,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import Database from "better-sqlite3";
+// The store benchmark's seeded generator (mulberry32): the same corpus on every run.
+import { prng } from "../../../../bench/store.bench.js";
 import { allOf, parseQuery, scopeToken } from "../../src/store/fts-query.js";
 import {
   RANK_WINDOW,
@@ -23,18 +25,6 @@ import {
   type TranscriptHit,
   type TranscriptSearchOptions,
 } from "../../src/store/index.js";
-
-/** mulberry32: the same corpus on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SESSIONS = 48;
 const PER_SESSION = 250;
