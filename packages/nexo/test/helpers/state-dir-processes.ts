@@ -5,30 +5,14 @@
  * made: every such process inherits the test's NEXO_STATE_DIR (Linux's /proc; elsewhere nothing is
  * found and nothing is killed).
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
+import { pidsWhose } from "../fixtures/processes.js";
 
-/** The pids of this user's processes whose environment holds `NEXO_STATE_DIR=<stateDir>`. */
+/** The pids of this user's live processes whose environment holds `NEXO_STATE_DIR=<stateDir>`. */
 export function processesOfStateDir(stateDir: string): number[] {
+  if (!existsSync("/proc/self/environ")) return [];
   const mark = `NEXO_STATE_DIR=${stateDir}`;
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return [];
-  }
-  const found: number[] = [];
-  for (const entry of entries) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid) || pid === process.pid) continue;
-    let environ: string;
-    try {
-      environ = readFileSync(`/proc/${pid}/environ`, "utf8");
-    } catch {
-      continue; // gone meanwhile, or another user's
-    }
-    if (environ.split("\0").includes(mark)) found.push(pid);
-  }
-  return found;
+  return pidsWhose("environ", (environ) => environ.split("\0").includes(mark));
 }
 
 /** SIGKILLs every process `processesOfStateDir` finds; returns their pids. */
