@@ -8,6 +8,7 @@
 import { isThenable, type JsonRpcId, JsonText } from "@nexo/wire";
 import type { TaskHandle } from "./inflight.js";
 import { type DispatchEnv, serve } from "./serve.js";
+import { signalAccessor } from "./signal-accessor.js";
 import {
   type ToolContext,
   ToolExecutionFailedError,
@@ -76,13 +77,7 @@ class InvocationContext implements ToolContext {
   }
 }
 
-const SIGNAL: PropertyDescriptor = {
-  get(this: InvocationContext): AbortSignal {
-    return InvocationContext.signalOf(this);
-  },
-  enumerable: true,
-  configurable: true,
-};
+const SIGNAL = signalAccessor(InvocationContext.signalOf);
 
 // Serialized once, here: the check that it can be sent and the reply frame share the text.
 function replyOf(result: unknown, id: JsonRpcId | null, maxFrameBytes: number): JsonText | undefined {

@@ -11,6 +11,7 @@
  */
 import type { microapp } from "@nexo/wire/schemas";
 import type { TaskHandle } from "../inflight.js";
+import { signalAccessor } from "../signal-accessor.js";
 import type { AdminClient } from "./admin-client.js";
 import type { ToolContext } from "./definitions.js";
 import type { MicroappLogger } from "./log.js";
@@ -44,10 +45,4 @@ export class ToolCallContext implements ToolContext {
   }
 }
 
-const SIGNAL: PropertyDescriptor = {
-  get(this: ToolCallContext): AbortSignal {
-    return ToolCallContext.signalOf(this);
-  },
-  enumerable: true,
-  configurable: true,
-};
+const SIGNAL = signalAccessor(ToolCallContext.signalOf);
